@@ -1,0 +1,122 @@
+// Array and group handles over a Store: open/create, hyperslab read/write,
+// resize and append.
+#pragma once
+
+#include "zarr3/metadata.hpp"
+#include "zarr3/store.hpp"
+
+#include <memory>
+#include <mutex>
+
+namespace zarr3 {
+
+struct ChunkTask;
+
+// Per-axis selection: elements start + k*step for k < count. step != 0; a
+// negative step walks backwards from start.
+struct Selection {
+    Shape start;
+    Shape count;
+    std::vector<int64_t> step; // empty = all 1
+    static Selection all(const Shape& shape);
+};
+
+struct ReadStats {
+    uint64_t chunks_decoded = 0;
+    uint64_t chunks_missing = 0;
+};
+
+class Array {
+  public:
+    // Opens `path` ("" = store root) by reading path/zarr.json.
+    static std::shared_ptr<Array> open(std::shared_ptr<Store> store, const std::string& path);
+    static std::shared_ptr<Array> open(std::shared_ptr<Store> store, const std::string& path,
+                                       ArrayMetadata meta);
+    // Writes path/zarr.json (refuses to overwrite an existing node unless asked).
+    static std::shared_ptr<Array> create(std::shared_ptr<Store> store, const std::string& path,
+                                         ArrayMetadata meta, bool overwrite = false);
+    ~Array();
+
+    const ArrayMetadata& metadata() const { return meta_; }
+    const std::string& path() const { return path_; }
+    Store& store() const { return *store_; }
+    std::string describe() const; // "<store uri>/<path>" for messages
+
+    void set_read_options(ReadOptions opt) { opt_ = std::move(opt); }
+    const ReadOptions& read_options() const { return opt_; }
+    void set_executor(Executor ex) { opt_.executor = std::move(ex); }
+
+    // Reads the selection into `out`. `out_strides` are byte strides per axis
+    // (empty = dense C order). Elements are the stored type, little-endian.
+    void read(const Selection& sel, void* out, const std::vector<int64_t>& out_strides = {},
+              ReadStats* stats = nullptr) const;
+    // Writes the selection from `in` (same stride convention). Chunks wholly
+    // written are encoded and stored directly; partly written chunks are
+    // read, merged and rewritten. Chunks holding only the fill value are erased.
+    void write(const Selection& sel, const void* in, const std::vector<int64_t>& in_strides = {});
+
+    // Writes any buffered partial shards. Called by the destructor too.
+    void flush();
+
+    // Changes the shape and rewrites zarr.json. Rectilinear axes keep their
+    // edges; growing appends one edge covering the new extent unless
+    // `append_edges` gives explicit edges per axis for the new part.
+    void resize(const Shape& new_shape);
+    // Grows axis `axis` by `n` elements with one new chunk edge of `n`
+    // (daily-append pattern; runs merge so the JSON stays compact).
+    void append_edge(size_t axis, uint64_t n);
+
+    void set_attributes(const nlohmann::json& attrs);
+    void write_metadata();
+
+    std::string chunk_key(const std::vector<uint64_t>& idx) const;
+
+  private:
+    Array(std::shared_ptr<Store> store, std::string path, ArrayMetadata meta);
+    void store_chunk(const std::string& key, const Bytes& data, const ChunkSpec& spec);
+    void buffer_partial(const std::string& key, const struct ChunkTask& t, const ChunkSpec& spec,
+                        const Shape& valid, const StridedView& view);
+    void flush_entry_locked(const std::string& key);
+    void flush_locked();
+    std::shared_ptr<Store> store_;
+    std::string path_;
+    ArrayMetadata meta_;
+    ReadOptions opt_;
+    struct WriteBuffer;
+    std::unique_ptr<WriteBuffer> wbuf_;
+    mutable std::mutex write_mu_;
+};
+
+class Group {
+  public:
+    static std::shared_ptr<Group> open(std::shared_ptr<Store> store, const std::string& path);
+    static std::shared_ptr<Group> create(std::shared_ptr<Store> store, const std::string& path,
+                                         const nlohmann::json& attributes = nlohmann::json::object());
+    const GroupMetadata& metadata() const { return meta_; }
+    const std::string& path() const { return path_; }
+    std::shared_ptr<Store> store() const { return store_; }
+
+    // Child names by kind: from consolidated metadata when present, else by
+    // listing the store and reading each child's zarr.json.
+    std::vector<std::string> array_names() const;
+    std::vector<std::string> group_names() const;
+    std::shared_ptr<Array> open_array(const std::string& name) const;
+    std::shared_ptr<Group> open_group(const std::string& name) const;
+    void set_attributes(const nlohmann::json& attrs);
+
+  private:
+    Group(std::shared_ptr<Store> s, std::string p, GroupMetadata m)
+        : store_(std::move(s)), path_(std::move(p)), meta_(std::move(m)) {}
+    void scan_children() const;
+    std::shared_ptr<Store> store_;
+    std::string path_;
+    GroupMetadata meta_;
+    mutable bool scanned_ = false;
+    mutable std::vector<std::string> arrays_, groups_;
+    mutable std::map<std::string, nlohmann::json> child_meta_;
+};
+
+// Reads and parses path/zarr.json, naming the file on errors; nullopt when absent.
+std::optional<nlohmann::json> read_node_json(Store& store, const std::string& path);
+
+} // namespace zarr3

@@ -1,0 +1,168 @@
+// Codec interfaces and the codec chain (array->array*, array->bytes, bytes->bytes*).
+#pragma once
+
+#include "zarr3/common.hpp"
+#include "zarr3/dtype.hpp"
+#include "zarr3/store.hpp"
+#include "zarr3/strided.hpp"
+
+#include <memory>
+#include <nlohmann/json.hpp>
+#include <optional>
+
+namespace zarr3 {
+
+class ChunkGrid;
+class ShardIndexCache;
+
+// What a codec sees of one chunk: its shape (full edges), type and fill value.
+struct ChunkSpec {
+    Shape shape;
+    DataType dtype;
+    Bytes fill_value; // one element, little-endian
+    uint64_t num_elements() const;
+    uint64_t num_bytes() const; // checked against kMaxChunkBytes
+};
+
+// Where the encoded bytes of one chunk or shard come from.
+class ByteSource {
+  public:
+    virtual ~ByteSource() = default;
+    virtual std::string describe() const = 0; // for error messages ("<store>/a/c/0/1")
+    virtual std::optional<Bytes> read_all() = 0;
+    virtual std::optional<std::vector<Bytes>> read_ranges(const std::vector<ByteRange>& r) = 0;
+    virtual std::optional<uint64_t> size() = 0;
+    // Identity for the shard index cache; empty = do not cache.
+    virtual std::string cache_key() const { return {}; }
+};
+
+class StoreByteSource : public ByteSource {
+  public:
+    StoreByteSource(Store& store, std::string key) : store_(store), key_(std::move(key)) {}
+    std::string describe() const override;
+    std::optional<Bytes> read_all() override { return store_.get(key_); }
+    std::optional<std::vector<Bytes>> read_ranges(const std::vector<ByteRange>& r) override {
+        return store_.get_ranges(key_, r);
+    }
+    std::optional<uint64_t> size() override { return store_.size(key_); }
+    std::string cache_key() const override { return store_.uri() + "|" + key_; }
+
+  private:
+    Store& store_;
+    std::string key_;
+};
+
+// A value already in memory (e.g. an inner chunk of a shard, or a shard
+// decoded by bytes->bytes codecs).
+class MemoryByteSource : public ByteSource {
+  public:
+    MemoryByteSource(ByteView data, std::string what) : data_(data), what_(std::move(what)) {}
+    std::string describe() const override { return what_; }
+    std::optional<Bytes> read_all() override { return Bytes(data_.begin(), data_.end()); }
+    std::optional<std::vector<Bytes>> read_ranges(const std::vector<ByteRange>& r) override;
+    std::optional<uint64_t> size() override { return data_.size(); }
+
+  private:
+    ByteView data_;
+    std::string what_;
+};
+
+struct ReadOptions {
+    Executor executor;                  // empty = serial
+    uint64_t coalesce_gap = 16 * 1024;  // merge inner-chunk ranges separated by <= this many bytes
+    ShardIndexCache* index_cache = nullptr; // null = no caching
+};
+
+class ArrayToArrayCodec {
+  public:
+    virtual ~ArrayToArrayCodec() = default;
+    virtual std::string name() const = 0;
+    virtual ChunkSpec encoded_spec(const ChunkSpec& decoded) const = 0;
+    virtual Bytes encode(Bytes data, const ChunkSpec& decoded) const = 0;
+    virtual Bytes decode(Bytes data, const ChunkSpec& decoded) const = 0;
+    virtual nlohmann::json to_json() const = 0;
+};
+
+class ArrayToBytesCodec {
+  public:
+    virtual ~ArrayToBytesCodec() = default;
+    virtual std::string name() const = 0;
+    virtual Bytes encode(ByteView decoded, const ChunkSpec& spec) const = 0;
+    // Decodes into `out` (spec.num_bytes() bytes); FormatError on any mismatch.
+    virtual void decode(ByteView encoded, const ChunkSpec& spec, uint8_t* out) const = 0;
+    // Exact encoded size when it depends only on the spec (bytes codec).
+    virtual std::optional<uint64_t> encoded_size(const ChunkSpec&) const { return std::nullopt; }
+    // Partial reads (sharding): read `region` of the chunk behind `src` into
+    // `out`; returns false when the whole value is absent.
+    virtual bool supports_partial_read() const { return false; }
+    virtual bool read_partial(ByteSource& src, const ChunkSpec& spec, const Region& region,
+                              const StridedView& out, const ReadOptions& opt) const;
+    // Checks the chunk grid against codec constraints (sharding divisibility).
+    virtual void validate_grid(const ChunkGrid&, const std::string& /*where*/) const {}
+    virtual nlohmann::json to_json() const = 0;
+};
+
+class BytesToBytesCodec {
+  public:
+    virtual ~BytesToBytesCodec() = default;
+    virtual std::string name() const = 0;
+    virtual Bytes encode(ByteView decoded) const = 0;
+    // `expected` is the exact decoded size when known; a decoder never
+    // produces (or allocates) more than `max_size` bytes.
+    virtual Bytes decode(ByteView encoded, std::optional<uint64_t> expected,
+                         uint64_t max_size) const = 0;
+    // Encoded size as a function of the decoded size, when fixed (crc32c: +4).
+    virtual std::optional<uint64_t> encoded_size(uint64_t) const { return std::nullopt; }
+    virtual nlohmann::json to_json() const = 0;
+};
+
+class CodecChain {
+  public:
+    CodecChain() = default;
+    // Parses a "codecs" list for arrays of `spec` (shape = a typical chunk).
+    // A list with no array->bytes codec gets a little-endian bytes codec and a
+    // warning appended to `warnings` (stores written by GDAL 3.8-3.10).
+    static CodecChain parse(const nlohmann::json& codecs, const ChunkSpec& spec,
+                            const std::string& where, std::vector<std::string>* warnings = nullptr);
+
+    Bytes encode(ByteView decoded, const ChunkSpec& spec) const;
+    void decode(ByteView encoded, const ChunkSpec& spec, uint8_t* out) const;
+    // Reads `region` of the chunk behind `src` into `out`, using partial reads
+    // when the chain allows it. Returns false when the value is absent.
+    bool read_region(ByteSource& src, const ChunkSpec& spec, const Region& region,
+                     const StridedView& out, const ReadOptions& opt) const;
+    bool supports_partial_read() const;
+    const ArrayToBytesCodec& array_to_bytes() const { return *ab_; }
+    const std::vector<std::shared_ptr<ArrayToArrayCodec>>& array_to_array() const { return aa_; }
+    const std::vector<std::shared_ptr<BytesToBytesCodec>>& bytes_to_bytes() const { return bb_; }
+    void validate_grid(const ChunkGrid& g, const std::string& where) const {
+        ab_->validate_grid(g, where);
+    }
+    nlohmann::json to_json() const;
+
+  private:
+    std::vector<std::shared_ptr<ArrayToArrayCodec>> aa_;
+    std::shared_ptr<ArrayToBytesCodec> ab_;
+    std::vector<std::shared_ptr<BytesToBytesCodec>> bb_;
+};
+
+// Codec registry (codecs/registry.cpp). Each factory gets the codec's
+// "configuration" (null when absent) and the spec it will see.
+std::shared_ptr<ArrayToArrayCodec> make_array_to_array(const std::string& name,
+                                                       const nlohmann::json& config,
+                                                       const ChunkSpec& spec,
+                                                       const std::string& where);
+std::shared_ptr<ArrayToBytesCodec> make_array_to_bytes(const std::string& name,
+                                                       const nlohmann::json& config,
+                                                       const ChunkSpec& spec,
+                                                       const std::string& where);
+std::shared_ptr<BytesToBytesCodec> make_bytes_to_bytes(const std::string& name,
+                                                       const nlohmann::json& config,
+                                                       const std::string& where);
+enum class CodecKind { ArrayToArray, ArrayToBytes, BytesToBytes, Unknown };
+CodecKind codec_kind(const std::string& name);
+
+// CRC-32C (Castagnoli) of data.
+uint32_t crc32c(ByteView data, uint32_t seed = 0);
+
+} // namespace zarr3

@@ -1,0 +1,90 @@
+// sharding_indexed codec: shard index, partial coalesced reads, shard encode.
+#pragma once
+
+#include "zarr3/codec.hpp"
+
+#include <list>
+#include <mutex>
+#include <unordered_map>
+
+namespace zarr3 {
+
+constexpr uint64_t kEmptyEntry = ~0ull;
+
+// Decoded shard index: (offset, nbytes) per inner chunk in C order of the
+// chunks-per-shard grid. Entries are validated against the shard size.
+struct ShardIndex {
+    Shape chunks_per_shard;
+    std::vector<uint64_t> entries; // 2 * n_inner values
+    uint64_t offset(uint64_t i) const { return entries[2 * i]; }
+    uint64_t nbytes(uint64_t i) const { return entries[2 * i + 1]; }
+    bool empty(uint64_t i) const { return offset(i) == kEmptyEntry && nbytes(i) == kEmptyEntry; }
+    uint64_t memory_bytes() const { return entries.size() * 8 + 64; }
+};
+
+// Process-wide LRU cache of decoded shard indexes, bounded in bytes.
+class ShardIndexCache {
+  public:
+    explicit ShardIndexCache(uint64_t max_bytes = 64ull << 20) : max_bytes_(max_bytes) {}
+    static ShardIndexCache& global();
+    std::shared_ptr<const ShardIndex> get(const std::string& key);
+    void put(const std::string& key, std::shared_ptr<const ShardIndex> idx);
+    void invalidate(const std::string& key);
+    void invalidate_prefix(const std::string& prefix);
+    void clear();
+    void set_max_bytes(uint64_t b);
+    uint64_t bytes() const;
+
+  private:
+    void evict_locked();
+    mutable std::mutex mu_;
+    uint64_t max_bytes_;
+    uint64_t bytes_ = 0;
+    std::list<std::pair<std::string, std::shared_ptr<const ShardIndex>>> lru_;
+    std::unordered_map<std::string, decltype(lru_)::iterator> map_;
+};
+
+class ShardingCodec : public ArrayToBytesCodec {
+  public:
+    enum class IndexLocation { Start, End };
+    ShardingCodec(const nlohmann::json& config, const ChunkSpec& spec, const std::string& where);
+
+    std::string name() const override { return "sharding_indexed"; }
+    Bytes encode(ByteView decoded, const ChunkSpec& spec) const override;
+    void decode(ByteView encoded, const ChunkSpec& spec, uint8_t* out) const override;
+    bool supports_partial_read() const override { return true; }
+    bool read_partial(ByteSource& src, const ChunkSpec& spec, const Region& region,
+                      const StridedView& out, const ReadOptions& opt) const override;
+    void validate_grid(const ChunkGrid& g, const std::string& where) const override;
+    nlohmann::json to_json() const override;
+
+    const Shape& inner_chunk_shape() const { return inner_shape_; }
+    const CodecChain& inner_codecs() const { return inner_; }
+    uint64_t index_size(const Shape& chunks_per_shard) const; // encoded bytes of the index
+
+    IndexLocation index_location() const { return location_; }
+    // Chunks per shard for a shard of `shard_shape`; FormatError (naming
+    // `where`) unless every inner edge divides the shard edge.
+    Shape chunks_per_shard(const Shape& shard_shape, const std::string& where) const;
+    // Decodes and validates an encoded index (index_size bytes). When
+    // `shard_size` is known every entry must lie in the data region; otherwise
+    // only the bounds that do not need it are checked (the store refuses
+    // ranges past the end). FormatError names `what` and the inner chunk.
+    std::shared_ptr<ShardIndex> parse_index(ByteView encoded, const Shape& chunks_per_shard,
+                                            std::optional<uint64_t> shard_size,
+                                            const std::string& what) const;
+
+  private:
+    ChunkSpec inner_spec(const ChunkSpec& shard) const;
+    ChunkSpec index_spec(const Shape& chunks_per_shard) const;
+    bool read_from_whole(ByteView shard, const ChunkSpec& spec, const Region& region,
+                         const StridedView& out, const ReadOptions& opt, const std::string& what,
+                         const std::string& cache_key) const;
+
+    Shape inner_shape_;
+    CodecChain inner_;
+    CodecChain index_codecs_;
+    IndexLocation location_ = IndexLocation::End;
+};
+
+} // namespace zarr3

@@ -1,0 +1,116 @@
+// Key/value storage under a store root. Keys are "/"-separated relative paths
+// ("a/zarr.json", "a/c/0/1"); implementations must refuse keys that would
+// escape the root (see validate_key).
+#pragma once
+
+#include "zarr3/common.hpp"
+
+#include <map>
+#include <memory>
+#include <mutex>
+#include <optional>
+
+namespace zarr3 {
+
+struct ByteRange {
+    uint64_t offset = 0; // ignored for suffix ranges
+    uint64_t length = 0;
+    bool suffix = false; // the last `length` bytes of the value
+};
+
+class Store {
+  public:
+    virtual ~Store() = default;
+    // Identity of the store for caches and error messages (a path or URL).
+    virtual std::string uri() const = 0;
+    // Whole value; nullopt when absent.
+    virtual std::optional<Bytes> get(const std::string& key) = 0;
+    // Several ranges of one value; nullopt when absent. A range reaching past
+    // the end is an error (FormatError naming the key). The default
+    // implementation reads the whole value.
+    virtual std::optional<std::vector<Bytes>> get_ranges(const std::string& key,
+                                                         const std::vector<ByteRange>& ranges);
+    virtual std::optional<uint64_t> size(const std::string& key) = 0;
+    // Atomic: a reader sees the old value or the new one, never a mix.
+    virtual void put(const std::string& key, ByteView value) = 0;
+    virtual void erase(const std::string& key) = 0;
+    // Names of the immediate children of a "directory" prefix ("" = root).
+    virtual std::vector<std::string> list_dir(const std::string& prefix) = 0;
+    virtual bool writable() const { return true; }
+};
+
+// Throws Error unless `key` is a safe relative key: no "..", ".", empty
+// segments, backslashes, NUL, or leading "/".
+void validate_key(const std::string& key);
+std::string join_key(const std::string& a, const std::string& b);
+
+class MemoryStore : public Store {
+  public:
+    std::string uri() const override { return "memory://" + std::to_string(reinterpret_cast<uintptr_t>(this)); }
+    std::optional<Bytes> get(const std::string& key) override;
+    std::optional<uint64_t> size(const std::string& key) override;
+    void put(const std::string& key, ByteView value) override;
+    void erase(const std::string& key) override;
+    std::vector<std::string> list_dir(const std::string& prefix) override;
+    std::map<std::string, Bytes> snapshot() const;
+
+  private:
+    mutable std::mutex mu_;
+    std::map<std::string, Bytes> data_;
+};
+
+// A directory on the local file system. put() writes a temporary file in the
+// same directory and renames it into place.
+class FileStore : public Store {
+  public:
+    explicit FileStore(std::string root, bool writable = true);
+    std::string uri() const override { return root_; }
+    std::optional<Bytes> get(const std::string& key) override;
+    std::optional<std::vector<Bytes>> get_ranges(const std::string& key,
+                                                 const std::vector<ByteRange>& ranges) override;
+    std::optional<uint64_t> size(const std::string& key) override;
+    void put(const std::string& key, ByteView value) override;
+    void erase(const std::string& key) override;
+    std::vector<std::string> list_dir(const std::string& prefix) override;
+    bool writable() const override { return writable_; }
+
+  private:
+    std::string path_of(const std::string& key) const;
+    std::string root_;
+    bool writable_;
+};
+
+// Wraps a store and counts requests (for tests and benchmarks).
+class CountingStore : public Store {
+  public:
+    explicit CountingStore(std::shared_ptr<Store> inner) : inner_(std::move(inner)) {}
+    std::string uri() const override { return inner_->uri(); }
+    std::optional<Bytes> get(const std::string& key) override;
+    std::optional<std::vector<Bytes>> get_ranges(const std::string& key,
+                                                 const std::vector<ByteRange>& ranges) override;
+    std::optional<uint64_t> size(const std::string& key) override;
+    void put(const std::string& key, ByteView value) override;
+    void erase(const std::string& key) override;
+    std::vector<std::string> list_dir(const std::string& prefix) override;
+
+    struct Counts {
+        uint64_t gets = 0;           // whole-value gets
+        uint64_t range_calls = 0;    // get_ranges calls
+        uint64_t ranges = 0;         // ranges requested in total
+        uint64_t bytes = 0;          // bytes returned
+        uint64_t sizes = 0;
+        uint64_t puts = 0;
+        uint64_t lists = 0;
+    };
+    Counts counts() const;
+    void reset();
+    std::vector<std::string> log() const; // "get key", "ranges key off+len,...", ...
+
+  private:
+    std::shared_ptr<Store> inner_;
+    mutable std::mutex mu_;
+    Counts c_;
+    std::vector<std::string> log_;
+};
+
+} // namespace zarr3

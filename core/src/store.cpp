@@ -1,0 +1,300 @@
+// Store implementations: in-memory, local files (atomic rename), counting wrapper.
+#include "zarr3/store.hpp"
+
+#include <algorithm>
+#include <atomic>
+#include <cerrno>
+#include <cstring>
+#include <fcntl.h>
+#include <filesystem>
+#include <sys/stat.h>
+#include <unistd.h>
+
+namespace zarr3 {
+
+namespace fs = std::filesystem;
+
+std::optional<std::vector<Bytes>> Store::get_ranges(const std::string& key,
+                                                    const std::vector<ByteRange>& ranges) {
+    auto all = get(key);
+    if (!all) return std::nullopt;
+    std::vector<Bytes> out;
+    out.reserve(ranges.size());
+    const uint64_t size = all->size();
+    for (const auto& r : ranges) {
+        if (r.length > size || (!r.suffix && r.offset > size - r.length))
+            throw FormatError(uri() + "/" + key + ": byte range " + std::to_string(r.offset) + "+" +
+                              std::to_string(r.length) + " reaches past the end (" +
+                              std::to_string(size) + " bytes)");
+        const uint64_t off = r.suffix ? size - r.length : r.offset;
+        out.emplace_back(all->begin() + static_cast<ptrdiff_t>(off),
+                         all->begin() + static_cast<ptrdiff_t>(off + r.length));
+    }
+    return out;
+}
+
+void validate_key(const std::string& key) {
+    if (key.empty()) throw Error("empty store key");
+    if (key.front() == '/') throw Error("store key '" + key + "' must be relative");
+    size_t start = 0;
+    while (start <= key.size()) {
+        size_t end = key.find('/', start);
+        if (end == std::string::npos) end = key.size();
+        const std::string seg = key.substr(start, end - start);
+        if (seg.empty() || seg == "." || seg == "..")
+            throw Error("store key '" + key + "' has an empty, '.' or '..' segment");
+        start = end + 1;
+    }
+    for (char c : key)
+        if (c == '\\' || c == '\0')
+            throw Error("store key '" + key + "' holds a forbidden character");
+}
+
+std::string join_key(const std::string& a, const std::string& b) {
+    if (a.empty()) return b;
+    if (b.empty()) return a;
+    return a + "/" + b;
+}
+
+// ------------------------------------------------------------ MemoryStore
+std::optional<Bytes> MemoryStore::get(const std::string& key) {
+    std::lock_guard lk(mu_);
+    auto it = data_.find(key);
+    if (it == data_.end()) return std::nullopt;
+    return it->second;
+}
+
+std::optional<uint64_t> MemoryStore::size(const std::string& key) {
+    std::lock_guard lk(mu_);
+    auto it = data_.find(key);
+    if (it == data_.end()) return std::nullopt;
+    return it->second.size();
+}
+
+void MemoryStore::put(const std::string& key, ByteView value) {
+    validate_key(key);
+    std::lock_guard lk(mu_);
+    data_[key] = Bytes(value.begin(), value.end());
+}
+
+void MemoryStore::erase(const std::string& key) {
+    std::lock_guard lk(mu_);
+    data_.erase(key);
+}
+
+std::vector<std::string> MemoryStore::list_dir(const std::string& prefix) {
+    std::lock_guard lk(mu_);
+    const std::string p = prefix.empty() ? "" : prefix + "/";
+    std::vector<std::string> out;
+    for (auto it = data_.lower_bound(p); it != data_.end(); ++it) {
+        if (it->first.compare(0, p.size(), p) != 0) break;
+        std::string rest = it->first.substr(p.size());
+        std::string name = rest.substr(0, rest.find('/'));
+        if (out.empty() || out.back() != name) out.push_back(name);
+    }
+    return out;
+}
+
+std::map<std::string, Bytes> MemoryStore::snapshot() const {
+    std::lock_guard lk(mu_);
+    return data_;
+}
+
+// ------------------------------------------------------------ FileStore
+FileStore::FileStore(std::string root, bool writable) : root_(std::move(root)), writable_(writable) {
+    while (root_.size() > 1 && root_.back() == '/') root_.pop_back();
+}
+
+std::string FileStore::path_of(const std::string& key) const {
+    validate_key(key);
+    return root_ + "/" + key;
+}
+
+namespace {
+struct Fd {
+    int fd = -1;
+    ~Fd() {
+        if (fd >= 0) ::close(fd);
+    }
+};
+
+void read_exact(int fd, uint8_t* dst, uint64_t n, uint64_t off, const std::string& what) {
+    while (n > 0) {
+        ssize_t r = ::pread(fd, dst, n, static_cast<off_t>(off));
+        if (r < 0 && errno == EINTR) continue;
+        if (r <= 0) throw Error(what + ": read failed (" + (r < 0 ? std::strerror(errno) : "short file") + ")");
+        dst += r;
+        off += static_cast<uint64_t>(r);
+        n -= static_cast<uint64_t>(r);
+    }
+}
+} // namespace
+
+std::optional<Bytes> FileStore::get(const std::string& key) {
+    const std::string p = path_of(key);
+    Fd f{::open(p.c_str(), O_RDONLY | O_CLOEXEC)};
+    if (f.fd < 0) {
+        if (errno == ENOENT || errno == ENOTDIR) return std::nullopt;
+        throw Error(p + ": cannot open (" + std::strerror(errno) + ")");
+    }
+    struct stat st {};
+    if (::fstat(f.fd, &st) != 0) throw Error(p + ": cannot stat");
+    if (S_ISDIR(st.st_mode)) return std::nullopt;
+    Bytes out(static_cast<size_t>(st.st_size));
+    read_exact(f.fd, out.data(), out.size(), 0, p);
+    return out;
+}
+
+std::optional<std::vector<Bytes>> FileStore::get_ranges(const std::string& key,
+                                                        const std::vector<ByteRange>& ranges) {
+    const std::string p = path_of(key);
+    Fd f{::open(p.c_str(), O_RDONLY | O_CLOEXEC)};
+    if (f.fd < 0) {
+        if (errno == ENOENT || errno == ENOTDIR) return std::nullopt;
+        throw Error(p + ": cannot open (" + std::strerror(errno) + ")");
+    }
+    struct stat st {};
+    if (::fstat(f.fd, &st) != 0 || S_ISDIR(st.st_mode)) return std::nullopt;
+    const uint64_t size = static_cast<uint64_t>(st.st_size);
+    std::vector<Bytes> out;
+    out.reserve(ranges.size());
+    for (const auto& r : ranges) {
+        if (r.length > size || (!r.suffix && r.offset > size - r.length))
+            throw FormatError(p + ": byte range " + std::to_string(r.offset) + "+" +
+                              std::to_string(r.length) + " reaches past the end (" +
+                              std::to_string(size) + " bytes)");
+        const uint64_t off = r.suffix ? size - r.length : r.offset;
+        Bytes b(r.length);
+        read_exact(f.fd, b.data(), b.size(), off, p);
+        out.push_back(std::move(b));
+    }
+    return out;
+}
+
+std::optional<uint64_t> FileStore::size(const std::string& key) {
+    struct stat st {};
+    if (::stat(path_of(key).c_str(), &st) != 0 || S_ISDIR(st.st_mode)) return std::nullopt;
+    return static_cast<uint64_t>(st.st_size);
+}
+
+void FileStore::put(const std::string& key, ByteView value) {
+    if (!writable_) throw Error(root_ + ": store is read-only");
+    const std::string p = path_of(key);
+    std::error_code ec;
+    fs::create_directories(fs::path(p).parent_path(), ec);
+    if (ec) throw Error(p + ": cannot create folder (" + ec.message() + ")");
+    static std::atomic<uint64_t> counter{0};
+    const std::string tmp = p + ".tmp." + std::to_string(::getpid()) + "." + std::to_string(counter++);
+    {
+        Fd f{::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644)};
+        if (f.fd < 0) throw Error(tmp + ": cannot create (" + std::strerror(errno) + ")");
+        const uint8_t* d = value.data();
+        size_t n = value.size();
+        while (n > 0) {
+            ssize_t w = ::write(f.fd, d, n);
+            if (w < 0 && errno == EINTR) continue;
+            if (w <= 0) {
+                const std::string msg = std::strerror(errno);
+                ::unlink(tmp.c_str());
+                throw Error(p + ": write failed (" + msg + ")");
+            }
+            d += w;
+            n -= static_cast<size_t>(w);
+        }
+    }
+    if (::rename(tmp.c_str(), p.c_str()) != 0) {
+        const std::string msg = std::strerror(errno);
+        ::unlink(tmp.c_str());
+        throw Error(p + ": rename failed (" + msg + ")");
+    }
+}
+
+void FileStore::erase(const std::string& key) {
+    if (!writable_) throw Error(root_ + ": store is read-only");
+    const std::string p = path_of(key);
+    if (::unlink(p.c_str()) != 0 && errno != ENOENT && errno != ENOTDIR)
+        throw Error(p + ": cannot delete (" + std::strerror(errno) + ")");
+}
+
+std::vector<std::string> FileStore::list_dir(const std::string& prefix) {
+    const std::string p = prefix.empty() ? root_ : path_of(prefix);
+    std::vector<std::string> out;
+    std::error_code ec;
+    for (fs::directory_iterator it(p, ec), end; !ec && it != end; it.increment(ec))
+        out.push_back(it->path().filename().string());
+    std::sort(out.begin(), out.end());
+    return out;
+}
+
+// ------------------------------------------------------------ CountingStore
+std::optional<Bytes> CountingStore::get(const std::string& key) {
+    auto r = inner_->get(key);
+    std::lock_guard lk(mu_);
+    ++c_.gets;
+    if (r) c_.bytes += r->size();
+    log_.push_back("get " + key);
+    return r;
+}
+
+std::optional<std::vector<Bytes>> CountingStore::get_ranges(const std::string& key,
+                                                            const std::vector<ByteRange>& ranges) {
+    auto r = inner_->get_ranges(key, ranges);
+    std::lock_guard lk(mu_);
+    ++c_.range_calls;
+    c_.ranges += ranges.size();
+    std::string line = "ranges " + key;
+    for (const auto& br : ranges)
+        line += br.suffix ? " -" + std::to_string(br.length)
+                          : " " + std::to_string(br.offset) + "+" + std::to_string(br.length);
+    log_.push_back(line);
+    if (r)
+        for (const auto& b : *r) c_.bytes += b.size();
+    return r;
+}
+
+std::optional<uint64_t> CountingStore::size(const std::string& key) {
+    std::lock_guard lk(mu_);
+    ++c_.sizes;
+    log_.push_back("size " + key);
+    return inner_->size(key);
+}
+
+void CountingStore::put(const std::string& key, ByteView value) {
+    inner_->put(key, value);
+    std::lock_guard lk(mu_);
+    ++c_.puts;
+    log_.push_back("put " + key);
+}
+
+void CountingStore::erase(const std::string& key) {
+    inner_->erase(key);
+    std::lock_guard lk(mu_);
+    log_.push_back("erase " + key);
+}
+
+std::vector<std::string> CountingStore::list_dir(const std::string& prefix) {
+    {
+        std::lock_guard lk(mu_);
+        ++c_.lists;
+        log_.push_back("list " + prefix);
+    }
+    return inner_->list_dir(prefix);
+}
+
+CountingStore::Counts CountingStore::counts() const {
+    std::lock_guard lk(mu_);
+    return c_;
+}
+
+void CountingStore::reset() {
+    std::lock_guard lk(mu_);
+    c_ = {};
+    log_.clear();
+}
+
+std::vector<std::string> CountingStore::log() const {
+    std::lock_guard lk(mu_);
+    return log_;
+}
+
+} // namespace zarr3

@@ -1,0 +1,97 @@
+"""pytest setup: load the freshly built plugin before GDAL registers its drivers.
+
+GDAL_DRIVER_PATH defaults to <repo>/build (override with the environment
+variable, e.g. GDAL_DRIVER_PATH=/path/to/build-x). The conformance corpus is
+../shared/conformance relative to the repository (override: ZARR3_CONFORMANCE).
+"""
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parent.parent
+os.environ.setdefault("GDAL_DRIVER_PATH", str(REPO / "build"))
+os.environ["GDAL_DRIVER_PATH"] = str(Path(os.environ["GDAL_DRIVER_PATH"]).resolve())
+
+from osgeo import gdal  # noqa: E402  (must follow the environment set-up)
+
+gdal.UseExceptions()
+gdal.AllRegister()
+
+CONFORMANCE = Path(os.environ.get("ZARR3_CONFORMANCE", REPO.parent / "shared" / "conformance")).resolve()
+
+
+def pytest_report_header(config):
+    drv = gdal.GetDriverByName("Zarr3")
+    return [
+        f"GDAL {gdal.__version__}, GDAL_DRIVER_PATH={os.environ['GDAL_DRIVER_PATH']}",
+        f"Zarr3 driver: {'loaded' if drv else 'NOT LOADED'}; conformance: {CONFORMANCE}",
+    ]
+
+
+@pytest.fixture(scope="session")
+def driver_path():
+    return os.environ["GDAL_DRIVER_PATH"]
+
+
+@pytest.fixture(scope="session")
+def conformance_dir():
+    if not (CONFORMANCE / "cases.txt").exists():
+        pytest.fail(f"conformance corpus not found at {CONFORMANCE} (set ZARR3_CONFORMANCE)")
+    return CONFORMANCE
+
+
+def conformance_cases():
+    """Case names from cases.txt (empty when the corpus is missing)."""
+    f = CONFORMANCE / "cases.txt"
+    if not f.exists():
+        return []
+    return [line.strip() for line in f.read_text().splitlines() if line.strip() and not line.startswith("#")]
+
+
+@pytest.fixture
+def copy_store(tmp_path):
+    """copy_store(src_dir, name=None) -> Path of a private copy under tmp_path."""
+
+    def _copy(src, name=None):
+        src = Path(src)
+        dst = tmp_path / (name or src.name)
+        shutil.copytree(src, dst)
+        return dst
+
+    return _copy
+
+
+@pytest.fixture
+def run_tool(driver_path):
+    """Run a GDAL command-line tool with the plugin on GDAL_DRIVER_PATH."""
+
+    def _run(*args, env_extra=None, check=False):
+        env = dict(os.environ, GDAL_DRIVER_PATH=driver_path)
+        env.update(env_extra or {})
+        p = subprocess.run([str(a) for a in args], env=env, capture_output=True, text=True, timeout=300)
+        if check and p.returncode != 0:
+            sys.stderr.write(p.stdout + p.stderr)
+            raise AssertionError(f"{args[0]} failed with {p.returncode}: {p.stderr}")
+        return p
+
+    return _run
+
+
+class config_option:
+    """Context manager setting a GDAL config option (gdal.config_option is GDAL >= 3.7)."""
+
+    def __init__(self, key, value):
+        self.key, self.value = key, value
+
+    def __enter__(self):
+        self.old = gdal.GetConfigOption(self.key)
+        gdal.SetConfigOption(self.key, self.value)
+        return self
+
+    def __exit__(self, *exc):
+        gdal.SetConfigOption(self.key, self.old)
+        return False

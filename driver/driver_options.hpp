@@ -1,0 +1,61 @@
+// Option lists the driver advertises (XML, GDAL's option-list syntax).
+// plugin.json repeats the option names; autotest/test_driver.py checks both agree.
+#pragma once
+
+namespace zarr3drv {
+
+inline constexpr const char* kOpenOptionList =
+    "<OpenOptionList>"
+    "  <Option name='ARRAY' type='string' description='Array to open in classic raster mode, as a "
+    "path inside "
+    "the store (e.g. /group/t2m); same as ZARR3:\"path\":/group/t2m'/>"
+    "</OpenOptionList>";
+
+#define ZARR3_COMMON_CREATION_OPTIONS                                                              \
+    "  <Option name='CHUNK_SHAPES' type='string' description='Rectilinear chunk edges per axis, "  \
+    "axes separated "                                                                              \
+    "by semicolons, edges by commas, runs as EDGExCOUNT (e.g. "                                    \
+    "31,28,31,30,31,30,31,31,30,31,30,31;32;64); a "                                               \
+    "single number makes the axis regular'/>"                                                      \
+    "  <Option name='BLOCKSIZE' type='string' description='Regular chunk shape, comma separated, " \
+    "slowest axis "                                                                                \
+    "first'/>"                                                                                     \
+    "  <Option name='SHARD_CHUNK_SHAPE' type='string' description='Inner chunk shape: when set, "  \
+    "chunks become "                                                                               \
+    "shards (sharding_indexed codec) holding inner chunks of this shape'/>"                        \
+    "  <Option name='COMPRESS' type='string-select' default='ZSTD'>"                               \
+    "    <Value>NONE</Value><Value>ZSTD</Value><Value>GZIP</Value><Value>BLOSC</Value>"            \
+    "  </Option>"                                                                                  \
+    "  <Option name='ZSTD_LEVEL' type='int' min='-131072' max='22' default='3' description='zstd " \
+    "level'/>"                                                                                     \
+    "  <Option name='GZIP_LEVEL' type='int' min='0' max='9' default='6' description='gzip "        \
+    "level'/>"                                                                                     \
+    "  <Option name='BLOSC_CNAME' type='string-select' default='lz4'>"                             \
+    "    "                                                                                         \
+    "<Value>lz4</Value><Value>lz4hc</Value><Value>blosclz</Value><Value>zstd</"                    \
+    "Value><Value>snappy</Value>"                                                                  \
+    "<Value>zlib</Value>"                                                                          \
+    "  </Option>"                                                                                  \
+    "  <Option name='BLOSC_CLEVEL' type='int' min='0' max='9' default='5' description='blosc "     \
+    "level'/>"                                                                                     \
+    "  <Option name='BLOSC_SHUFFLE' type='string-select' default='shuffle'>"                       \
+    "    <Value>noshuffle</Value><Value>shuffle</Value><Value>bitshuffle</Value>"                  \
+    "  </Option>"                                                                                  \
+    "  <Option name='DIMENSION_NAMES' type='string' description='Comma separated dimension "       \
+    "names, slowest axis "                                                                         \
+    "first'/>"
+
+inline constexpr const char* kCreationOptionList =
+    "<CreationOptionList>" ZARR3_COMMON_CREATION_OPTIONS
+    "  <Option name='ARRAY_NAME' type='string' description='Name of the array written in the store "
+    "(default: "
+    "the store name without extension)'/>"
+    "</CreationOptionList>";
+
+inline constexpr const char* kArrayCreationOptionList =
+    "<MultiDimArrayCreationOptionList>" ZARR3_COMMON_CREATION_OPTIONS
+    "</MultiDimArrayCreationOptionList>";
+
+#undef ZARR3_COMMON_CREATION_OPTIONS
+
+} // namespace zarr3drv

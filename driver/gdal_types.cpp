@@ -1,0 +1,111 @@
+// Zarr v3 data type <-> GDAL data type mapping.
+#include "gdal_types.hpp"
+
+#include <cstring>
+
+namespace zarr3drv {
+
+GDALDataType GDALTypeFor(const zarr3::DataType& dt) {
+    using K = zarr3::DTypeKind;
+    switch (dt.kind) {
+    case K::Bool:
+        return GDT_Byte;
+    case K::Int:
+        switch (dt.size) {
+        case 1:
+#if GDAL_VERSION_NUM >= 3070000
+            return GDT_Int8;
+#else
+            return GDT_Int16;
+#endif
+        case 2:
+            return GDT_Int16;
+        case 4:
+            return GDT_Int32;
+        case 8:
+            return GDT_Int64;
+        default:
+            return GDT_Unknown;
+        }
+    case K::UInt:
+        switch (dt.size) {
+        case 1:
+            return GDT_Byte;
+        case 2:
+            return GDT_UInt16;
+        case 4:
+            return GDT_UInt32;
+        case 8:
+            return GDT_UInt64;
+        default:
+            return GDT_Unknown;
+        }
+    case K::Float:
+        switch (dt.size) {
+        case 2:
+#if GDAL_VERSION_NUM >= 3110000
+            return GDT_Float16;
+#else
+            return GDT_Float32;
+#endif
+        case 4:
+            return GDT_Float32;
+        case 8:
+            return GDT_Float64;
+        default:
+            return GDT_Unknown;
+        }
+    case K::Complex:
+        switch (dt.size) {
+        case 8:
+            return GDT_CFloat32;
+        case 16:
+            return GDT_CFloat64;
+        default:
+            return GDT_Unknown;
+        }
+    case K::Raw:
+        return GDT_Unknown;
+    }
+    return GDT_Unknown;
+}
+
+bool SameRepresentation(const zarr3::DataType& dt) {
+    const GDALDataType t = GDALTypeFor(dt);
+    return t != GDT_Unknown && static_cast<uint32_t>(GDALGetDataTypeSizeBytes(t)) == dt.size;
+}
+
+void WidenToGDAL(const zarr3::DataType& dt, const void* src, void* dst, size_t n) {
+    if (SameRepresentation(dt)) {
+        if (dst != src) std::memcpy(dst, src, n * dt.size);
+        return;
+    }
+    if (dt.kind == zarr3::DTypeKind::Float && dt.size == 2) {
+        const auto* s = static_cast<const uint8_t*>(src);
+        auto* d = static_cast<float*>(dst);
+        for (size_t i = 0; i < n; ++i) {
+            uint16_t h;
+            std::memcpy(&h, s + 2 * i, 2);
+            d[i] = zarr3::half_to_float(h);
+        }
+        return;
+    }
+    if (dt.kind == zarr3::DTypeKind::Int && dt.size == 1) {
+        const auto* s = static_cast<const int8_t*>(src);
+        auto* d = static_cast<int16_t*>(dst);
+        for (size_t i = 0; i < n; ++i)
+            d[i] = s[i];
+        return;
+    }
+    throw zarr3::Error("data type " + dt.name + " has no GDAL equivalent");
+}
+
+std::string UnsupportedTypeReason(const zarr3::DataType& dt) {
+    if (GDALTypeFor(dt) != GDT_Unknown) return {};
+    if (dt.kind == zarr3::DTypeKind::Raw)
+        return "raw bits data type " + dt.name +
+               " has no GDAL equivalent; read it with the core library";
+    return "data type " + dt.name + " has no GDAL equivalent";
+}
+
+} // namespace zarr3drv

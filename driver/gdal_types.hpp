@@ -1,0 +1,28 @@
+// Mapping between Zarr v3 data types and the GDAL data types the running GDAL
+// offers, and conversion of native element buffers to those types.
+#pragma once
+
+#include "gdal_priv.h"
+#include "zarr3/dtype.hpp"
+
+#include <string>
+
+namespace zarr3drv {
+
+// The GDAL type a Zarr type is exposed as: bool -> Byte, int8 -> Int8 (GDAL >=
+// 3.7, Int16 before), float16 -> Float16 (GDAL >= 3.11, Float32 before),
+// complex64/128 -> CFloat32/64. r<N> and unknown types -> GDT_Unknown.
+GDALDataType GDALTypeFor(const zarr3::DataType& dt);
+
+// Whether the stored bytes of `dt` (little-endian) are exactly the bytes of
+// GDALTypeFor(dt), so no widening pass is needed.
+bool SameRepresentation(const zarr3::DataType& dt);
+
+// Converts `n` dense native elements of `dt` into `n` dense elements of
+// GDALTypeFor(dt) (float16 -> float32, int8 -> int16 on old GDAL).
+void WidenToGDAL(const zarr3::DataType& dt, const void* src, void* dst, size_t n);
+
+// Human-readable reason a type cannot be exposed ("" when it can).
+std::string UnsupportedTypeReason(const zarr3::DataType& dt);
+
+} // namespace zarr3drv

@@ -1,0 +1,181 @@
+// Zarr3MDArray: multidimensional reads of a Zarr v3 array through GDAL.
+#include "md_array.hpp"
+
+#include "gdal_types.hpp"
+#include "md_attribute.hpp"
+#include "zarr3_driver.hpp"
+
+#include <algorithm>
+#include <cctype>
+#include <cstring>
+
+namespace zarr3drv {
+
+std::string DimensionTypeFromName(const std::string& name) {
+    std::string n;
+    for (char c : name)
+        n += static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+    if (n == "x" || n == "lon" || n == "longitude" || n == "easting")
+        return GDAL_DIM_TYPE_HORIZONTAL_X;
+    if (n == "y" || n == "lat" || n == "latitude" || n == "northing")
+        return GDAL_DIM_TYPE_HORIZONTAL_Y;
+    if (n == "time" || n == "t" || n == "date") return GDAL_DIM_TYPE_TEMPORAL;
+    if (n == "z" || n == "level" || n == "depth" || n == "height" || n == "lev" || n == "plev")
+        return GDAL_DIM_TYPE_VERTICAL;
+    return {};
+}
+
+std::vector<std::shared_ptr<GDALDimension>>
+Zarr3MDArray::DefaultDimensions(const std::string& parent_full_name,
+                                const zarr3::ArrayMetadata& meta) {
+    std::vector<std::shared_ptr<GDALDimension>> dims;
+    for (size_t i = 0; i < meta.rank(); ++i) {
+        std::string name;
+        if (i < meta.dimension_names.size() && meta.dimension_names[i] &&
+            !meta.dimension_names[i]->empty())
+            name = *meta.dimension_names[i];
+        else
+            name = "dim" + std::to_string(i);
+        dims.push_back(std::make_shared<GDALDimension>(parent_full_name, name,
+                                                       DimensionTypeFromName(name), std::string(),
+                                                       static_cast<GUInt64>(meta.shape[i])));
+    }
+    return dims;
+}
+
+Zarr3MDArray::Zarr3MDArray(const std::string& parent_full_name, const std::string& name,
+                           std::shared_ptr<zarr3::Array> array,
+                           std::vector<std::shared_ptr<GDALDimension>> dims)
+    : GDALAbstractMDArray(parent_full_name, name), GDALMDArray(parent_full_name, name),
+      array_(std::move(array)), filename_(array_->store().uri()), dims_(std::move(dims)) {
+    const auto& meta = array_->metadata();
+    const GDALDataType t = GDALTypeFor(meta.dtype);
+    if (t == GDT_Unknown)
+        throw zarr3::Error(array_->describe() + ": " + UnsupportedTypeReason(meta.dtype));
+    dt_ = GDALExtendedDataType::Create(t);
+    if (dims_.empty() && meta.rank() > 0) dims_ = DefaultDimensions(parent_full_name, meta);
+    if (meta.fill_value.size() == meta.dtype.size) {
+        nodata_.resize(static_cast<size_t>(GDALGetDataTypeSizeBytes(t)));
+        WidenToGDAL(meta.dtype, meta.fill_value.data(), nodata_.data(), 1);
+    }
+    const auto units = meta.attributes.find("units");
+    if (units != meta.attributes.end() && units->is_string()) unit_ = units->get<std::string>();
+    structural_.SetNameValue("DATA_TYPE", meta.dtype.name.c_str());
+    structural_.SetNameValue(
+        "CHUNK_GRID", meta.grid.kind() == zarr3::GridKind::Regular ? "regular" : "rectilinear");
+    std::string codecs;
+    if (meta.codecs_json.is_array())
+        for (const auto& c : meta.codecs_json)
+            if (c.is_object() && c.contains("name") && c["name"].is_string())
+                codecs += (codecs.empty() ? "" : ",") + c["name"].get<std::string>();
+    if (!codecs.empty()) structural_.SetNameValue("CODECS", codecs.c_str());
+}
+
+std::shared_ptr<Zarr3MDArray>
+Zarr3MDArray::Create(const std::string& parent_full_name, const std::string& name,
+                     std::shared_ptr<zarr3::Array> array,
+                     std::vector<std::shared_ptr<GDALDimension>> dims) {
+    auto a =
+        std::make_shared<Zarr3MDArray>(parent_full_name, name, std::move(array), std::move(dims));
+    a->SetSelf(a);
+    return a;
+}
+
+std::vector<GUInt64> Zarr3MDArray::GetBlockSize() const {
+    const auto& grid = array_->metadata().grid;
+    std::vector<GUInt64> out;
+    for (size_t i = 0; i < grid.rank(); ++i) {
+        const auto& ax = grid.axis(i);
+        out.push_back(ax.num_chunks() == 0 ? 0 : static_cast<GUInt64>(ax.most_common_edge()));
+    }
+    return out;
+}
+
+const void* Zarr3MDArray::GetRawNoDataValue() const {
+    return nodata_.empty() ? nullptr : nodata_.data();
+}
+
+std::vector<std::shared_ptr<GDALAttribute>> Zarr3MDArray::GetAttributes(CSLConstList) const {
+    return MakeAttributes(GetFullName(), array_->metadata().attributes);
+}
+
+bool Zarr3MDArray::IRead(const GUInt64* start, const size_t* count, const GInt64* step,
+                         const GPtrDiff_t* stride, const GDALExtendedDataType& buf_type,
+                         void* dst) const {
+    bool ok = false;
+    Guard(array_->describe(), [&] { ok = ReadImpl(start, count, step, stride, buf_type, dst); });
+    return ok;
+}
+
+bool Zarr3MDArray::ReadImpl(const GUInt64* start, const size_t* count, const GInt64* step,
+                            const GPtrDiff_t* stride, const GDALExtendedDataType& buf_type,
+                            void* dst) const {
+    const size_t rank = dims_.size();
+    const auto& dtype = array_->metadata().dtype;
+    zarr3::Selection sel;
+    uint64_t n = 1;
+    for (size_t i = 0; i < rank; ++i) {
+        sel.start.push_back(start[i]);
+        sel.count.push_back(count[i]);
+        sel.step.push_back(step[i]);
+        n = zarr3::checked_mul(n, count[i], "request size");
+    }
+    if (n == 0) return true;
+    const GDALDataType exposed = dt_.GetNumericDataType();
+    const size_t esize = static_cast<size_t>(GDALGetDataTypeSizeBytes(exposed));
+
+    // Fast path: the caller wants exactly the stored representation.
+    if (SameRepresentation(dtype) && buf_type == dt_) {
+        std::vector<int64_t> bstrides(rank);
+        for (size_t i = 0; i < rank; ++i)
+            bstrides[i] = static_cast<int64_t>(stride[i]) * static_cast<int64_t>(esize);
+        array_->read(sel, dst, bstrides);
+        return true;
+    }
+
+    // Read dense native values, widen to the exposed type, then convert into
+    // the caller's buffer one innermost row at a time.
+    zarr3::Bytes raw(static_cast<size_t>(zarr3::checked_mul(n, dtype.size, "request size")));
+    array_->read(sel, raw.data());
+    zarr3::Bytes wide;
+    const GByte* src = raw.data();
+    if (!SameRepresentation(dtype)) {
+        wide.resize(static_cast<size_t>(zarr3::checked_mul(n, esize, "request size")));
+        WidenToGDAL(dtype, raw.data(), wide.data(), static_cast<size_t>(n));
+        src = wide.data();
+    }
+    const size_t bsize = buf_type.GetSize();
+    const size_t inner = rank ? count[rank - 1] : 1;
+    const GPtrDiff_t inner_stride = rank ? stride[rank - 1] : 0;
+    const bool numeric = buf_type.GetClass() == GEDTC_NUMERIC;
+    std::vector<size_t> idx(rank, 0);
+    auto* out = static_cast<GByte*>(dst);
+    for (uint64_t row = 0; row < n / inner; ++row) {
+        GPtrDiff_t off = 0;
+        for (size_t i = 0; i + 1 < rank; ++i)
+            off += static_cast<GPtrDiff_t>(idx[i]) * stride[i];
+        GByte* d = out + off * static_cast<GPtrDiff_t>(bsize);
+        const GByte* s = src + row * inner * esize;
+        if (numeric) {
+            GDALCopyWords64(s, exposed, static_cast<int>(esize), d, buf_type.GetNumericDataType(),
+                            static_cast<int>(inner_stride * static_cast<GPtrDiff_t>(bsize)),
+                            static_cast<GPtrDiff_t>(inner));
+        } else {
+            for (size_t k = 0; k < inner; ++k)
+                if (!GDALExtendedDataType::CopyValue(s + k * esize, dt_,
+                                                     d + static_cast<GPtrDiff_t>(k) * inner_stride *
+                                                             static_cast<GPtrDiff_t>(bsize),
+                                                     buf_type))
+                    return false;
+        }
+        if (rank >= 2) { // odometer over the outer axes
+            for (size_t i = rank - 1; i-- > 0;) {
+                if (++idx[i] < count[i]) break;
+                idx[i] = 0;
+            }
+        }
+    }
+    return true;
+}
+
+} // namespace zarr3drv

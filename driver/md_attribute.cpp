@@ -1,0 +1,120 @@
+// JSON attributes exposed through GDAL's multidimensional attribute API.
+#include "md_attribute.hpp"
+
+namespace zarr3drv {
+
+namespace {
+
+enum class Kind { String, Int, Double };
+
+// Kind of a scalar JSON value, or nullopt when it must be shown as JSON text.
+std::optional<Kind> scalar_kind(const nlohmann::json& v) {
+    if (v.is_string()) return Kind::String;
+    if (v.is_number_integer() && (v.is_number_unsigned() ? v.get<uint64_t>() <= INT64_MAX : true))
+        return Kind::Int;
+    if (v.is_number()) return Kind::Double;
+    return std::nullopt;
+}
+
+} // namespace
+
+JsonAttribute::JsonAttribute(const std::string& parent, const std::string& name,
+                             const nlohmann::json& value)
+    : GDALAbstractMDArray(parent, name), GDALAttribute(parent, name) {
+    std::optional<Kind> kind;
+    std::vector<const nlohmann::json*> items;
+    if (value.is_array() && !value.empty()) {
+        kind = scalar_kind(value.front());
+        for (const auto& v : value) {
+            auto k = scalar_kind(v);
+            if (!k || !kind) {
+                kind.reset();
+                break;
+            }
+            if (*k != *kind) {
+                if ((*k == Kind::Int && *kind == Kind::Double) ||
+                    (*k == Kind::Double && *kind == Kind::Int))
+                    kind = Kind::Double;
+                else {
+                    kind.reset();
+                    break;
+                }
+            }
+            items.push_back(&v);
+        }
+        if (kind)
+            dims_.push_back(std::make_shared<GDALDimension>(std::string(), "dim0", std::string(),
+                                                            std::string(),
+                                                            static_cast<GUInt64>(items.size())));
+    } else {
+        kind = scalar_kind(value);
+        items.push_back(&value);
+    }
+    if (!kind) { // object, null, bool, nested or mixed list: JSON text
+        dims_.clear();
+        strings_.push_back(value.is_boolean() ? (value.get<bool>() ? "true" : "false")
+                                              : value.dump());
+        return;
+    }
+    for (const auto* v : items) {
+        switch (*kind) {
+        case Kind::String:
+            strings_.push_back(v->get<std::string>());
+            break;
+        case Kind::Int:
+            ints_.push_back(v->get<int64_t>());
+            break;
+        case Kind::Double:
+            doubles_.push_back(v->get<double>());
+            break;
+        }
+    }
+    if (*kind == Kind::Int)
+        dt_ = GDALExtendedDataType::Create(GDT_Int64);
+    else if (*kind == Kind::Double)
+        dt_ = GDALExtendedDataType::Create(GDT_Float64);
+}
+
+std::shared_ptr<GDALAttribute> JsonAttribute::Create(const std::string& parent,
+                                                     const std::string& name,
+                                                     const nlohmann::json& value) {
+    auto a = std::make_shared<JsonAttribute>(parent, name, value);
+    a->SetSelf(a);
+    return a;
+}
+
+bool JsonAttribute::IRead(const GUInt64* start, const size_t* count, const GInt64* step,
+                          const GPtrDiff_t* stride, const GDALExtendedDataType& buf_type,
+                          void* dst) const {
+    const size_t n = dims_.empty() ? 1 : count[0];
+    auto* out = static_cast<GByte*>(dst);
+    const size_t esize = buf_type.GetSize();
+    for (size_t i = 0; i < n; ++i) {
+        const size_t idx = dims_.empty() ? 0
+                                         : static_cast<size_t>(static_cast<GInt64>(start[0]) +
+                                                               static_cast<GInt64>(i) * step[0]);
+        GByte* d = out + (dims_.empty() ? 0
+                                        : static_cast<GPtrDiff_t>(i) * stride[0] *
+                                              static_cast<GPtrDiff_t>(esize));
+        if (!strings_.empty()) {
+            const char* s = strings_[idx].c_str();
+            if (!GDALExtendedDataType::CopyValue(&s, dt_, d, buf_type)) return false;
+        } else if (!ints_.empty()) {
+            if (!GDALExtendedDataType::CopyValue(&ints_[idx], dt_, d, buf_type)) return false;
+        } else {
+            if (!GDALExtendedDataType::CopyValue(&doubles_[idx], dt_, d, buf_type)) return false;
+        }
+    }
+    return true;
+}
+
+std::vector<std::shared_ptr<GDALAttribute>> MakeAttributes(const std::string& parent,
+                                                           const nlohmann::json& attrs) {
+    std::vector<std::shared_ptr<GDALAttribute>> out;
+    if (!attrs.is_object()) return out;
+    for (auto it = attrs.begin(); it != attrs.end(); ++it)
+        out.push_back(JsonAttribute::Create(parent, it.key(), it.value()));
+    return out;
+}
+
+} // namespace zarr3drv

@@ -1,0 +1,195 @@
+// VSIStore: the Zarr key/value store over GDAL VSI file handles.
+#include "vsi_store.hpp"
+
+#include "cpl_conv.h"
+#include "cpl_error.h"
+#include "cpl_string.h"
+#include "cpl_vsi.h"
+
+#include <memory>
+#include <unistd.h>
+
+namespace zarr3drv {
+
+namespace {
+
+struct VSIFileCloser {
+    void operator()(VSILFILE* fp) const {
+        if (fp) VSIFCloseL(fp);
+    }
+};
+using VSIFilePtr = std::unique_ptr<VSILFILE, VSIFileCloser>;
+
+// Size of an open file (seek to the end).
+uint64_t file_size(VSILFILE* fp, const std::string& key) {
+    if (VSIFSeekL(fp, 0, SEEK_END) != 0)
+        throw zarr3::Error(key + ": cannot seek to the end of the file");
+    return static_cast<uint64_t>(VSIFTellL(fp));
+}
+
+void read_exact(VSILFILE* fp, uint64_t offset, uint8_t* dst, uint64_t len, const std::string& key) {
+    if (VSIFSeekL(fp, static_cast<vsi_l_offset>(offset), SEEK_SET) != 0)
+        throw zarr3::Error(key + ": cannot seek to offset " + std::to_string(offset));
+    if (len == 0) return;
+    const size_t got = VSIFReadL(dst, 1, static_cast<size_t>(len), fp);
+    if (got != len)
+        throw zarr3::FormatError(key + ": short read (" + std::to_string(got) + " of " +
+                                 std::to_string(len) + " bytes at offset " +
+                                 std::to_string(offset) + ")");
+}
+
+bool is_file(const std::string& path) {
+    VSIStatBufL st;
+    if (VSIStatExL(path.c_str(), &st, VSI_STAT_EXISTS_FLAG | VSI_STAT_NATURE_FLAG) != 0)
+        return false;
+    return !VSI_ISDIR(st.st_mode);
+}
+
+} // namespace
+
+VSIStore::VSIStore(std::string root, bool writable) : root_(std::move(root)), writable_(writable) {
+    while (root_.size() > 1 && root_.back() == '/')
+        root_.pop_back();
+}
+
+std::string VSIStore::path_of(const std::string& key) const {
+    if (key.empty()) return root_;
+    zarr3::validate_key(key);
+    return root_ + "/" + key;
+}
+
+std::optional<zarr3::Bytes> VSIStore::get(const std::string& key) {
+    const std::string path = path_of(key);
+    VSIFilePtr fp(VSIFOpenL(path.c_str(), "rb"));
+    if (!fp) {
+        if (!is_file(path)) return std::nullopt;
+        throw zarr3::Error(path + ": cannot open for reading");
+    }
+    const uint64_t n = file_size(fp.get(), path);
+    if (n > zarr3::kMaxChunkBytes)
+        throw zarr3::FormatError(path + ": file of " + std::to_string(n) + " bytes exceeds the " +
+                                 std::to_string(zarr3::kMaxChunkBytes) + "-byte limit");
+    zarr3::Bytes out(static_cast<size_t>(n));
+    read_exact(fp.get(), 0, out.data(), n, path);
+    return out;
+}
+
+std::optional<std::vector<zarr3::Bytes>>
+VSIStore::get_ranges(const std::string& key, const std::vector<zarr3::ByteRange>& ranges) {
+    const std::string path = path_of(key);
+    VSIFilePtr fp(VSIFOpenL(path.c_str(), "rb"));
+    if (!fp) {
+        if (!is_file(path)) return std::nullopt;
+        throw zarr3::Error(path + ": cannot open for reading");
+    }
+    const uint64_t n = file_size(fp.get(), path);
+    std::vector<zarr3::Bytes> out(ranges.size());
+    std::vector<uint64_t> offsets(ranges.size());
+    for (size_t i = 0; i < ranges.size(); ++i) {
+        const auto& r = ranges[i];
+        if (r.length > n)
+            throw zarr3::FormatError(path + ": byte range of " + std::to_string(r.length) +
+                                     " bytes is larger than the file (" + std::to_string(n) +
+                                     " bytes)");
+        offsets[i] = r.suffix ? n - r.length : r.offset;
+        if (zarr3::checked_add(offsets[i], r.length, path + " byte range") > n)
+            throw zarr3::FormatError(path + ": byte range " + std::to_string(offsets[i]) + "+" +
+                                     std::to_string(r.length) +
+                                     " reaches past the end of the file (" + std::to_string(n) +
+                                     " bytes)");
+        if (r.length > zarr3::kMaxChunkBytes)
+            throw zarr3::FormatError(path + ": byte range of " + std::to_string(r.length) +
+                                     " bytes exceeds the limit");
+        out[i].resize(static_cast<size_t>(r.length));
+    }
+    if (ranges.size() == 1) {
+        read_exact(fp.get(), offsets[0], out[0].data(), ranges[0].length, path);
+        return out;
+    }
+    // Several ranges: let the file system coalesce them (one HTTP multi-range
+    // request for /vsicurl/). Zero-length ranges are skipped.
+    std::vector<void*> ptrs;
+    std::vector<vsi_l_offset> offs;
+    std::vector<size_t> sizes;
+    for (size_t i = 0; i < ranges.size(); ++i) {
+        if (ranges[i].length == 0) continue;
+        ptrs.push_back(out[i].data());
+        offs.push_back(static_cast<vsi_l_offset>(offsets[i]));
+        sizes.push_back(static_cast<size_t>(ranges[i].length));
+    }
+    if (!ptrs.empty() && VSIFReadMultiRangeL(static_cast<int>(ptrs.size()), ptrs.data(),
+                                             offs.data(), sizes.data(), fp.get()) != 0)
+        throw zarr3::Error(path + ": reading " + std::to_string(ptrs.size()) +
+                           " byte ranges failed");
+    return out;
+}
+
+std::optional<uint64_t> VSIStore::size(const std::string& key) {
+    const std::string path = path_of(key);
+    VSIStatBufL st;
+    if (VSIStatExL(path.c_str(), &st,
+                   VSI_STAT_EXISTS_FLAG | VSI_STAT_NATURE_FLAG | VSI_STAT_SIZE_FLAG) != 0)
+        return std::nullopt;
+    if (VSI_ISDIR(st.st_mode)) return std::nullopt;
+    return static_cast<uint64_t>(st.st_size);
+}
+
+void VSIStore::write_file(const std::string& path, zarr3::ByteView value,
+                          const std::string& key) const {
+    VSIFilePtr fp(VSIFOpenL(path.c_str(), "wb"));
+    if (!fp) throw zarr3::Error(path + ": cannot open for writing (key " + key + ")");
+    if (!value.empty() && VSIFWriteL(value.data(), 1, value.size(), fp.get()) != value.size())
+        throw zarr3::Error(path + ": short write");
+    VSILFILE* raw = fp.release();
+    if (VSIFCloseL(raw) != 0) throw zarr3::Error(path + ": error while closing after write");
+}
+
+void VSIStore::put(const std::string& key, zarr3::ByteView value) {
+    if (!writable_) throw zarr3::Error(root_ + ": store is opened read-only, cannot write " + key);
+    const std::string path = path_of(key);
+    const std::string dir = CPLGetPath(path.c_str());
+    if (!dir.empty()) {
+        VSIStatBufL st;
+        if (VSIStatL(dir.c_str(), &st) != 0)
+            VSIMkdirRecursive(dir.c_str(), 0755); // object stores have no folders: ignore failure
+    }
+    const std::string tmp = path + ".tmp." + std::to_string(static_cast<long>(getpid())) + "." +
+                            std::to_string(counter_.fetch_add(1));
+    bool renamed = false;
+    {
+        CPLErrorStateBackuper keep_state;
+        CPLErrorHandlerPusher quiet(CPLQuietErrorHandler);
+        try {
+            write_file(tmp, value, key);
+            renamed = VSIRename(tmp.c_str(), path.c_str()) == 0;
+        } catch (const zarr3::Error&) {
+            renamed = false;
+        }
+        if (!renamed) VSIUnlink(tmp.c_str());
+    }
+    if (!renamed) write_file(path, value, key);
+}
+
+void VSIStore::erase(const std::string& key) {
+    if (!writable_) throw zarr3::Error(root_ + ": store is opened read-only, cannot erase " + key);
+    const std::string path = path_of(key);
+    if (!is_file(path)) return;
+    if (VSIUnlink(path.c_str()) != 0) throw zarr3::Error(path + ": cannot delete");
+}
+
+std::vector<std::string> VSIStore::list_dir(const std::string& prefix) {
+    std::string p = prefix;
+    while (!p.empty() && p.back() == '/')
+        p.pop_back();
+    const std::string path = path_of(p);
+    CPLStringList names(VSIReadDir(path.c_str()));
+    std::vector<std::string> out;
+    for (int i = 0; i < names.size(); ++i) {
+        const std::string n = names[i];
+        if (n.empty() || n == "." || n == "..") continue;
+        out.push_back(n);
+    }
+    return out;
+}
+
+} // namespace zarr3drv

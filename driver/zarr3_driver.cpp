@@ -1,0 +1,258 @@
+// Registration, Identify, Open and precedence over GDAL's built-in Zarr driver.
+#include "zarr3_driver.hpp"
+
+#include "driver_options.hpp"
+#include "vsi_store.hpp"
+#include "zarr3/metadata.hpp"
+
+#include "cpl_conv.h"
+#include "cpl_string.h"
+#include "cpl_vsi.h"
+
+#include <cstring>
+
+#ifndef ZARR3_VERSION
+#define ZARR3_VERSION "unknown"
+#endif
+
+namespace zarr3drv {
+
+namespace {
+
+constexpr const char* kPrefix = "ZARR3:";
+
+bool EndsWith(const std::string& s, const std::string& suffix) {
+    return s.size() >= suffix.size() &&
+           s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
+}
+
+bool IsNetworkPath(const std::string& s) {
+    for (const char* p : {"/vsicurl", "/vsis3", "/vsigs", "/vsiaz", "/vsiadls", "/vsioss",
+                          "/vsiswift", "/vsiwebhdfs", "/vsihdfs"})
+        if (STARTS_WITH(s.c_str(), p)) return true;
+    return false;
+}
+
+bool StatOK(const std::string& path) {
+    VSIStatBufL st;
+    return VSIStatExL(path.c_str(), &st, VSI_STAT_EXISTS_FLAG) == 0;
+}
+
+// Folder or URL of a plain (unprefixed) name: "x.zarr/", "x.zarr/zarr.json" -> "x.zarr".
+std::string RootOf(std::string s) {
+    if (s == "zarr.json") return ".";
+    if (EndsWith(s, "/zarr.json")) s.resize(s.size() - std::strlen("/zarr.json"));
+    while (s.size() > 1 && s.back() == '/')
+        s.pop_back();
+    return s;
+}
+
+std::string NormaliseNodePath(std::string p) {
+    while (!p.empty() && p.front() == '/')
+        p.erase(p.begin());
+    while (!p.empty() && p.back() == '/')
+        p.pop_back();
+    return p;
+}
+
+enum class RootKind { NotOurs, ZarrV3, Broken };
+
+// Reads the root zarr.json of an unprefixed name and decides whether the
+// store is ours. Declines silently (no CPLError) when it is not Zarr v3 so
+// that later drivers get their turn; a zarr.json that is not JSON at all is
+// reported, naming the file.
+RootKind ClassifyRoot(const std::string& root) {
+    const std::string where = root + "/zarr.json";
+    std::optional<zarr3::Bytes> bytes;
+    {
+        CPLErrorStateBackuper keep_state;
+        CPLErrorHandlerPusher quiet(CPLQuietErrorHandler);
+        try {
+            VSIStore store(root);
+            const auto n = store.size("zarr.json");
+            if (!n) return RootKind::NotOurs;
+            if (*n > zarr3::kMaxMetadataBytes) {
+                bytes.reset();
+            } else {
+                bytes = store.get("zarr.json");
+                if (!bytes) return RootKind::NotOurs;
+            }
+        } catch (const std::exception&) {
+            return RootKind::NotOurs;
+        }
+    }
+    if (!bytes) {
+        CPLError(CE_Failure, CPLE_AppDefined, "%s: larger than the %llu-byte metadata limit",
+                 where.c_str(), static_cast<unsigned long long>(zarr3::kMaxMetadataBytes));
+        return RootKind::Broken;
+    }
+    nlohmann::json j;
+    const bool parsed = Guard(where, [&] {
+        j = zarr3::parse_json_text(
+            std::string_view(reinterpret_cast<const char*>(bytes->data()), bytes->size()), where);
+    });
+    if (!parsed) return RootKind::Broken;
+    if (!j.is_object()) {
+        CPLError(CE_Failure, CPLE_AppDefined, "%s: expected a JSON object at the top level",
+                 where.c_str());
+        return RootKind::Broken;
+    }
+    const auto it = j.find("zarr_format");
+    if (it == j.end() || !it->is_number_integer() || it->get<int64_t>() != 3)
+        return RootKind::NotOurs; // v2 has no zarr.json; the v3 draft has a URL string here
+    return RootKind::ZarrV3;
+}
+
+int Identify(GDALOpenInfo* oi) {
+    const std::string f = oi->pszFilename;
+    if (STARTS_WITH_CI(f.c_str(), kPrefix)) return TRUE;
+    if (f == "zarr.json" || EndsWith(f, "/zarr.json")) return oi->bStatOK && !oi->bIsDirectory;
+    if (oi->bIsDirectory) return StatOK(RootOf(f) + "/zarr.json");
+    // Object stores and HTTP servers often cannot stat a "folder", nor can
+    // GDAL 3.6 stat implicit /vsimem/ folders.
+    if ((IsNetworkPath(f) || STARTS_WITH(f.c_str(), "/vsimem/")) && oi->fpL == nullptr)
+        return StatOK(RootOf(f) + "/zarr.json");
+    return FALSE;
+}
+
+GDALDataset* Open(GDALOpenInfo* oi) {
+    if (!Identify(oi)) return nullptr;
+    OpenTarget t;
+    if (!ParseOpenTarget(oi->pszFilename, t)) return nullptr;
+    if (!t.prefixed) {
+        if (!CPLTestBool(CPLGetConfigOption("ZARR3_PRECEDENCE", "YES")))
+            return nullptr; // leave the store to GDAL's built-in Zarr driver
+        if (ClassifyRoot(t.root) != RootKind::ZarrV3) return nullptr;
+    }
+    if (!t.has_array) {
+        const char* arr = CSLFetchNameValue(oi->papszOpenOptions, "ARRAY");
+        if (arr && arr[0]) {
+            t.array_path = NormaliseNodePath(arr);
+            t.has_array = true;
+        }
+    }
+    if (oi->eAccess == GA_Update) {
+        CPLError(CE_Failure, CPLE_NotSupported,
+                 "%s: the Zarr3 driver does not support update access yet", t.root.c_str());
+        return nullptr;
+    }
+    std::shared_ptr<zarr3::Store> store;
+    if (!Guard(t.root, [&] { store = std::make_shared<VSIStore>(t.root, false); })) return nullptr;
+    if (t.prefixed) {
+        const std::string where = store->uri() + "/zarr.json";
+        std::optional<uint64_t> sz;
+        Guard(where, [&] { sz = store->size("zarr.json"); });
+        if (!sz) {
+            CPLError(CE_Failure, CPLE_OpenFailed, "%s: not found (no Zarr v3 store at %s)",
+                     where.c_str(), t.root.c_str());
+            return nullptr;
+        }
+    }
+    GDALDataset* ds = nullptr;
+    try {
+        if (oi->nOpenFlags & GDAL_OF_MULTIDIM_RASTER)
+            ds = Zarr3OpenMultidim(oi, store, t);
+        else
+            ds = Zarr3OpenClassic(oi, store, t);
+    } catch (const std::exception& e) {
+        CPLError(CE_Failure, CPLE_AppDefined, "%s: %s", t.root.c_str(), e.what());
+        ds = nullptr;
+    }
+    return ds;
+}
+
+} // namespace
+
+bool ParseOpenTarget(const char* filename, OpenTarget& out) {
+    out = OpenTarget{};
+    const std::string f = filename ? filename : "";
+    if (!STARTS_WITH_CI(f.c_str(), kPrefix)) {
+        out.root = RootOf(f);
+        return !out.root.empty();
+    }
+    out.prefixed = true;
+    const std::string rest = f.substr(std::strlen(kPrefix));
+    std::string node;
+    bool has_node = false;
+    if (!rest.empty() && rest.front() == '"') {
+        const size_t q = rest.find('"', 1);
+        if (q == std::string::npos) {
+            CPLError(CE_Failure, CPLE_OpenFailed,
+                     "%s: missing closing quote; expected ZARR3:\"path\":/array", f.c_str());
+            return false;
+        }
+        out.root = rest.substr(1, q - 1);
+        const std::string after = rest.substr(q + 1);
+        if (!after.empty()) {
+            if (after.front() != ':') {
+                CPLError(CE_Failure, CPLE_OpenFailed, "%s: expected ':' after the quoted path",
+                         f.c_str());
+                return false;
+            }
+            node = after.substr(1);
+            has_node = true;
+        }
+    } else {
+        // Unquoted: the path must not contain ':' (quote paths such as /vsicurl/http://...).
+        const size_t c = rest.find(':');
+        out.root = rest.substr(0, c);
+        if (c != std::string::npos) {
+            node = rest.substr(c + 1);
+            has_node = true;
+        }
+    }
+    out.root = RootOf(out.root);
+    if (out.root.empty()) {
+        CPLError(CE_Failure, CPLE_OpenFailed,
+                 "%s: empty store path; expected ZARR3:\"path\":/array", f.c_str());
+        return false;
+    }
+    out.array_path = NormaliseNodePath(node);
+    out.has_array = has_node;
+    return true;
+}
+
+std::string SubdatasetName(const std::string& root, const std::string& node_path) {
+    return std::string(kPrefix) + "\"" + root + "\":/" + NormaliseNodePath(node_path);
+}
+
+} // namespace zarr3drv
+
+extern "C" ZARR3_EXPORT void GDALRegister_Zarr3() {
+    if (!GDAL_CHECK_VERSION("Zarr3")) return;
+    if (GDALGetDriverByName("Zarr3") != nullptr) return;
+    auto* drv = new GDALDriver();
+    drv->SetDescription("Zarr3");
+    drv->SetMetadataItem(GDAL_DMD_LONGNAME,
+                         "Zarr v3 with rectilinear chunk grids and sharding (gdal-zarr3)");
+    drv->SetMetadataItem(GDAL_DMD_HELPTOPIC, "README.md of gdal-zarr3");
+    drv->SetMetadataItem(GDAL_DCAP_RASTER, "YES");
+    drv->SetMetadataItem(GDAL_DCAP_MULTIDIM_RASTER, "YES");
+    drv->SetMetadataItem(GDAL_DCAP_VIRTUALIO, "YES");
+    drv->SetMetadataItem(GDAL_DCAP_CREATE, "YES");
+    drv->SetMetadataItem(GDAL_DCAP_CREATECOPY, "YES");
+    drv->SetMetadataItem(GDAL_DCAP_CREATE_MULTIDIMENSIONAL, "YES");
+    drv->SetMetadataItem(GDAL_DMD_SUBDATASETS, "YES");
+    drv->SetMetadataItem(GDAL_DMD_EXTENSIONS, "zarr");
+    drv->SetMetadataItem(GDAL_DMD_CONNECTION_PREFIX, "ZARR3:");
+    drv->SetMetadataItem(
+        GDAL_DMD_CREATIONDATATYPES,
+        "Byte Int8 UInt16 Int16 UInt32 Int32 UInt64 Int64 Float32 Float64 CFloat32 CFloat64");
+    drv->SetMetadataItem(GDAL_DMD_OPENOPTIONLIST, zarr3drv::kOpenOptionList);
+    drv->SetMetadataItem(GDAL_DMD_CREATIONOPTIONLIST, zarr3drv::kCreationOptionList);
+    drv->SetMetadataItem(GDAL_DMD_MULTIDIM_ARRAY_CREATIONOPTIONLIST,
+                         zarr3drv::kArrayCreationOptionList);
+    drv->SetMetadataItem("ZARR3_VERSION", ZARR3_VERSION);
+    drv->pfnIdentify = zarr3drv::Identify;
+    drv->pfnOpen = zarr3drv::Open;
+
+    auto* dm = GetGDALDriverManager();
+    dm->RegisterDriver(drv);
+    // GDAL's built-in Zarr driver claims every folder with a zarr.json. When
+    // it is already registered, move it behind us; Zarr3::Open declines
+    // silently for anything that is not Zarr v3, so it still gets v2 stores.
+    if (GDALDriver* builtin = dm->GetDriverByName("Zarr")) {
+        dm->DeregisterDriver(builtin);
+        dm->RegisterDriver(builtin);
+    }
+}

@@ -1,0 +1,67 @@
+// Shared declarations of the Zarr3 GDAL plugin: open helpers, the
+// classic-raster entry point and the error boundary.
+#pragma once
+
+#include "gdal_priv.h"
+
+#include <memory>
+#include <string>
+
+namespace zarr3 {
+class Store;
+}
+
+namespace zarr3drv {
+
+// Parsed form of a dataset name.
+struct OpenTarget {
+    std::string root;       // store root (folder or URL), no trailing "/zarr.json"
+    std::string array_path; // node inside the store, without leading "/" ("" = root)
+    bool prefixed = false;  // written as ZARR3:...
+    bool has_array = false; // a node path was given (ZARR3:"root":/path)
+};
+
+// Parses `ZARR3:"path":/node`, `ZARR3:path:/node`, `ZARR3:"path"`, `ZARR3:path`
+// and plain paths (a folder or its zarr.json). Returns false and emits a
+// CPLError for a malformed prefixed name.
+bool ParseOpenTarget(const char* filename, OpenTarget& out);
+
+// `ZARR3:"root":/node` for subdataset lists.
+std::string SubdatasetName(const std::string& root, const std::string& node_path);
+
+// Runs `f` and converts any exception into CPLError(CE_Failure) naming
+// `where`. Returns false when an exception was caught.
+template <class F> bool Guard(const std::string& where, F&& f) noexcept {
+    try {
+        f();
+        return true;
+    } catch (const std::exception& e) {
+        const std::string msg = e.what();
+        if (where.empty() || msg.find(where) != std::string::npos)
+            CPLError(CE_Failure, CPLE_AppDefined, "%s", msg.c_str());
+        else
+            CPLError(CE_Failure, CPLE_AppDefined, "%s: %s", where.c_str(), msg.c_str());
+    } catch (...) {
+        CPLError(CE_Failure, CPLE_AppDefined, "%s: unknown error", where.c_str());
+    }
+    return false;
+}
+
+} // namespace zarr3drv
+
+// Classic (2-D raster) open. `store` is the opened store, `target` the parsed
+// name. Returns nullptr with a CPLError on failure. (driver/raster_*.cpp)
+GDALDataset* Zarr3OpenClassic(GDALOpenInfo* poOpenInfo, std::shared_ptr<zarr3::Store> store,
+                              const zarr3drv::OpenTarget& target);
+
+// Multidimensional open: a dataset whose GetRootGroup() is the store root.
+GDALDataset* Zarr3OpenMultidim(GDALOpenInfo* poOpenInfo, std::shared_ptr<zarr3::Store> store,
+                               const zarr3drv::OpenTarget& target);
+
+// The module is built with hidden visibility: export the entry point explicitly.
+#if defined(_WIN32)
+#define ZARR3_EXPORT __declspec(dllexport)
+#else
+#define ZARR3_EXPORT __attribute__((visibility("default")))
+#endif
+extern "C" ZARR3_EXPORT void GDALRegister_Zarr3();

@@ -1,0 +1,143 @@
+#!/usr/bin/env bash
+# Compatibility leg: build the plugin against Debian 13 (trixie)'s GDAL 3.10 inside a fresh
+# debootstrap chroot, then run ctest and the pytest suite (with the zarr-python interop tests) there.
+#
+# usage: scripts/compat.sh [--setup-only]
+#   --setup-only   debootstrap + apt only, keep the chroot (for reuse by interop.sh / iteration)
+# environment:
+#   COMPAT_DIR     chroot root (default /tmp/zarr3-trixie-$$); must be absent, empty, or a chroot
+#                  made by this script
+#   COMPAT_KEEP=1  keep the chroot afterwards (unmounted) so a later run with the same COMPAT_DIR
+#                  skips debootstrap/apt.  Default: remove it (CI must not cache across runs).
+#   COMPAT_MIRROR  Debian mirror (default: the host's configured Debian mirror)
+#   COMPAT_SUITE   default trixie
+#   COMPAT_JOBS    build/test parallelism (default: nproc)
+#   COMPAT_INTEROP=0  do not run the zarr-python interop tests in the chroot (default 1)
+#   COMPAT_PYTEST_ARGS  extra pytest arguments (e.g. "-k conformance")
+# Needs root (debootstrap, chroot, mount, unshare).  Mounts live in a private mount namespace and
+# are removed on exit; the chroot directory is deleted only after checking nothing is mounted in it.
+set -euo pipefail
+
+HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+REPO=$(cd "$HERE/.." && pwd)
+# shellcheck source=compat/chroot_lib.sh
+source "$HERE/compat/chroot_lib.sh"
+
+SUITE=${COMPAT_SUITE:-trixie}
+ROOT=${COMPAT_DIR:-/tmp/zarr3-trixie-$$}
+KEEP=${COMPAT_KEEP:-0}
+JOBS=${COMPAT_JOBS:-$(nproc)}
+SHARED=$(realpath -m "$REPO/../shared")
+BUILD=/build-zarr3 # build dir inside the chroot
+MODE=full
+case "${1:-}" in
+--setup-only) MODE=setup KEEP=1 ;;
+"") ;;
+*) echo "usage: $0 [--setup-only]" >&2; exit 2 ;;
+esac
+
+# ------------------------------------------------------------------ outer: host mount namespace
+if [ "${_COMPAT_INNER:-0}" != 1 ]; then
+  [ "$(id -u)" = 0 ] || { clog "needs root (debootstrap, chroot, mount)"; exit 2; }
+  if ! command -v debootstrap >/dev/null; then
+    clog "installing debootstrap on the host"
+    apt-get install -y -q debootstrap >/dev/null || { apt-get update -q && apt-get install -y -q debootstrap; }
+  fi
+  MIRROR=${COMPAT_MIRROR:-$(host_debian_mirror)}
+  [ -d "$SHARED/conformance" ] || clog "warning: $SHARED/conformance missing (conformance tests will fail/skip)"
+  if [ -e "$ROOT" ] && [ ! -e "$ROOT/$COMPAT_MARKER" ] && [ -n "$(ls -A "$ROOT")" ]; then
+    clog "$ROOT exists, is not empty and is not a compat chroot; refusing to use it"
+    exit 2
+  fi
+  mkdir -p "$ROOT"
+  ROOT=$(realpath "$ROOT")
+  touch "$ROOT/$COMPAT_MARKER"
+  outer_cleanup() {
+    local rc=$?
+    if [ "$KEEP" = 1 ]; then
+      chroot_umount_all "$ROOT" || clog "warning: mounts remain below $ROOT"
+      clog "kept chroot $ROOT (COMPAT_KEEP=1)"
+    else
+      chroot_safe_remove "$ROOT" && clog "removed $ROOT" || clog "warning: could not remove $ROOT"
+    fi
+    exit $rc
+  }
+  trap outer_cleanup EXIT
+  trap 'exit 130' INT TERM
+  T0=$(date +%s)
+  clog "suite=$SUITE mirror=$MIRROR root=$ROOT repo=$REPO shared=$SHARED jobs=$JOBS"
+  rc=0
+  _COMPAT_INNER=1 COMPAT_DIR="$ROOT" COMPAT_MIRROR="$MIRROR" COMPAT_KEEP="$KEEP" \
+    unshare --mount --propagation private bash "$0" "$@" || rc=$?
+  clog "total wall time: $(($(date +%s) - T0))s"
+  exit $rc
+fi
+
+# ------------------------------------------------------------------ inner: private mount namespace
+MIRROR=$COMPAT_MIRROR
+trap 'chroot_umount_all "$ROOT" || clog "warning: could not unmount everything below $ROOT"' EXIT
+
+chroot_prepare "$ROOT" "$SUITE" "$MIRROR" || { print_step_times; exit 1; }
+clog "package versions in the chroot:"
+chroot_versions "$ROOT"
+if [ "$MODE" = setup ]; then
+  print_step_times
+  exit 0
+fi
+
+bind_same "$ROOT" "$REPO" ro
+bind_same "$ROOT" "$SHARED" ro
+
+status=0
+built=1
+step configure _to_log "$ROOT/tmp/configure.log" in_chroot "$ROOT" cmake -S "$REPO" -B "$BUILD" \
+  -DZARR3_WERROR=ON -DCMAKE_BUILD_TYPE=RelWithDebInfo ||
+  { built=0; tail -n 40 "$ROOT/tmp/configure.log" >&2; }
+grep -E 'GDAL [0-9]' "$ROOT/tmp/configure.log" >&2 || true
+if [ $built = 1 ]; then
+  step build _to_log "$ROOT/tmp/build.log" in_chroot "$ROOT" cmake --build "$BUILD" -j"$JOBS" ||
+    { built=0; grep -E -m 40 'error|Error' "$ROOT/tmp/build.log" >&2; tail -n 20 "$ROOT/tmp/build.log" >&2; }
+fi
+
+if [ $built = 1 ]; then
+  # The plugin must load and be registered next to GDAL 3.10's own Zarr driver.
+  CHROOT_ENV=(GDAL_DRIVER_PATH="$BUILD")
+  step plugin-check in_chroot "$ROOT" python3 -c '
+from osgeo import gdal
+print("GDAL", gdal.__version__)
+d = gdal.GetDriverByName("Zarr3")
+assert d is not None, "Zarr3 driver not registered"
+print("Zarr3:", d.GetMetadataItem("DMD_LONGNAME"), "| built-in Zarr:", gdal.GetDriverByName("Zarr") is not None)
+' || status=1
+
+  CHROOT_ENV=()
+  step ctest _to_log "$ROOT/tmp/ctest.log" in_chroot "$ROOT" ctest --test-dir "$BUILD" -j"$JOBS" \
+    --output-on-failure --output-junit "$BUILD/ctest.xml" || status=1
+  tail -n 3 "$ROOT/tmp/ctest.log" >&2
+
+  CHROOT_ENV=(GDAL_DRIVER_PATH="$BUILD" PYTHONDONTWRITEBYTECODE=1)
+  if [ "${COMPAT_INTEROP:-1}" = 1 ]; then
+    CHROOT_ENV+=(ZARR3_INTEROP=1 "ZARR3_ZARR_PYTHON_CMD=python3 $REPO/scripts/interop/zarr_python_io.py")
+  fi
+  prc=0
+  # shellcheck disable=SC2086
+  step pytest _to_log "$ROOT/tmp/pytest.log" in_chroot "$ROOT" bash -c 'cd /tmp && exec python3 -m pytest \
+      -p no:cacheprovider -q -rfE --junitxml="$0/pytest.xml" "$1/autotest" '"${COMPAT_PYTEST_ARGS:-}" \
+    "$BUILD" "$REPO" || prc=$?
+  CHROOT_ENV=()
+  tail -n 30 "$ROOT/tmp/pytest.log" >&2
+  # 5 = no tests collected: not a failure of this leg.
+  if [ $prc -ne 0 ] && [ $prc -ne 5 ]; then status=1; fi
+else
+  status=1
+fi
+
+print_step_times
+clog "summary (GDAL $(in_chroot "$ROOT" gdal-config --version 2>/dev/null), $SUITE):"
+if [ $built = 1 ]; then
+  /usr/bin/python3 "$HERE/compat/summarize.py" "ctest=$ROOT$BUILD/ctest.xml" \
+    "pytest=$ROOT$BUILD/pytest.xml" >&2 || status=1
+else
+  clog "build FAILED: 0 passed, 1 failed (see $ROOT/tmp/build.log or configure.log)"
+fi
+exit $status

@@ -1,0 +1,89 @@
+#!/usr/bin/env bash
+# Interop leg: check stores written by the Zarr3 plugin read bit-exact in zarr-python 3 (Debian 13's
+# python3-zarr, in a trixie chroot) and zarrita.js (npm, host node), and the reverse; then runs
+# autotest/test_interop.py with the host's GDAL + the plugin built in $ZARR3_BUILD_DIR.
+#
+# usage: scripts/interop.sh [extra pytest args, e.g. -k plugin_written]
+# environment:
+#   ZARR3_BUILD_DIR   host build dir holding gdal_Zarr3.so (default: <repo>/build; built if missing)
+#   INTEROP_CHROOT    a prepared chroot to reuse (from `COMPAT_KEEP=1 scripts/compat.sh` or
+#                     `COMPAT_DIR=... scripts/compat.sh --setup-only`); default: create a fresh one
+#                     (/tmp/zarr3-trixie-$$, removed afterwards unless COMPAT_KEEP=1)
+#   COMPAT_MIRROR     Debian mirror for a fresh chroot (default: the host's)
+#   INTEROP_PYTHON    python with GDAL bindings for the tests (default /usr/bin/python3)
+# Needs root (chroot, mount, unshare) and node >= 18 with npm.
+set -euo pipefail
+
+HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+REPO=$(cd "$HERE/.." && pwd)
+# shellcheck source=compat/chroot_lib.sh
+source "$HERE/compat/chroot_lib.sh"
+COMPAT_LOG_TAG=interop
+
+SUITE=${COMPAT_SUITE:-trixie}
+BUILD_DIR=${ZARR3_BUILD_DIR:-$REPO/build}
+SHARED=$(realpath -m "$REPO/../shared")
+PY=${INTEROP_PYTHON:-/usr/bin/python3}
+KEEP=${COMPAT_KEEP:-0}
+
+if [ "${_INTEROP_INNER:-0}" != 1 ]; then
+  [ "$(id -u)" = 0 ] || { clog "needs root (chroot, mount)"; exit 2; }
+  T0=$(date +%s)
+  # ---- node dependencies (zarrita.js), from the committed lock file
+  if [ ! -d "$HERE/interop/node_modules/zarrita" ] ||
+    [ "$HERE/interop/package-lock.json" -nt "$HERE/interop/node_modules/.package-lock.json" ]; then
+    step npm-ci _to_log /tmp/zarr3-npm-$$.log npm ci --prefix "$HERE/interop" --no-audit --no-fund ||
+      { cat /tmp/zarr3-npm-$$.log >&2; exit 1; }
+    rm -f /tmp/zarr3-npm-$$.log
+  fi
+  clog "zarrita: $(node "$HERE/interop/zarrita_io.mjs" version)"
+  # ---- plugin on the host
+  if [ ! -e "$BUILD_DIR/gdal_Zarr3.so" ]; then
+    step plugin-build bash -c 'cmake -S "$0" -B "$1" -DZARR3_WERROR=ON >/dev/null &&
+      cmake --build "$1" -j"$(nproc)" --target gdal_Zarr3' "$REPO" "$BUILD_DIR" ||
+      clog "warning: plugin build failed in $BUILD_DIR; the GDAL-side tests will fail"
+  fi
+  # ---- chroot with zarr-python
+  if [ -n "${INTEROP_CHROOT:-}" ]; then
+    ROOT=$(realpath "$INTEROP_CHROOT")
+    chroot_is_ready "$ROOT" || { clog "$ROOT is not a prepared compat chroot"; exit 2; }
+    KEEP=1
+  else
+    ROOT=/tmp/zarr3-trixie-$$
+    mkdir -p "$ROOT"
+    touch "$ROOT/$COMPAT_MARKER"
+    command -v debootstrap >/dev/null || apt-get install -y -q debootstrap >/dev/null
+  fi
+  TMPD=$(mktemp -d /tmp/zarr3-interop-XXXXXX)
+  cleanup() {
+    local rc=$?
+    if [ "$KEEP" = 1 ]; then chroot_umount_all "$ROOT" || true; else chroot_safe_remove "$ROOT" || true; fi
+    # TMPD was only bind-mounted inside the (now gone) private namespace
+    if [ -z "$(mounts_below "$TMPD")" ]; then rm -rf --one-file-system "$TMPD"; fi
+    clog "total wall time: $(($(date +%s) - T0))s"
+    exit $rc
+  }
+  trap cleanup EXIT
+  trap 'exit 130' INT TERM
+  _INTEROP_INNER=1 ROOT="$ROOT" TMPD="$TMPD" COMPAT_MIRROR="${COMPAT_MIRROR:-$(host_debian_mirror)}" \
+    unshare --mount --propagation private bash "$0" "$@"
+  exit $?
+fi
+
+# ------------------------------------------------------------------ inner: private mount namespace
+trap 'chroot_umount_all "$ROOT" || clog "warning: mounts remain below $ROOT"' EXIT
+chroot_prepare "$ROOT" "$SUITE" "$COMPAT_MIRROR" || exit 1
+bind_same "$ROOT" "$REPO" ro
+[ -d "$SHARED" ] && bind_same "$ROOT" "$SHARED" ro
+bind_same "$ROOT" "$TMPD" rw
+ZPY="chroot $ROOT /usr/bin/env -i PATH=/usr/bin:/bin LANG=C.UTF-8 HOME=/root PYTHONDONTWRITEBYTECODE=1 python3 $REPO/scripts/interop/zarr_python_io.py"
+clog "zarr-python: $($ZPY version)"
+export ZARR3_INTEROP=1 ZARR3_ZARR_PYTHON_CMD="$ZPY" ZARR3_INTEROP_TMP="$TMPD"
+export ZARR3_ZARRITA_CMD="node $REPO/scripts/interop/zarrita_io.mjs"
+export GDAL_DRIVER_PATH=$BUILD_DIR
+rc=0
+step pytest "$PY" -m pytest -p no:cacheprovider -q -rfEs --basetemp="$TMPD/pytest" \
+  --junitxml="$TMPD/interop.xml" "$REPO/autotest/test_interop.py" "$@" || rc=$?
+print_step_times
+"$PY" "$HERE/compat/summarize.py" "interop=$TMPD/interop.xml" >&2 || rc=1
+exit $rc

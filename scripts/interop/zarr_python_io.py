@@ -1,0 +1,134 @@
+#!/usr/bin/env python3
+"""zarr-python 3 reader/writer for the interop tests (autotest/test_interop.py).
+
+  zarr_python_io.py version
+  zarr_python_io.py read STORE ARRAYPATH OUT.bin
+      Reads the whole array; writes its values C order, little-endian to OUT.bin and prints
+      {"shape": [...], "dtype": "<numpy dtype>"} on stdout.
+  zarr_python_io.py write STORE ARRAYPATH IN.bin --dtype D --shape a,b --chunks a,b
+      [--shards a,b] [--codec none|zstd|gzip|blosc] [--fill V] [--index-location end|start]
+      Opens/creates the group STORE (zarr v3), creates ARRAYPATH with a regular chunk grid
+      (sharded when --shards is given: --chunks is then the inner chunk shape) and writes IN.bin
+      (C order, little-endian, numpy dtype D) into it.
+Exit status: 0 ok, 1 error, 2 usage, 3 unsupported by this zarr-python.
+Runs with the zarr-python of the interpreter (Debian 13's python3-zarr in the compat chroot).
+"""
+import argparse
+import json
+import sys
+
+import numpy as np
+
+
+class Unsupported(Exception):
+    pass
+
+
+def _ints(s):
+    return tuple(int(x) for x in s.split(",") if x != "")
+
+
+def cmd_version(_args):
+    import numcodecs
+    import zarr
+
+    print(json.dumps({"zarr": zarr.__version__, "numcodecs": numcodecs.__version__,
+                      "numpy": np.__version__, "python": sys.version.split()[0]}))
+
+
+def cmd_read(args):
+    import zarr
+
+    try:
+        arr = zarr.open_array(store=args.store, path=args.arraypath.strip("/"), mode="r",
+                              zarr_format=3)
+    except (NotImplementedError, ValueError, KeyError, TypeError) as e:
+        # zarr-python 3.0 refuses unknown chunk grids (e.g. rectilinear) at open
+        raise Unsupported(f"{type(e).__name__}: {e}") from e
+    data = np.asarray(arr[...])
+    le = data.dtype.newbyteorder("<") if data.dtype.byteorder not in ("|", "=") else data.dtype
+    np.ascontiguousarray(data, dtype=le).tofile(args.out)
+    print(json.dumps({"shape": list(data.shape), "dtype": le.str}))
+
+
+def _compressors(name):
+    from zarr import codecs
+
+    if name in (None, "none"):
+        return None
+    if name == "zstd":
+        return [codecs.ZstdCodec(level=3)]
+    if name == "gzip":
+        return [codecs.GzipCodec(level=5)]
+    if name == "blosc":
+        return [codecs.BloscCodec(cname="lz4", clevel=5, shuffle="shuffle")]
+    raise SystemExit(f"unknown codec {name}")
+
+
+def cmd_write(args):
+    import zarr
+    from zarr import codecs
+
+    dtype = np.dtype(args.dtype).newbyteorder("<") if np.dtype(args.dtype).itemsize > 1 \
+        else np.dtype(args.dtype)
+    shape = _ints(args.shape)
+    chunks = _ints(args.chunks) if args.chunks else shape
+    data = np.fromfile(args.input, dtype=dtype)
+    if data.size != int(np.prod(shape, dtype=np.int64)):
+        raise SystemExit(f"{args.input}: {data.size} values, shape {shape} needs {np.prod(shape)}")
+    data = data.reshape(shape)
+    fill = 0 if args.fill is None else np.array(args.fill, dtype=np.float64).astype(dtype)[()]
+
+    root = zarr.open_group(store=args.store, mode="a", zarr_format=3)
+    parts = args.arraypath.strip("/").split("/")
+    grp = root
+    for p in parts[:-1]:
+        grp = grp.require_group(p)
+    kw = dict(name=parts[-1], shape=shape, dtype=dtype, fill_value=fill, overwrite=True)
+    comp = _compressors(args.codec)
+    if args.shards and args.index_location == "start":
+        inner = [codecs.BytesCodec(endian="little")] + (comp or [])
+        kw.update(chunks=_ints(args.shards), compressors=None,
+                  serializer=codecs.ShardingCodec(chunk_shape=chunks, codecs=inner,
+                                                  index_location="start"))
+    elif args.shards:
+        kw.update(chunks=chunks, shards=_ints(args.shards), compressors=comp)
+    else:
+        kw.update(chunks=chunks, compressors=comp)
+    arr = grp.create_array(**kw)
+    arr[...] = data
+    print(json.dumps({"metadata": json.loads(json.dumps(arr.metadata.to_dict(), default=str))}))
+
+
+def main(argv=None):
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    sub = ap.add_subparsers(dest="cmd", required=True)
+    sub.add_parser("version").set_defaults(fn=cmd_version)
+    r = sub.add_parser("read")
+    r.add_argument("store")
+    r.add_argument("arraypath")
+    r.add_argument("out")
+    r.set_defaults(fn=cmd_read)
+    w = sub.add_parser("write")
+    w.add_argument("store")
+    w.add_argument("arraypath")
+    w.add_argument("input")
+    w.add_argument("--dtype", required=True)
+    w.add_argument("--shape", required=True)
+    w.add_argument("--chunks")
+    w.add_argument("--shards")
+    w.add_argument("--codec", default="none", choices=["none", "zstd", "gzip", "blosc"])
+    w.add_argument("--fill")
+    w.add_argument("--index-location", default="end", choices=["end", "start"])
+    w.set_defaults(fn=cmd_write)
+    args = ap.parse_args(argv)
+    try:
+        args.fn(args)
+    except Unsupported as e:
+        print(f"zarr_python_io: unsupported: {e}", file=sys.stderr)
+        return 3
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

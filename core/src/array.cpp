@@ -110,7 +110,8 @@ namespace {
 void run_tasks(const Executor& ex, size_t n, const std::function<void(size_t)>& fn) {
     if (n == 0) return;
     if (n == 1 || !ex) {
-        for (size_t i = 0; i < n; ++i) fn(i);
+        for (size_t i = 0; i < n; ++i)
+            fn(i);
         return;
     }
     ex(n, fn);
@@ -208,7 +209,8 @@ void Array::write(const Selection& sel, const void* in, const std::vector<int64_
             if (full) {
                 Bytes buf(spec.num_bytes());
                 bool overhang = false;
-                for (size_t d = 0; d < valid.size(); ++d) overhang |= valid[d] != spec.shape[d];
+                for (size_t d = 0; d < valid.size(); ++d)
+                    overhang |= valid[d] != spec.shape[d];
                 if (overhang) fill_dense(buf.data(), spec.num_elements(), meta_.fill_value);
                 copy_region_in(buf.data(), spec.shape, elem, t.region, view);
                 {
@@ -278,7 +280,8 @@ void Array::buffer_partial(const std::string& key, const ChunkTask& t, const Chu
         fill_dense(e.data.data(), spec.num_elements(), meta_.fill_value);
         e.mask.assign(spec.num_elements(), 0);
         e.needed = 1;
-        for (auto v : valid) e.needed *= v;
+        for (auto v : valid)
+            e.needed *= v;
         wbuf_->bytes += e.data.size() + e.mask.size();
         it = wbuf_->entries.emplace(key, std::move(e)).first;
     }
@@ -317,7 +320,8 @@ void Array::flush_entry_locked(const std::string& key) {
 }
 
 void Array::flush_locked() {
-    while (!wbuf_->entries.empty()) flush_entry_locked(wbuf_->entries.begin()->first);
+    while (!wbuf_->entries.empty())
+        flush_entry_locked(wbuf_->entries.begin()->first);
 }
 
 void Array::flush() {
@@ -337,14 +341,17 @@ void Array::resize(const Shape& new_shape) {
     if (meta_.grid.kind() == GridKind::Regular && meta_.rank() > 0) {
         const Shape og = old.grid.grid_shape(), ng = meta_.grid.grid_shape();
         bool shrunk = false;
-        for (size_t d = 0; d < og.size(); ++d) shrunk |= ng[d] < og[d];
+        for (size_t d = 0; d < og.size(); ++d)
+            shrunk |= ng[d] < og[d];
         if (shrunk) {
             std::vector<uint64_t> idx(og.size(), 0);
             bool any = true;
-            for (auto n : og) any &= n > 0;
+            for (auto n : og)
+                any &= n > 0;
             while (any) {
                 bool outside = false;
-                for (size_t d = 0; d < idx.size(); ++d) outside |= idx[d] >= ng[d];
+                for (size_t d = 0; d < idx.size(); ++d)
+                    outside |= idx[d] >= ng[d];
                 if (outside) store_->erase(chunk_key(idx));
                 size_t d = idx.size();
                 while (d > 0) {
@@ -382,7 +389,8 @@ std::shared_ptr<Group> Group::open(std::shared_ptr<Store> store, const std::stri
     if (!j) throw Error(where + ": not found");
     if (node_type_of(*j, where) != NodeType::Group)
         throw FormatError(where + ": node_type is 'array', expected a group");
-    return std::shared_ptr<Group>(new Group(std::move(store), path, parse_group_metadata(*j, where)));
+    return std::shared_ptr<Group>(
+        new Group(std::move(store), path, parse_group_metadata(*j, where)));
 }
 
 std::shared_ptr<Group> Group::create(std::shared_ptr<Store> store, const std::string& path,
@@ -409,12 +417,14 @@ void Group::scan_children() const {
     if (meta_.consolidated) {
         for (const auto& [p, node] : *meta_.consolidated) {
             if (p.find('/') != std::string::npos) continue;
-            const std::string nt = node.is_object() && node.contains("node_type") &&
-                                           node["node_type"].is_string()
-                                       ? node["node_type"].get<std::string>()
-                                       : "";
-            if (nt == "array") arrays_.push_back(p);
-            else if (nt == "group") groups_.push_back(p);
+            const std::string nt =
+                node.is_object() && node.contains("node_type") && node["node_type"].is_string()
+                    ? node["node_type"].get<std::string>()
+                    : "";
+            if (nt == "array")
+                arrays_.push_back(p);
+            else if (nt == "group")
+                groups_.push_back(p);
             child_meta_[p] = node;
         }
         return;
@@ -430,9 +440,12 @@ void Group::scan_children() const {
         }
         if (!j || !j->is_object() || !j->contains("node_type")) continue;
         const auto& nt = (*j)["node_type"];
-        if (nt == "array") arrays_.push_back(name);
-        else if (nt == "group") groups_.push_back(name);
-        else continue;
+        if (nt == "array")
+            arrays_.push_back(name);
+        else if (nt == "group")
+            groups_.push_back(name);
+        else
+            continue;
         child_meta_[name] = std::move(*j);
     }
 }

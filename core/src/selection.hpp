@@ -23,10 +23,10 @@ PlannedSelection plan_selection(const Selection& sel, const Shape& shape,
                                 const std::string& where);
 
 struct AxisPiece {
-    uint64_t chunk;      // chunk index along the axis
-    uint64_t k0;         // first selection index inside the chunk
-    uint64_t count;      // selected elements inside the chunk
-    uint64_t in_chunk;   // offset of the first one inside the chunk
+    uint64_t chunk;    // chunk index along the axis
+    uint64_t k0;       // first selection index inside the chunk
+    uint64_t count;    // selected elements inside the chunk
+    uint64_t in_chunk; // offset of the first one inside the chunk
 };
 
 std::vector<AxisPiece> axis_pieces(const AxisPartition& axis, uint64_t start, uint64_t count,

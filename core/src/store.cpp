@@ -101,8 +101,10 @@ std::map<std::string, Bytes> MemoryStore::snapshot() const {
 }
 
 // ------------------------------------------------------------ FileStore
-FileStore::FileStore(std::string root, bool writable) : root_(std::move(root)), writable_(writable) {
-    while (root_.size() > 1 && root_.back() == '/') root_.pop_back();
+FileStore::FileStore(std::string root, bool writable)
+    : root_(std::move(root)), writable_(writable) {
+    while (root_.size() > 1 && root_.back() == '/')
+        root_.pop_back();
 }
 
 std::string FileStore::path_of(const std::string& key) const {
@@ -122,7 +124,9 @@ void read_exact(int fd, uint8_t* dst, uint64_t n, uint64_t off, const std::strin
     while (n > 0) {
         ssize_t r = ::pread(fd, dst, n, static_cast<off_t>(off));
         if (r < 0 && errno == EINTR) continue;
-        if (r <= 0) throw Error(what + ": read failed (" + (r < 0 ? std::strerror(errno) : "short file") + ")");
+        if (r <= 0)
+            throw Error(what + ": read failed (" + (r < 0 ? std::strerror(errno) : "short file") +
+                        ")");
         dst += r;
         off += static_cast<uint64_t>(r);
         n -= static_cast<uint64_t>(r);
@@ -184,7 +188,8 @@ void FileStore::put(const std::string& key, ByteView value) {
     fs::create_directories(fs::path(p).parent_path(), ec);
     if (ec) throw Error(p + ": cannot create folder (" + ec.message() + ")");
     static std::atomic<uint64_t> counter{0};
-    const std::string tmp = p + ".tmp." + std::to_string(::getpid()) + "." + std::to_string(counter++);
+    const std::string tmp =
+        p + ".tmp." + std::to_string(::getpid()) + "." + std::to_string(counter++);
     {
         Fd f{::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644)};
         if (f.fd < 0) throw Error(tmp + ": cannot create (" + std::strerror(errno) + ")");
@@ -248,7 +253,8 @@ std::optional<std::vector<Bytes>> CountingStore::get_ranges(const std::string& k
                           : " " + std::to_string(br.offset) + "+" + std::to_string(br.length);
     log_.push_back(line);
     if (r)
-        for (const auto& b : *r) c_.bytes += b.size();
+        for (const auto& b : *r)
+            c_.bytes += b.size();
     return r;
 }
 

@@ -7,7 +7,8 @@ namespace zarr3 {
 
 uint64_t Region::num_elements() const {
     uint64_t n = 1;
-    for (auto c : count) n *= c;
+    for (auto c : count)
+        n *= c;
     return n;
 }
 
@@ -42,7 +43,8 @@ void for_each_row(const Shape& chunk_shape, size_t elem, const Region& r,
         step_bytes[d] = cs[d] * static_cast<int64_t>(st);
     }
     int64_t coff = 0;
-    for (size_t d = 0; d < rank; ++d) coff += static_cast<int64_t>(r.start[d]) * cs[d];
+    for (size_t d = 0; d < rank; ++d)
+        coff += static_cast<int64_t>(r.start[d]) * cs[d];
     int64_t voff = 0;
     std::vector<uint64_t> idx(rank, 0);
     const size_t outer = rank - 1;
@@ -152,7 +154,8 @@ void fill_dense(uint8_t* dst, uint64_t n_elements, ByteView fill) {
     const size_t elem = fill.size();
     if (n_elements == 0) return;
     bool all_zero = true;
-    for (auto b : fill) all_zero &= (b == 0);
+    for (auto b : fill)
+        all_zero &= (b == 0);
     if (all_zero) {
         std::memset(dst, 0, n_elements * elem);
         return;

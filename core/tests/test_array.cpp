@@ -1,0 +1,231 @@
+// Array engine: planner, strided copies, write/read round trips, buffered
+// partial writes, fill-chunk elision, resize and append.
+#include "selection.hpp"
+#include "test_util.hpp"
+#include "zarr3/array.hpp"
+
+#include <gtest/gtest.h>
+#include <numeric>
+#include <unistd.h>
+
+using namespace zarr3;
+using nlohmann::json;
+
+namespace {
+
+ArrayMetadata meta_from(const json& j) {
+    return parse_array_metadata(j, "test/zarr.json");
+}
+
+json array_json(const json& shape, const json& grid, const std::string& dtype = "int32",
+                const json& codecs = json::array({{{"name", "bytes"},
+                                                   {"configuration", {{"endian", "little"}}}}}),
+                const json& fill = 0) {
+    return {{"zarr_format", 3},
+            {"node_type", "array"},
+            {"shape", shape},
+            {"data_type", dtype},
+            {"chunk_grid", grid},
+            {"chunk_key_encoding", {{"name", "default"}, {"configuration", {{"separator", "/"}}}}},
+            {"fill_value", fill},
+            {"codecs", codecs}};
+}
+
+json rect(const json& axes) {
+    return {{"name", "rectilinear"},
+            {"configuration", {{"kind", "inline"}, {"chunk_shapes", axes}}}};
+}
+json regular(const json& cs) {
+    return {{"name", "regular"}, {"configuration", {{"chunk_shape", cs}}}};
+}
+
+TEST(Planner, AxisPiecesCoverSelection) {
+    auto ax = AxisPartition::from_runs({{10, 3}, {5, 1}, {7, 2}});
+    for (uint64_t step : {1, 2, 3, 11, 40}) {
+        for (uint64_t start : {0, 9, 10, 29, 30}) {
+            const uint64_t count = (ax.extent() - 1 - start) / step + 1;
+            auto pieces = axis_pieces(ax, start, count, step);
+            uint64_t k = 0;
+            for (const auto& p : pieces) {
+                EXPECT_EQ(p.k0, k);
+                for (uint64_t j = 0; j < p.count; ++j) {
+                    const uint64_t e = start + (k + j) * step;
+                    EXPECT_EQ(ax.chunk_index(e), p.chunk);
+                    EXPECT_EQ(e - ax.chunk_start(p.chunk), p.in_chunk + j * step);
+                }
+                k += p.count;
+            }
+            EXPECT_EQ(k, count);
+        }
+    }
+}
+
+TEST(Planner, RejectsOutOfBoundsSelections) {
+    Shape shape{10, 10};
+    Selection s{{0, 5}, {10, 6}, {1, 1}};
+    EXPECT_THROW(plan_selection(s, shape, {}, 4, "x"), Error);
+    Selection r{{3, 0}, {5, 1}, {-1, 1}}; // 3,2,1,0,-1
+    EXPECT_THROW(plan_selection(r, shape, {}, 4, "x"), Error);
+    Selection z{{0, 0}, {1, 1}, {0, 1}};
+    EXPECT_THROW(plan_selection(z, shape, {}, 4, "x"), Error);
+}
+
+TEST(Strided, CopyOutAndInWithSteps) {
+    Shape cs{4, 5};
+    std::vector<int32_t> chunk(20);
+    std::iota(chunk.begin(), chunk.end(), 0);
+    Region r{{1, 0}, {2, 3}, {2, 2}};
+    std::vector<int32_t> out(6, -1);
+    StridedView v{reinterpret_cast<uint8_t*>(out.data()), {12, 4}};
+    copy_region_out(reinterpret_cast<uint8_t*>(chunk.data()), cs, 4, r, v);
+    EXPECT_EQ(out, (std::vector<int32_t>{5, 7, 9, 15, 17, 19}));
+    std::vector<int32_t> back(20, 0);
+    copy_region_in(reinterpret_cast<uint8_t*>(back.data()), cs, 4, r, v);
+    EXPECT_EQ(back[5], 5);
+    EXPECT_EQ(back[19], 19);
+    EXPECT_EQ(back[6], 0);
+    int32_t f = 7;
+    fill_view(v, {2, 3}, ByteView(reinterpret_cast<uint8_t*>(&f), 4));
+    EXPECT_EQ(out, std::vector<int32_t>(6, 7));
+    EXPECT_TRUE(all_equal_to(ByteView(reinterpret_cast<uint8_t*>(out.data()), 24),
+                             ByteView(reinterpret_cast<uint8_t*>(&f), 4)));
+}
+
+std::vector<int32_t> iota_vec(size_t n) {
+    std::vector<int32_t> v(n);
+    std::iota(v.begin(), v.end(), 1);
+    return v;
+}
+
+TEST(ArrayWrite, RoundTripRectilinearWithOverhang) {
+    auto store = std::make_shared<MemoryStore>();
+    auto a = Array::create(store, "a", meta_from(array_json({13, 7}, rect({{5, {4, 2}}, 3}))));
+    auto data = iota_vec(13 * 7);
+    a->write(Selection::all({13, 7}), data.data());
+    auto b = Array::open(store, "a");
+    std::vector<int32_t> got(13 * 7);
+    b->read(Selection::all({13, 7}), got.data());
+    EXPECT_EQ(got, data);
+    // chunk keys follow the grid: 3 x 3 chunks, last row overhangs (5+4+4=13 fits, 3*3=9>7)
+    EXPECT_TRUE(store->get("a/c/2/2").has_value());
+    EXPECT_FALSE(store->get("a/c/3/0").has_value());
+}
+
+TEST(ArrayWrite, PartialWritesAreBufferedAndMergedWithExistingData) {
+    auto store = std::make_shared<CountingStore>(std::make_shared<MemoryStore>());
+    auto a = Array::create(store, "a", meta_from(array_json({8, 8}, regular({8, 8}))));
+    auto data = iota_vec(64);
+    a->write(Selection::all({8, 8}), data.data());
+    store->reset();
+    // Fill the chunk row by row: only one put, when the chunk is complete.
+    for (uint64_t r = 0; r < 8; ++r) {
+        std::vector<int32_t> row(8, static_cast<int32_t>(100 + r));
+        a->write(Selection{{r, 0}, {1, 8}, {1, 1}}, row.data());
+    }
+    EXPECT_EQ(store->counts().puts, 1u);
+    EXPECT_EQ(store->counts().gets, 0u);
+    // An incomplete update merges with the stored chunk at flush.
+    int32_t v = -5;
+    a->write(Selection{{3, 3}, {1, 1}, {1, 1}}, &v);
+    a->flush();
+    std::vector<int32_t> got(64);
+    Array::open(store, "a")->read(Selection::all({8, 8}), got.data());
+    for (int r = 0; r < 8; ++r)
+        for (int c = 0; c < 8; ++c)
+            EXPECT_EQ(got[r * 8 + c], (r == 3 && c == 3) ? -5 : 100 + r);
+}
+
+TEST(ArrayWrite, FillOnlyChunksAreNotStored) {
+    auto store = std::make_shared<MemoryStore>();
+    auto a = Array::create(
+        store, "a",
+        meta_from(array_json(
+            {4, 4}, regular({2, 2}), "int32",
+            json::array({{{"name", "bytes"}, {"configuration", {{"endian", "little"}}}}}), 9)));
+    std::vector<int32_t> d(16, 9);
+    d[0] = 1;
+    a->write(Selection::all({4, 4}), d.data());
+    EXPECT_TRUE(store->get("a/c/0/0").has_value());
+    EXPECT_FALSE(store->get("a/c/1/1").has_value());
+    std::vector<int32_t> all9(16, 9);
+    a->write(Selection::all({4, 4}), all9.data());
+    EXPECT_FALSE(store->get("a/c/0/0").has_value()) << "a chunk rewritten as fill is erased";
+}
+
+TEST(ArrayWrite, ReversedAndStridedWritesMatchReads) {
+    auto store = std::make_shared<MemoryStore>();
+    auto a =
+        Array::create(store, "a", meta_from(array_json({10, 9}, rect({{3, 2, 5}, {{2, 4}, 1}}))));
+    auto data = iota_vec(90);
+    a->write(Selection::all({10, 9}), data.data());
+    // reversed read of axis 0 with step -2, axis 1 step 3
+    std::vector<int32_t> got(5 * 3);
+    a->read(Selection{{9, 1}, {5, 3}, {-2, 3}}, got.data());
+    for (int i = 0; i < 5; ++i)
+        for (int j = 0; j < 3; ++j)
+            EXPECT_EQ(got[i * 3 + j], data[(9 - 2 * i) * 9 + 1 + 3 * j]);
+}
+
+TEST(ArrayAppend, DailyAppendKeepsChunksAndJsonCompact) {
+    testutil::TempDir tmp;
+    auto store = std::make_shared<FileStore>(tmp.str());
+    auto a = Array::create(store, "t", meta_from(array_json({10, 4}, rect({{{10, 1}}, 4}))));
+    auto data = iota_vec(40);
+    a->write(Selection::all({10, 4}), data.data());
+    const auto before = store->get("t/c/0/0");
+    ASSERT_TRUE(before);
+    for (int day = 0; day < 1000; ++day) {
+        a->append_edge(0, 1);
+        std::vector<int32_t> row(4, day);
+        a->write(Selection{{static_cast<uint64_t>(10 + day), 0}, {1, 4}, {1, 1}}, row.data());
+    }
+    a->flush();
+    EXPECT_EQ(*store->get("t/c/0/0"), *before) << "existing chunk rewritten";
+    const auto j = testutil::read_json(tmp.str() + "/t/zarr.json");
+    EXPECT_EQ(j["shape"], json({1010, 4}));
+    EXPECT_EQ(j["chunk_grid"]["configuration"]["chunk_shapes"][0], json({10, {1, 1000}}));
+    auto b = Array::open(store, "t");
+    std::vector<int32_t> last(4);
+    b->read(Selection{{1009, 0}, {1, 4}, {1, 1}}, last.data());
+    EXPECT_EQ(last, std::vector<int32_t>(4, 999));
+}
+
+TEST(ArrayResize, RegularShrinkDropsChunksOutside) {
+    auto store = std::make_shared<MemoryStore>();
+    auto a = Array::create(store, "a", meta_from(array_json({4, 4}, regular({2, 2}))));
+    auto d = iota_vec(16);
+    a->write(Selection::all({4, 4}), d.data());
+    a->resize({2, 4});
+    EXPECT_FALSE(store->get("a/c/1/0").has_value());
+    a->resize({4, 4});
+    std::vector<int32_t> got(16);
+    a->read(Selection::all({4, 4}), got.data());
+    EXPECT_EQ(got[15], 0) << "regrown area reads as fill";
+    EXPECT_EQ(got[0], 1);
+}
+
+TEST(ArrayErrors, CorruptChunkNamesTheKey) {
+    auto store = std::make_shared<MemoryStore>();
+    auto a = Array::create(store, "a", meta_from(array_json({4}, regular({4}))));
+    const uint8_t junk[3] = {1, 2, 3};
+    store->put("a/c/0", ByteView(junk, 3));
+    std::vector<int32_t> got(4);
+    try {
+        a->read(Selection::all({4}), got.data());
+        FAIL() << "no error";
+    } catch (const Error& e) {
+        EXPECT_NE(std::string(e.what()).find("a/c/0"), std::string::npos) << e.what();
+    }
+}
+
+TEST(StoreKeys, EscapingKeysAreRefused) {
+    for (const char* k : {"../x", "a/../b", "/abs", "a//b", "a/./b", "a\\b"})
+        EXPECT_THROW(validate_key(k), Error) << k;
+    EXPECT_NO_THROW(validate_key("a/c/0/1"));
+    testutil::TempDir tmp;
+    FileStore fs(tmp.str());
+    const uint8_t b[1] = {1};
+    EXPECT_THROW(fs.put("../escape", ByteView(b, 1)), Error);
+}
+
+} // namespace

@@ -1,0 +1,40 @@
+// Helpers shared by core tests.
+#pragma once
+
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+namespace testutil {
+
+inline std::vector<uint8_t> read_file(const std::string& p) {
+    std::ifstream f(p, std::ios::binary);
+    return std::vector<uint8_t>((std::istreambuf_iterator<char>(f)),
+                                std::istreambuf_iterator<char>());
+}
+
+inline nlohmann::json read_json(const std::string& p) {
+    std::ifstream f(p);
+    return nlohmann::json::parse(f);
+}
+
+// A fresh temporary folder removed at scope exit.
+struct TempDir {
+    std::filesystem::path path;
+    TempDir() {
+        static int n = 0;
+        path = std::filesystem::temp_directory_path() /
+               ("zarr3test-" + std::to_string(::getpid()) + "-" + std::to_string(n++));
+        std::filesystem::remove_all(path);
+        std::filesystem::create_directories(path);
+    }
+    ~TempDir() {
+        std::error_code ec;
+        std::filesystem::remove_all(path, ec);
+    }
+    std::string str() const { return path.string(); }
+};
+
+} // namespace testutil

@@ -404,3 +404,35 @@ def test_raw_type_refused_politely(tmp_path):
     msg = str(e.value)
     assert "r24" in msg and "no GDAL equivalent" in msg
     assert str(root) in msg
+
+
+# ------------------------------------------------------------------ demo sample
+
+
+def test_sample_store_reads_and_is_georeferenced():
+    """data/daily_t2m_2023.zarr (rectilinear month shards) reads back what scripts/make_sample.py wrote."""
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("make_sample", REPO / "scripts" / "make_sample.py")
+    make_sample = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(make_sample)
+    store = REPO / "data" / "daily_t2m_2023.zarr"
+    ds = gdal.OpenEx(str(store), gdal.OF_MULTIDIM_RASTER)
+    assert ds.GetDriver().ShortName == "Zarr3"
+    t2m = ds.GetRootGroup().OpenMDArray("t2m")
+    assert t2m.GetStructuralInfo()["CHUNK_GRID"] == "rectilinear"
+    assert t2m.GetStructuralInfo()["CODECS"] == "sharding_indexed"
+    assert t2m.GetBlockSize() == [31, 32, 64]
+    exp = make_sample.temperature()
+    assert np.array_equal(t2m.ReadAsArray(), exp)
+    # February (days 31..58) alone, across a shard boundary with March.
+    assert np.array_equal(t2m.ReadAsArray(array_start_idx=[31, 0, 0], count=[30, 32, 64]), exp[31:61])
+    srs = t2m.GetSpatialRef()
+    assert srs is not None and srs.GetAuthorityCode(None) == "4326"
+    assert srs.GetDataAxisToSRSAxisMapping() == [2, 3]  # lat -> dim 2, lon -> dim 3 (1-based)
+    # The classic view GDAL builds from the multidim array is georeferenced via lat/lon.
+    classic = t2m.GetView("[196,:,:]").AsClassicDataset(1, 0)
+    assert classic.GetGeoTransform() == (-20.0, 1.0, 0.0, 72.0, 0.0, -1.0)
+    # A sliced view reads with step 0 on the sliced axis.
+    assert np.array_equal(t2m.GetView("[196,:,:]").ReadAsArray(), exp[196])
+    assert np.array_equal(t2m.GetView("[:,5,::-3]").ReadAsArray(), exp[:, 5, ::-3])

@@ -81,6 +81,28 @@ Zarr3MDArray::Create(const std::string& parent_full_name, const std::string& nam
     return a;
 }
 
+bool Zarr3MDArray::SetCRS(const std::string& definition) {
+    if (dims_.size() < 2) return false;
+    auto srs = std::make_shared<OGRSpatialReference>();
+    CPLErrorStateBackuper keep_state;
+    CPLErrorHandlerPusher quiet(CPLQuietErrorHandler);
+    if (srs->SetFromUserInput(definition.c_str()) != OGRERR_NONE) return false;
+    int ix = static_cast<int>(dims_.size()) - 1, iy = ix - 1;
+    for (size_t i = 0; i < dims_.size(); ++i) {
+        if (dims_[i]->GetType() == GDAL_DIM_TYPE_HORIZONTAL_X) ix = static_cast<int>(i);
+        if (dims_[i]->GetType() == GDAL_DIM_TYPE_HORIZONTAL_Y) iy = static_cast<int>(i);
+    }
+    if (ix == iy) return false;
+    srs->SetAxisMappingStrategy(OAMS_TRADITIONAL_GIS_ORDER);
+    // nth value: the 1-based array dimension of the nth CRS axis.
+    if (srs->EPSGTreatsAsLatLong() || srs->EPSGTreatsAsNorthingEasting())
+        srs->SetDataAxisToSRSAxisMapping({iy + 1, ix + 1});
+    else
+        srs->SetDataAxisToSRSAxisMapping({ix + 1, iy + 1});
+    srs_ = std::move(srs);
+    return true;
+}
+
 std::vector<GUInt64> Zarr3MDArray::GetBlockSize() const {
     const auto& grid = array_->metadata().grid;
     std::vector<GUInt64> out;
@@ -112,20 +134,29 @@ bool Zarr3MDArray::ReadImpl(const GUInt64* start, const size_t* count, const GIn
                             void* dst) const {
     const size_t rank = dims_.size();
     const auto& dtype = array_->metadata().dtype;
+    // GDAL may pass step 0: any step for a count of 1, or "repeat this
+    // element" for a larger count. The core reads each element once; repeated
+    // elements are broadcast below with a source stride of 0.
     zarr3::Selection sel;
-    uint64_t n = 1;
+    std::vector<size_t> src_count(rank);
+    bool broadcast = false;
+    uint64_t n = 1, n_src = 1;
     for (size_t i = 0; i < rank; ++i) {
+        const bool repeat = step[i] == 0 || count[i] == 1;
+        src_count[i] = repeat ? 1 : count[i];
+        broadcast = broadcast || (step[i] == 0 && count[i] > 1);
         sel.start.push_back(start[i]);
-        sel.count.push_back(count[i]);
-        sel.step.push_back(step[i]);
+        sel.count.push_back(src_count[i]);
+        sel.step.push_back(repeat ? 1 : step[i]);
         n = zarr3::checked_mul(n, count[i], "request size");
+        n_src = zarr3::checked_mul(n_src, src_count[i], "request size");
     }
     if (n == 0) return true;
     const GDALDataType exposed = dt_.GetNumericDataType();
     const size_t esize = static_cast<size_t>(GDALGetDataTypeSizeBytes(exposed));
 
     // Fast path: the caller wants exactly the stored representation.
-    if (SameRepresentation(dtype) && buf_type == dt_) {
+    if (SameRepresentation(dtype) && buf_type == dt_ && !broadcast) {
         std::vector<int64_t> bstrides(rank);
         for (size_t i = 0; i < rank; ++i)
             bstrides[i] = static_cast<int64_t>(stride[i]) * static_cast<int64_t>(esize);
@@ -135,36 +166,46 @@ bool Zarr3MDArray::ReadImpl(const GUInt64* start, const size_t* count, const GIn
 
     // Read dense native values, widen to the exposed type, then convert into
     // the caller's buffer one innermost row at a time.
-    zarr3::Bytes raw(static_cast<size_t>(zarr3::checked_mul(n, dtype.size, "request size")));
+    zarr3::Bytes raw(static_cast<size_t>(zarr3::checked_mul(n_src, dtype.size, "request size")));
     array_->read(sel, raw.data());
     zarr3::Bytes wide;
     const GByte* src = raw.data();
     if (!SameRepresentation(dtype)) {
-        wide.resize(static_cast<size_t>(zarr3::checked_mul(n, esize, "request size")));
-        WidenToGDAL(dtype, raw.data(), wide.data(), static_cast<size_t>(n));
+        wide.resize(static_cast<size_t>(zarr3::checked_mul(n_src, esize, "request size")));
+        WidenToGDAL(dtype, raw.data(), wide.data(), static_cast<size_t>(n_src));
         src = wide.data();
+    }
+    // Element strides of the dense source; 0 on broadcast axes.
+    std::vector<GPtrDiff_t> sstride(rank);
+    GPtrDiff_t acc = 1;
+    for (size_t i = rank; i-- > 0;) {
+        sstride[i] = src_count[i] == count[i] ? acc : 0;
+        acc *= static_cast<GPtrDiff_t>(src_count[i]);
     }
     const size_t bsize = buf_type.GetSize();
     const size_t inner = rank ? count[rank - 1] : 1;
-    const GPtrDiff_t inner_stride = rank ? stride[rank - 1] : 0;
+    const GPtrDiff_t inner_dstride = rank ? stride[rank - 1] : 0;
+    const GPtrDiff_t inner_sstride = rank ? sstride[rank - 1] : 0;
     const bool numeric = buf_type.GetClass() == GEDTC_NUMERIC;
+    const auto sz = [](auto v) { return static_cast<GPtrDiff_t>(v); };
     std::vector<size_t> idx(rank, 0);
     auto* out = static_cast<GByte*>(dst);
     for (uint64_t row = 0; row < n / inner; ++row) {
-        GPtrDiff_t off = 0;
-        for (size_t i = 0; i + 1 < rank; ++i)
-            off += static_cast<GPtrDiff_t>(idx[i]) * stride[i];
-        GByte* d = out + off * static_cast<GPtrDiff_t>(bsize);
-        const GByte* s = src + row * inner * esize;
+        GPtrDiff_t doff = 0, soff = 0;
+        for (size_t i = 0; i + 1 < rank; ++i) {
+            doff += sz(idx[i]) * stride[i];
+            soff += sz(idx[i]) * sstride[i];
+        }
+        GByte* d = out + doff * sz(bsize);
+        const GByte* s = src + soff * sz(esize);
         if (numeric) {
-            GDALCopyWords64(s, exposed, static_cast<int>(esize), d, buf_type.GetNumericDataType(),
-                            static_cast<int>(inner_stride * static_cast<GPtrDiff_t>(bsize)),
-                            static_cast<GPtrDiff_t>(inner));
+            GDALCopyWords64(s, exposed, static_cast<int>(inner_sstride * sz(esize)), d,
+                            buf_type.GetNumericDataType(),
+                            static_cast<int>(inner_dstride * sz(bsize)), sz(inner));
         } else {
             for (size_t k = 0; k < inner; ++k)
-                if (!GDALExtendedDataType::CopyValue(s + k * esize, dt_,
-                                                     d + static_cast<GPtrDiff_t>(k) * inner_stride *
-                                                             static_cast<GPtrDiff_t>(bsize),
+                if (!GDALExtendedDataType::CopyValue(s + sz(k) * inner_sstride * sz(esize), dt_,
+                                                     d + sz(k) * inner_dstride * sz(bsize),
                                                      buf_type))
                     return false;
         }

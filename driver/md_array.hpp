@@ -2,6 +2,7 @@
 #pragma once
 
 #include "gdal_priv.h"
+#include "ogr_spatialref.h"
 #include "zarr3/array.hpp"
 
 #include <memory>
@@ -37,7 +38,13 @@ class Zarr3MDArray final : public GDALMDArray {
     const std::string& GetUnit() const override { return unit_; }
     CSLConstList GetStructuralInfo() const override { return structural_.List(); }
 
+    std::shared_ptr<OGRSpatialReference> GetSpatialRef() const override { return srs_; }
+
     const std::shared_ptr<zarr3::Array>& array() const { return array_; }
+    // Sets the CRS from WKT or "AUTHORITY:CODE", mapped onto the array's X/Y
+    // dimensions (the last two unless dimensions are typed). Returns false when
+    // the definition cannot be parsed.
+    bool SetCRS(const std::string& definition);
 
     // Default dimensions for `meta`: named from dimension_names, else dim0...
     static std::vector<std::shared_ptr<GDALDimension>>
@@ -59,6 +66,7 @@ class Zarr3MDArray final : public GDALMDArray {
     std::vector<GByte> nodata_; // fill value in the exposed type
     std::string unit_;
     CPLStringList structural_;
+    std::shared_ptr<OGRSpatialReference> srs_;
 };
 
 // GDAL dimension type ("HORIZONTAL_X", "TEMPORAL", ...) guessed from a name.

@@ -96,6 +96,31 @@ Zarr3Group::DimensionsFor(const std::string& array_name, const zarr3::ArrayMetad
     return dims;
 }
 
+// CRS of an array: its own proj:wkt2 / proj:code / proj:epsg attributes, else
+// the crs_wkt / spatial_ref attribute of its CF grid_mapping variable.
+void Zarr3Group::AttachCRS(Zarr3MDArray& arr, const nlohmann::json& attrs) const {
+    const auto str = [](const nlohmann::json& j, const char* k) -> std::string {
+        auto it = j.find(k);
+        return it != j.end() && it->is_string() ? it->get<std::string>() : std::string();
+    };
+    for (const char* k : {"proj:wkt2", "proj:code"})
+        if (auto v = str(attrs, k); !v.empty() && arr.SetCRS(v)) return;
+    if (auto it = attrs.find("proj:epsg"); it != attrs.end() && it->is_number_integer())
+        if (arr.SetCRS("EPSG:" + std::to_string(it->get<int64_t>()))) return;
+    const std::string gm = str(attrs, "grid_mapping");
+    if (gm.empty() || !group_) return;
+    try {
+        const auto names = group_->array_names();
+        if (std::find(names.begin(), names.end(), gm) == names.end()) return;
+        const auto& gattrs = group_->open_array(gm)->metadata().attributes;
+        for (const char* k : {"crs_wkt", "spatial_ref"})
+            if (auto v = str(gattrs, k); !v.empty() && arr.SetCRS(v)) return;
+    } catch (const std::exception& e) {
+        CPLError(CE_Warning, CPLE_AppDefined, "%s: grid_mapping %s: %s", Where().c_str(),
+                 gm.c_str(), e.what());
+    }
+}
+
 std::shared_ptr<GDALMDArray> Zarr3Group::OpenArrayImpl(const std::string& name) const {
     auto cached = arrays_.find(name);
     if (cached != arrays_.end()) return cached->second;
@@ -113,6 +138,7 @@ std::shared_ptr<GDALMDArray> Zarr3Group::OpenArrayImpl(const std::string& name) 
         CPLError(CE_Warning, CPLE_AppDefined, "%s", w.c_str());
     auto arr = Zarr3MDArray::Create(GetFullName(), name, za, DimensionsFor(name, meta));
     arrays_[name] = arr;
+    AttachCRS(*arr, meta.attributes);
 
     // Link dimensions to their indexing variables: a 1-D array of the same
     // name and size in this group (the array itself for a coordinate array).

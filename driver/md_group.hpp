@@ -11,6 +11,8 @@
 
 namespace zarr3drv {
 
+class Zarr3MDArray;
+
 class Zarr3Group final : public GDALGroup {
   public:
     // A group over `group` ("/" when parent is empty).
@@ -37,6 +39,7 @@ class Zarr3Group final : public GDALGroup {
 
   private:
     std::string Where() const;
+    void AttachCRS(Zarr3MDArray& arr, const nlohmann::json& attrs) const;
     std::shared_ptr<GDALMDArray> OpenArrayImpl(const std::string& name) const;
     std::vector<std::shared_ptr<GDALDimension>>
     DimensionsFor(const std::string& array_name, const zarr3::ArrayMetadata& meta) const;

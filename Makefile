@@ -1,0 +1,60 @@
+# gdal-zarr3: build, test and demo entry points.
+#   make demo   install missing Debian packages, build, run the demo on data/
+#   make test   install missing Debian packages, build, run ctest + pytest, print a SUMMARY line
+SHELL := /bin/bash
+BUILD_DIR ?= build
+PYTHON ?= /usr/bin/python3
+JOBS ?= 2
+CMAKE_FLAGS ?=
+ABS_BUILD_DIR = $(abspath $(BUILD_DIR))
+
+.PHONY: all deps configure build test ctest pytest demo install sample test-compat test-interop clean
+
+all: build
+
+deps:
+	@bash scripts/install-deps.sh
+
+configure:
+	cmake -S . -B $(BUILD_DIR) -DZARR3_WERROR=ON $(CMAKE_FLAGS)
+
+build: configure
+	cmake --build $(BUILD_DIR) -j$(JOBS)
+
+# Runs both suites even when the first fails; the last line is the summary.
+test: deps build
+	@rc=0; \
+	( cd $(BUILD_DIR) && ctest --output-on-failure -j$(JOBS) ) 2>&1 | tee $(BUILD_DIR)/ctest.log; \
+	  [ $${PIPESTATUS[0]} -eq 0 ] || rc=1; \
+	GDAL_DRIVER_PATH=$(ABS_BUILD_DIR) $(PYTHON) -m pytest autotest -q -p no:cacheprovider 2>&1 | tee $(BUILD_DIR)/pytest.log; \
+	  [ $${PIPESTATUS[0]} -eq 0 ] || rc=1; \
+	ct=$$(grep -E 'tests passed, [0-9]+ tests? failed out of [0-9]+' $(BUILD_DIR)/ctest.log | tail -1); \
+	ct_total=$$(sed -nE 's/.*out of ([0-9]+).*/\1/p' <<<"$$ct"); ct_failed=$$(sed -nE 's/.*, ([0-9]+) tests? failed.*/\1/p' <<<"$$ct"); \
+	ct_total=$${ct_total:-0}; ct_failed=$${ct_failed:-0}; \
+	py=$$(grep -E '[0-9]+ (passed|failed|error|errors|skipped)' $(BUILD_DIR)/pytest.log | tail -1); \
+	count() { grep -oE "[0-9]+ $$1" <<<"$$py" | grep -oE '[0-9]+' || echo 0; }; \
+	py_failed=$$(( $$(count failed) + $$(count error) + $$(count errors) )); \
+	echo "SUMMARY: ctest $$((ct_total - ct_failed)) passed, $$ct_failed failed; pytest $$(count passed) passed, $$py_failed failed, $$(count skipped) skipped"; \
+	exit $$rc
+
+demo: deps build
+	@bash scripts/demo.sh $(ABS_BUILD_DIR)
+
+install: build
+	cmake --install $(BUILD_DIR)
+
+# Regenerates the committed demo sample (deterministic).
+sample:
+	$(PYTHON) scripts/make_sample.py
+
+# Extra test legs (see the scripts for their requirements).
+test-compat:
+	bash scripts/compat.sh
+
+test-interop: build
+	ZARR3_BUILD_DIR=$(ABS_BUILD_DIR) bash scripts/interop.sh
+
+# Sanitizer and benchmark targets come with their issues (no scripts yet).
+
+clean:
+	rm -rf $(BUILD_DIR)

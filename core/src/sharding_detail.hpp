@@ -1,0 +1,37 @@
+// Private helpers of the sharding_indexed codec (sharding*.cpp).
+#pragma once
+
+#include "zarr3/sharding.hpp"
+
+namespace zarr3::detail {
+
+// "inner chunk (i,j)" for linear inner-chunk index `lin` (C order over cps).
+std::string inner_chunk_name(const Shape& cps, uint64_t lin);
+
+// One inner chunk touched by a region read: the part of the region inside it
+// (in inner-chunk coordinates) and where that part starts in the output.
+struct InnerTask {
+    uint64_t lin = 0;       // linear inner-chunk index (C order)
+    Region sub;             // selection inside the inner chunk
+    int64_t out_offset = 0; // byte offset of sub's first element in the output view
+};
+
+// Inner chunks holding at least one selected element of `region` (a selection
+// inside a shard of `shard_shape`), in C order. Sets *all when every inner
+// chunk of the shard is needed. Throws Error when the region leaves the shard.
+std::vector<InnerTask> plan_inner_reads(const Shape& cps, const Shape& inner,
+                                        const Shape& shard_shape, const Region& region,
+                                        const std::vector<int64_t>& out_strides, bool* all,
+                                        const std::string& what);
+
+// Wanted byte range of one inner chunk.
+struct WantedRange {
+    uint64_t offset = 0;
+    uint64_t nbytes = 0;
+};
+// Sorts and merges `wanted` into ranges; ranges whose gap is <= `gap` (or that
+// overlap) become one. placement[i] = (merged range index, offset inside it).
+std::vector<ByteRange> coalesce_ranges(const std::vector<WantedRange>& wanted, uint64_t gap,
+                                       std::vector<std::pair<size_t, uint64_t>>* placement);
+
+} // namespace zarr3::detail

@@ -1,0 +1,264 @@
+// sharding_indexed: whole-shard decode and partial reads (index, then the
+// coalesced byte ranges of the inner chunks a region needs).
+#include "sharding_detail.hpp"
+
+#include <algorithm>
+#include <numeric>
+
+namespace zarr3 {
+
+namespace detail {
+
+namespace {
+
+// Inner chunks along one axis holding selected elements.
+struct AxisPiece {
+    uint64_t chunk;       // inner chunk index on this axis
+    uint64_t k0;          // first selection index k inside it
+    uint64_t kcount;      // number of selection indices inside it
+    uint64_t local_start; // element offset of k0 inside the inner chunk
+};
+
+std::vector<AxisPiece> axis_pieces(uint64_t s, uint64_t c, uint64_t t, uint64_t edge) {
+    std::vector<AxisPiece> out;
+    const uint64_t last = s + (c - 1) * t; // bounds checked by the caller
+    for (uint64_t j = s / edge; j <= last / edge; ++j) {
+        const uint64_t lo = j * edge, hi = lo + edge;
+        const uint64_t k_lo = lo <= s ? 0 : (lo - s + t - 1) / t;
+        if (k_lo >= c) break;
+        const uint64_t e = s + k_lo * t;
+        if (e >= hi) continue; // the step jumps over this inner chunk
+        const uint64_t k_hi = std::min<uint64_t>(c, (hi - s + t - 1) / t);
+        out.push_back({j, k_lo, k_hi - k_lo, e - lo});
+    }
+    return out;
+}
+
+} // namespace
+
+std::vector<InnerTask> plan_inner_reads(const Shape& cps, const Shape& inner,
+                                        const Shape& shard_shape, const Region& region,
+                                        const std::vector<int64_t>& out_strides, bool* all,
+                                        const std::string& what) {
+    const size_t rank = cps.size();
+    if (region.start.size() != rank || region.count.size() != rank ||
+        (!region.step.empty() && region.step.size() != rank) || out_strides.size() != rank)
+        throw Error("sharding_indexed read of " + what +
+                    ": region rank does not match shard rank " + std::to_string(rank));
+    *all = false;
+    std::vector<std::vector<AxisPiece>> pieces(rank);
+    for (size_t a = 0; a < rank; ++a) {
+        const uint64_t s = region.start[a], c = region.count[a];
+        const uint64_t t = region.step.empty() ? 1 : region.step[a];
+        if (c == 0) return {};
+        if (t == 0)
+            throw Error("sharding_indexed read of " + what + ": step 0 on axis " +
+                        std::to_string(a));
+        const uint64_t span = checked_mul(c - 1, t, "region extent");
+        if (s >= shard_shape[a] || span >= shard_shape[a] - s)
+            throw Error("sharding_indexed read of " + what + ": region leaves the shard on axis " +
+                        std::to_string(a));
+        pieces[a] = axis_pieces(s, c, t, inner[a]);
+    }
+    bool every = true;
+    uint64_t ntasks = 1;
+    for (size_t a = 0; a < rank; ++a) {
+        every = every && pieces[a].size() == cps[a];
+        ntasks *= pieces[a].size(); // <= product(cps), already checked
+    }
+    *all = every;
+
+    std::vector<InnerTask> tasks;
+    tasks.reserve(ntasks);
+    std::vector<size_t> pos(rank, 0);
+    for (uint64_t n = 0; n < ntasks; ++n) {
+        InnerTask t;
+        t.sub.start.resize(rank);
+        t.sub.count.resize(rank);
+        t.sub.step.resize(rank);
+        for (size_t a = 0; a < rank; ++a) {
+            const AxisPiece& p = pieces[a][pos[a]];
+            t.lin = t.lin * cps[a] + p.chunk;
+            t.sub.start[a] = p.local_start;
+            t.sub.count[a] = p.kcount;
+            t.sub.step[a] = region.step.empty() ? 1 : region.step[a];
+            t.out_offset += static_cast<int64_t>(p.k0) * out_strides[a];
+        }
+        tasks.push_back(std::move(t));
+        for (size_t a = rank; a-- > 0;) {
+            if (++pos[a] < pieces[a].size()) break;
+            pos[a] = 0;
+        }
+    }
+    return tasks;
+}
+
+std::vector<ByteRange> coalesce_ranges(const std::vector<WantedRange>& wanted, uint64_t gap,
+                                       std::vector<std::pair<size_t, uint64_t>>* placement) {
+    std::vector<size_t> order(wanted.size());
+    std::iota(order.begin(), order.end(), size_t{0});
+    std::sort(order.begin(), order.end(),
+              [&](size_t a, size_t b) { return wanted[a].offset < wanted[b].offset; });
+    placement->assign(wanted.size(), {0, 0});
+    std::vector<ByteRange> out;
+    uint64_t cur_end = 0;
+    for (size_t i : order) {
+        const WantedRange& w = wanted[i];
+        const uint64_t end = w.offset + w.nbytes; // validated: no overflow
+        if (!out.empty() && (w.offset <= cur_end || w.offset - cur_end <= gap)) {
+            ByteRange& r = out.back();
+            cur_end = std::max(cur_end, end);
+            r.length = cur_end - r.offset;
+        } else {
+            out.push_back(ByteRange{w.offset, w.nbytes, false});
+            cur_end = end;
+        }
+        (*placement)[i] = {out.size() - 1, w.offset - out.back().offset};
+    }
+    return out;
+}
+
+} // namespace detail
+
+namespace {
+
+// Decodes the planned inner chunks; data[i] is the encoded inner chunk of
+// tasks[i], or nullopt when its index entry is empty (fill value).
+void decode_tasks(const CodecChain& inner, const ChunkSpec& ispec, const Shape& cps,
+                  const std::vector<detail::InnerTask>& tasks,
+                  const std::vector<std::optional<ByteView>>& data, const StridedView& out,
+                  const ReadOptions& opt, const std::string& what) {
+    ReadOptions inner_opt;
+    inner_opt.coalesce_gap = opt.coalesce_gap;
+    auto run = [&](size_t i) {
+        const detail::InnerTask& t = tasks[i];
+        StridedView sub{out.data + t.out_offset, out.strides};
+        if (data[i]) {
+            MemoryByteSource ms(*data[i], what + " " + detail::inner_chunk_name(cps, t.lin));
+            if (inner.read_region(ms, ispec, t.sub, sub, inner_opt)) return;
+        }
+        fill_view(sub, t.sub.count, ispec.fill_value);
+    };
+    if (opt.executor && tasks.size() > 1)
+        opt.executor(tasks.size(), run);
+    else
+        for (size_t i = 0; i < tasks.size(); ++i)
+            run(i);
+}
+
+} // namespace
+
+bool ShardingCodec::read_from_whole(ByteView shard, const ChunkSpec& spec, const Region& region,
+                                    const StridedView& out, const ReadOptions& opt,
+                                    const std::string& what, const std::string& cache_key) const {
+    const Shape cps = chunks_per_shard(spec.shape, what);
+    bool all = false;
+    const auto tasks =
+        detail::plan_inner_reads(cps, inner_shape_, spec.shape, region, out.strides, &all, what);
+    const uint64_t isz = index_size(cps);
+    if (shard.size() < isz)
+        throw FormatError("shard " + what + " is truncated: " + std::to_string(shard.size()) +
+                          " bytes, smaller than its " + std::to_string(isz) + "-byte index");
+    const ByteView enc_index =
+        location_ == IndexLocation::Start ? shard.first(isz) : shard.last(isz);
+    auto idx = parse_index(enc_index, cps, shard.size(), what);
+    if (!cache_key.empty() && opt.index_cache) opt.index_cache->put(cache_key, idx);
+
+    std::vector<std::optional<ByteView>> data(tasks.size());
+    for (size_t i = 0; i < tasks.size(); ++i) {
+        const uint64_t lin = tasks[i].lin;
+        if (!idx->empty(lin)) data[i] = shard.subspan(idx->offset(lin), idx->nbytes(lin));
+    }
+    decode_tasks(inner_, inner_spec(spec), cps, tasks, data, out, opt, what);
+    return true;
+}
+
+void ShardingCodec::decode(ByteView encoded, const ChunkSpec& spec, uint8_t* out) const {
+    Region full;
+    full.start.assign(spec.shape.size(), 0);
+    full.count = spec.shape;
+    const StridedView view{out, c_strides(spec.shape, spec.dtype.size)};
+    read_from_whole(encoded, spec, full, view, ReadOptions{}, "shard", std::string());
+}
+
+bool ShardingCodec::read_partial(ByteSource& src, const ChunkSpec& spec, const Region& region,
+                                 const StridedView& out, const ReadOptions& opt) const {
+    const std::string what = src.describe();
+    const Shape cps = chunks_per_shard(spec.shape, what);
+    bool all = false;
+    const auto tasks =
+        detail::plan_inner_reads(cps, inner_shape_, spec.shape, region, out.strides, &all, what);
+    if (tasks.empty()) return true; // empty selection: nothing to read
+    const std::string key = opt.index_cache ? src.cache_key() : std::string();
+
+    // Every inner chunk needed: one request for the whole shard, index included.
+    if (all) {
+        auto whole = src.read_all();
+        if (!whole) {
+            if (!key.empty()) opt.index_cache->invalidate(key);
+            return false;
+        }
+        return read_from_whole(*whole, spec, region, out, opt, what, key);
+    }
+
+    // The index: from the cache, else one range request.
+    std::shared_ptr<const ShardIndex> idx;
+    if (!key.empty()) {
+        idx = opt.index_cache->get(key);
+        if (idx && idx->chunks_per_shard != cps) idx.reset();
+    }
+    if (!idx) {
+        const uint64_t isz = index_size(cps);
+        const ByteRange r =
+            location_ == IndexLocation::End ? ByteRange{0, isz, true} : ByteRange{0, isz, false};
+        auto got = src.read_ranges({r});
+        if (!got) return false;
+        if (got->size() != 1)
+            throw FormatError("shard " + what + ": store returned " + std::to_string(got->size()) +
+                              " ranges for 1 requested");
+        // The shard size is unknown here: entries are bounds-checked against
+        // the data region start; the store refuses ranges past the end.
+        auto parsed = parse_index((*got)[0], cps, std::nullopt, what);
+        if (!key.empty()) opt.index_cache->put(key, parsed);
+        idx = std::move(parsed);
+    }
+
+    // Byte ranges of the needed, non-empty inner chunks, coalesced.
+    std::vector<detail::WantedRange> wanted;
+    std::vector<size_t> wanted_task;
+    for (size_t i = 0; i < tasks.size(); ++i) {
+        const uint64_t lin = tasks[i].lin;
+        if (idx->empty(lin)) continue;
+        wanted.push_back({idx->offset(lin), idx->nbytes(lin)});
+        wanted_task.push_back(i);
+    }
+    std::vector<std::pair<size_t, uint64_t>> placement;
+    const auto ranges = detail::coalesce_ranges(wanted, opt.coalesce_gap, &placement);
+    std::vector<Bytes> fetched;
+    if (!ranges.empty()) {
+        auto got = src.read_ranges(ranges);
+        if (!got) {
+            if (!key.empty()) opt.index_cache->invalidate(key);
+            return false;
+        }
+        if (got->size() != ranges.size())
+            throw FormatError("shard " + what + ": store returned " + std::to_string(got->size()) +
+                              " ranges for " + std::to_string(ranges.size()) + " requested");
+        for (size_t r = 0; r < ranges.size(); ++r)
+            if ((*got)[r].size() != ranges[r].length)
+                throw FormatError("shard " + what + " is truncated: range at offset " +
+                                  std::to_string(ranges[r].offset) + " returned " +
+                                  std::to_string((*got)[r].size()) + " of " +
+                                  std::to_string(ranges[r].length) + " bytes");
+        fetched = std::move(*got);
+    }
+    std::vector<std::optional<ByteView>> data(tasks.size());
+    for (size_t w = 0; w < wanted.size(); ++w) {
+        const auto [r, off] = placement[w];
+        data[wanted_task[w]] = ByteView(fetched[r]).subspan(off, wanted[w].nbytes);
+    }
+    decode_tasks(inner_, inner_spec(spec), cps, tasks, data, out, opt, what);
+    return true;
+}
+
+} // namespace zarr3

@@ -1,0 +1,305 @@
+// zarr.json for arrays and groups: parse, validate, serialise.
+#include "zarr3/metadata.hpp"
+
+#include "json_int.hpp"
+
+#include <algorithm>
+
+namespace zarr3 {
+namespace {
+
+using nlohmann::json;
+
+constexpr size_t kMaxRank = 32;
+constexpr size_t kMaxJsonDepth = 512;
+
+using detail::dump_short;
+using detail::json_uint;
+
+[[noreturn]] void fail(const std::string& where, const std::string& member,
+                       const std::string& msg) {
+    throw FormatError(where + ": " + member + ": " + msg);
+}
+
+const json& require(const json& j, const char* member, const std::string& where) {
+    const auto it = j.find(member);
+    if (it == j.end()) fail(where, member, "missing (required member)");
+    return *it;
+}
+
+bool is_optional_extension(const json& v) {
+    if (!v.is_object()) return false;
+    const auto it = v.find("must_understand");
+    return it != v.end() && it->is_boolean() && !it->get<bool>();
+}
+
+void check_unknown_member(const std::string& key, const json& value, json& extra,
+                          const std::string& where) {
+    if (!is_optional_extension(value))
+        fail(where, key,
+             "unknown member (refused: only members carrying \"must_understand\": false may be "
+             "ignored)");
+    extra[key] = value;
+}
+
+// Rejects nesting deeper than kMaxJsonDepth before handing the text to the parser.
+void check_depth(std::string_view text, const std::string& where) {
+    size_t depth = 0;
+    bool in_string = false, escaped = false;
+    for (size_t i = 0; i < text.size(); ++i) {
+        const char c = text[i];
+        if (in_string) {
+            if (escaped)
+                escaped = false;
+            else if (c == '\\')
+                escaped = true;
+            else if (c == '"')
+                in_string = false;
+        } else if (c == '"') {
+            in_string = true;
+        } else if (c == '[' || c == '{') {
+            if (++depth > kMaxJsonDepth)
+                throw FormatError(where + ": invalid JSON at byte " + std::to_string(i) +
+                                  ": nesting deeper than " + std::to_string(kMaxJsonDepth) +
+                                  " levels");
+        } else if ((c == ']' || c == '}') && depth > 0) {
+            --depth;
+        }
+    }
+}
+
+Shape parse_shape(const json& j, const std::string& where) {
+    if (!j.is_array())
+        fail(where, "shape", "expected a list of non-negative integers, got " + dump_short(j));
+    if (j.size() > kMaxRank)
+        fail(where, "shape",
+             "rank " + std::to_string(j.size()) + " exceeds the limit of " +
+                 std::to_string(kMaxRank));
+    Shape s;
+    for (size_t i = 0; i < j.size(); ++i) {
+        const auto v = json_uint(j[i]);
+        if (!v)
+            fail(where, "shape[" + std::to_string(i) + "]",
+                 "expected a non-negative integer, got " + dump_short(j[i]));
+        s.push_back(*v);
+    }
+    return s;
+}
+
+} // namespace
+
+json parse_json_text(std::string_view text, const std::string& where) {
+    if (text.size() > kMaxMetadataBytes)
+        throw FormatError(where + ": metadata of " + std::to_string(text.size()) +
+                          " bytes exceeds the limit of " + std::to_string(kMaxMetadataBytes));
+    check_depth(text, where);
+    try {
+        return json::parse(text.begin(), text.end());
+    } catch (const json::parse_error& e) {
+        std::string msg = e.what();
+        const auto p = msg.find("] ");
+        if (msg.rfind("[json.exception", 0) == 0 && p != std::string::npos) msg = msg.substr(p + 2);
+        throw FormatError(where + ": invalid JSON at byte " + std::to_string(e.byte) + ": " + msg);
+    } catch (const json::exception& e) {
+        throw FormatError(where + ": invalid JSON: " + e.what());
+    }
+}
+
+NodeType node_type_of(const json& j, const std::string& where) {
+    if (!j.is_object()) throw FormatError(where + ": expected a JSON object, got " + dump_short(j));
+    const auto zf = j.find("zarr_format");
+    if (zf == j.end()) fail(where, "zarr_format", "missing (expected 3)");
+    if (zf->is_string())
+        fail(where, "zarr_format",
+             "got " + dump_short(*zf) +
+                 ": this is the pre-final Zarr v3 draft, which is not supported (expected 3)");
+    if (!zf->is_number_integer() || *zf != 3) {
+        if (zf->is_number_integer() && *zf == 2)
+            fail(where, "zarr_format", "got 2: this is Zarr v2 metadata, not v3 (expected 3)");
+        fail(where, "zarr_format", "expected 3, got " + dump_short(*zf));
+    }
+    const auto nt = j.find("node_type");
+    if (nt == j.end()) fail(where, "node_type", "missing (expected \"array\" or \"group\")");
+    if (*nt == "array") return NodeType::Array;
+    if (*nt == "group") return NodeType::Group;
+    fail(where, "node_type", "expected \"array\" or \"group\", got " + dump_short(*nt));
+}
+
+ChunkSpec ArrayMetadata::chunk_spec(const std::vector<uint64_t>& idx) const {
+    return chunk_spec_for_shape(grid.chunk_shape(idx));
+}
+
+ChunkSpec ArrayMetadata::chunk_spec_for_shape(const Shape& s) const {
+    return ChunkSpec{s, dtype, fill_value};
+}
+
+ArrayMetadata parse_array_metadata(const json& j, const std::string& where) {
+    if (node_type_of(j, where) != NodeType::Array)
+        fail(where, "node_type", "expected \"array\", got \"group\"");
+    ArrayMetadata m;
+    for (const auto& item : j.items()) {
+        static const char* known[] = {
+            "zarr_format",        "node_type",  "shape",  "data_type",  "chunk_grid",
+            "chunk_key_encoding", "fill_value", "codecs", "attributes", "storage_transformers",
+            "dimension_names"};
+        if (std::find_if(std::begin(known), std::end(known),
+                         [&](const char* k) { return item.key() == k; }) == std::end(known))
+            check_unknown_member(item.key(), item.value(), m.extra_members, where);
+    }
+
+    m.shape = parse_shape(require(j, "shape", where), where);
+    m.dtype = parse_data_type(require(j, "data_type", where), where);
+    m.grid = ChunkGrid::parse(require(j, "chunk_grid", where), m.shape, where);
+    m.key_encoding = ChunkKeyEncoding::parse(require(j, "chunk_key_encoding", where), where);
+    m.fill_value = parse_fill_value(require(j, "fill_value", where), m.dtype, where);
+
+    if (const auto it = j.find("attributes"); it != j.end()) {
+        if (!it->is_object())
+            fail(where, "attributes", "expected an object, got " + dump_short(*it));
+        m.attributes = *it;
+    }
+    if (const auto it = j.find("storage_transformers"); it != j.end()) {
+        if (!it->is_array() || !it->empty())
+            fail(where, "storage_transformers",
+                 "storage transformers are not supported (expected absent or []), got " +
+                     dump_short(*it));
+    }
+    if (const auto it = j.find("dimension_names"); it != j.end() && !it->is_null()) {
+        if (!it->is_array())
+            fail(where, "dimension_names", "expected a list, got " + dump_short(*it));
+        if (it->size() != m.rank())
+            fail(where, "dimension_names",
+                 "has " + std::to_string(it->size()) + " entries, expected one per axis (" +
+                     std::to_string(m.rank()) + ")");
+        for (size_t i = 0; i < it->size(); ++i) {
+            const json& n = (*it)[i];
+            if (n.is_null())
+                m.dimension_names.emplace_back(std::nullopt);
+            else if (n.is_string())
+                m.dimension_names.emplace_back(n.get<std::string>());
+            else
+                fail(where, "dimension_names[" + std::to_string(i) + "]",
+                     "expected a string or null, got " + dump_short(n));
+        }
+    }
+
+    // The largest chunk (shard) must stay decodable.
+    Shape max_chunk;
+    for (size_t i = 0; i < m.rank(); ++i)
+        max_chunk.push_back(m.grid.axis(i).max_edge());
+    try {
+        const uint64_t bytes = checked_mul(checked_product(max_chunk, "largest chunk size"),
+                                           m.dtype.size, "largest chunk size");
+        if (bytes > kMaxChunkBytes)
+            fail(where, "chunk_grid",
+                 "the largest chunk holds " + std::to_string(bytes) + " bytes of " + m.dtype.name +
+                     ", above the limit of " + std::to_string(kMaxChunkBytes));
+    } catch (const FormatError&) {
+        throw;
+    } catch (const Error& e) {
+        fail(where, "chunk_grid", e.what());
+    }
+
+    const json& codecs = require(j, "codecs", where);
+    if (!codecs.is_array() || codecs.empty())
+        fail(where, "codecs", "expected a non-empty list of codecs, got " + dump_short(codecs));
+    m.codecs_json = json::array();
+    for (size_t i = 0; i < codecs.size(); ++i) {
+        const json& c = codecs[i];
+        if (c.is_string())
+            m.codecs_json.push_back({{"name", c}});
+        else if (c.is_object())
+            m.codecs_json.push_back(c);
+        else
+            fail(where, "codecs[" + std::to_string(i) + "]",
+                 "expected an object or a codec name, got " + dump_short(c));
+    }
+    Shape first;
+    for (size_t i = 0; i < m.rank(); ++i) {
+        const AxisPartition& a = m.grid.axis(i);
+        first.push_back(a.num_chunks() > 0 ? a.chunk_edge(0) : a.max_edge());
+    }
+    m.codecs = CodecChain::parse(m.codecs_json, m.chunk_spec_for_shape(first), where, &m.warnings);
+    m.codecs.validate_grid(m.grid, where);
+    return m;
+}
+
+GroupMetadata parse_group_metadata(const json& j, const std::string& where) {
+    if (node_type_of(j, where) != NodeType::Group)
+        fail(where, "node_type", "expected \"group\", got \"array\"");
+    GroupMetadata g;
+    for (const auto& item : j.items()) {
+        const std::string& key = item.key();
+        const json& v = item.value();
+        if (key == "zarr_format" || key == "node_type") continue;
+        if (key == "attributes") {
+            if (!v.is_object())
+                fail(where, "attributes", "expected an object, got " + dump_short(v));
+            g.attributes = v;
+        } else if (key == "consolidated_metadata") {
+            if (v.is_null()) continue;
+            if (!v.is_object()) fail(where, key, "expected an object, got " + dump_short(v));
+            const auto kind = v.find("kind");
+            if (kind == v.end() || *kind != "inline")
+                fail(where, key + ".kind",
+                     "expected \"inline\", got " +
+                         (kind == v.end() ? "nothing" : dump_short(*kind)));
+            const auto md = v.find("metadata");
+            if (md == v.end() || !md->is_object())
+                fail(where, key + ".metadata",
+                     "expected an object mapping paths to zarr.json objects");
+            std::map<std::string, json> nodes;
+            for (const auto& node : md->items()) {
+                if (!node.value().is_object())
+                    fail(where, key + ".metadata." + node.key(),
+                         "expected a zarr.json object, got " + dump_short(node.value()));
+                nodes.emplace(node.key(), node.value());
+            }
+            g.consolidated = std::move(nodes);
+        } else {
+            check_unknown_member(key, v, g.extra_members, where);
+        }
+    }
+    return g;
+}
+
+json to_json(const ArrayMetadata& m) {
+    json j = json::object();
+    for (const auto& item : m.extra_members.items())
+        j[item.key()] = item.value();
+    j["zarr_format"] = 3;
+    j["node_type"] = "array";
+    j["shape"] = m.shape;
+    j["data_type"] = data_type_to_json(m.dtype);
+    j["chunk_grid"] = m.grid.to_json();
+    j["chunk_key_encoding"] = m.key_encoding.to_json();
+    j["fill_value"] = fill_value_to_json(m.fill_value, m.dtype);
+    j["codecs"] = m.codecs.to_json();
+    j["attributes"] = m.attributes;
+    if (!m.dimension_names.empty()) {
+        json names = json::array();
+        for (const auto& n : m.dimension_names)
+            names.push_back(n ? json(*n) : json(nullptr));
+        j["dimension_names"] = names;
+    }
+    return j;
+}
+
+json to_json(const GroupMetadata& g) {
+    json j = json::object();
+    for (const auto& item : g.extra_members.items())
+        j[item.key()] = item.value();
+    j["zarr_format"] = 3;
+    j["node_type"] = "group";
+    j["attributes"] = g.attributes;
+    if (g.consolidated) {
+        json md = json::object();
+        for (const auto& [path, node] : *g.consolidated)
+            md[path] = node;
+        j["consolidated_metadata"] = {
+            {"kind", "inline"}, {"must_understand", false}, {"metadata", md}};
+    }
+    return j;
+}
+
+} // namespace zarr3

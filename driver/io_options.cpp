@@ -1,0 +1,23 @@
+#include "io_options.hpp"
+
+#include "cpl_conv.h"
+#include "zarr3/sharding.hpp"
+
+#include <cstdlib>
+
+namespace zarr3drv {
+
+zarr3::ReadOptions MakeReadOptions() {
+    zarr3::ReadOptions o;
+    const char* gap = CPLGetConfigOption("ZARR3_COALESCE_GAP", nullptr);
+    if (gap) o.coalesce_gap = std::strtoull(gap, nullptr, 10);
+    const char* mb = CPLGetConfigOption("ZARR3_SHARD_INDEX_CACHE_MB", nullptr);
+    auto& cache = zarr3::ShardIndexCache::global();
+    if (mb) cache.set_max_bytes(std::strtoull(mb, nullptr, 10) << 20);
+    o.index_cache = &cache;
+    return o;
+}
+
+void ConfigureArray(zarr3::Array& array) { array.set_read_options(MakeReadOptions()); }
+
+} // namespace zarr3drv

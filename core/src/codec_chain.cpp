@@ -1,0 +1,215 @@
+// CodecChain: parsing a "codecs" list, running it both ways, and region reads;
+// plus the small ChunkSpec / ByteSource members declared in codec.hpp.
+#include "zarr3/codec.hpp"
+
+#include <cstring>
+
+namespace zarr3 {
+
+uint64_t ChunkSpec::num_elements() const {
+    return checked_product(shape, "chunk element count");
+}
+
+uint64_t ChunkSpec::num_bytes() const {
+    uint64_t n = checked_mul(num_elements(), dtype.size, "chunk size in bytes");
+    if (n > kMaxChunkBytes)
+        throw FormatError("a chunk of " + std::to_string(n) + " bytes exceeds the limit of " +
+                          std::to_string(kMaxChunkBytes) + " bytes");
+    return n;
+}
+
+std::string StoreByteSource::describe() const {
+    return store_.uri() + "/" + key_;
+}
+
+std::optional<std::vector<Bytes>> MemoryByteSource::read_ranges(const std::vector<ByteRange>& r) {
+    std::vector<Bytes> out;
+    out.reserve(r.size());
+    const uint64_t size = data_.size();
+    for (const auto& br : r) {
+        uint64_t off = br.suffix ? size - std::min(size, br.length) : br.offset;
+        if (br.suffix ? br.length > size
+                      : checked_add(br.offset, br.length, "byte range end") > size)
+            throw FormatError(what_ + ": byte range " + std::to_string(br.offset) + "+" +
+                              std::to_string(br.length) + (br.suffix ? " (suffix)" : "") +
+                              " reaches past the end of the " + std::to_string(size) +
+                              "-byte value");
+        out.emplace_back(data_.begin() + off, data_.begin() + off + br.length);
+    }
+    return out;
+}
+
+bool ArrayToBytesCodec::read_partial(ByteSource&, const ChunkSpec&, const Region&,
+                                     const StridedView&, const ReadOptions&) const {
+    throw Error("partial read not supported");
+}
+
+namespace {
+
+const char* kind_name(CodecKind k) {
+    switch (k) {
+    case CodecKind::ArrayToArray:
+        return "array->array";
+    case CodecKind::ArrayToBytes:
+        return "array->bytes";
+    case CodecKind::BytesToBytes:
+        return "bytes->bytes";
+    default:
+        return "unknown";
+    }
+}
+
+} // namespace
+
+CodecChain CodecChain::parse(const nlohmann::json& codecs, const ChunkSpec& spec,
+                             const std::string& where, std::vector<std::string>* warnings) {
+    if (!codecs.is_array())
+        throw FormatError(where + ": \"codecs\" must be a list, got " + codecs.dump());
+    CodecChain chain;
+    ChunkSpec cur = spec;
+    std::string last_name;
+    for (size_t i = 0; i < codecs.size(); ++i) {
+        const auto& e = codecs[i];
+        const std::string at = where + " codecs[" + std::to_string(i) + "]";
+        std::string name;
+        nlohmann::json config;
+        if (e.is_string()) {
+            name = e.get<std::string>();
+        } else if (e.is_object()) {
+            for (const auto& [k, v] : e.items())
+                if (k != "name" && k != "configuration" && k != "must_understand")
+                    throw FormatError(at + ": unknown member \"" + k +
+                                      "\" (expected \"name\", \"configuration\", "
+                                      "\"must_understand\")");
+            auto n = e.find("name");
+            if (n == e.end() || !n->is_string())
+                throw FormatError(at + ": \"name\" must be a string");
+            name = n->get<std::string>();
+            auto mu = e.find("must_understand");
+            if (mu != e.end() && !mu->is_boolean())
+                throw FormatError(at + ": codec \"" + name +
+                                  "\": \"must_understand\" must be a boolean");
+            auto c = e.find("configuration");
+            if (c != e.end()) config = *c;
+        } else {
+            throw FormatError(at + ": a codec must be a name or an object, got " + e.dump());
+        }
+        CodecKind kind = codec_kind(name);
+        switch (kind) {
+        case CodecKind::Unknown:
+            throw FormatError(at + ": unknown codec \"" + name + "\"");
+        case CodecKind::ArrayToArray:
+            if (chain.ab_ || !chain.bb_.empty())
+                throw FormatError(at + ": array->array codec \"" + name + "\" after " +
+                                  kind_name(codec_kind(last_name)) + " codec \"" + last_name +
+                                  "\"");
+            chain.aa_.push_back(make_array_to_array(name, config, cur, at));
+            cur = chain.aa_.back()->encoded_spec(cur);
+            break;
+        case CodecKind::ArrayToBytes:
+            if (chain.ab_)
+                throw FormatError(at + ": second array->bytes codec \"" + name + "\" (after \"" +
+                                  chain.ab_->name() + "\"); exactly one is allowed");
+            if (!chain.bb_.empty())
+                throw FormatError(at + ": array->bytes codec \"" + name +
+                                  "\" after bytes->bytes codec \"" + last_name + "\"");
+            chain.ab_ = make_array_to_bytes(name, config, cur, at);
+            break;
+        case CodecKind::BytesToBytes:
+            chain.bb_.push_back(make_bytes_to_bytes(name, config, at));
+            break;
+        }
+        last_name = name;
+    }
+    if (!chain.ab_) {
+        if (warnings)
+            warnings->push_back("no array->bytes codec in " + where + "; reading as little-endian");
+        chain.ab_ = make_array_to_bytes("bytes", {{"endian", "little"}}, cur, where);
+    }
+    return chain;
+}
+
+Bytes CodecChain::encode(ByteView decoded, const ChunkSpec& spec) const {
+    ChunkSpec cur = spec;
+    Bytes b;
+    ByteView view = decoded;
+    if (!aa_.empty()) {
+        Bytes a(decoded.begin(), decoded.end());
+        for (const auto& c : aa_) {
+            a = c->encode(std::move(a), cur);
+            cur = c->encoded_spec(cur);
+        }
+        b = ab_->encode(a, cur);
+    } else {
+        b = ab_->encode(view, cur);
+    }
+    for (const auto& c : bb_)
+        b = c->encode(b);
+    return b;
+}
+
+void CodecChain::decode(ByteView encoded, const ChunkSpec& spec, uint8_t* out) const {
+    std::vector<ChunkSpec> specs{spec};
+    for (const auto& c : aa_)
+        specs.push_back(c->encoded_spec(specs.back()));
+    // sizes[k] = size of the input of bb_[k] (= output of its decode), when known.
+    std::vector<std::optional<uint64_t>> sizes(bb_.size() + 1);
+    sizes[0] = ab_->encoded_size(specs.back());
+    for (size_t k = 0; k < bb_.size(); ++k)
+        sizes[k + 1] = sizes[k] ? bb_[k]->encoded_size(*sizes[k]) : std::nullopt;
+    Bytes holder;
+    ByteView cur = encoded;
+    for (size_t k = bb_.size(); k-- > 0;) {
+        holder = bb_[k]->decode(cur, sizes[k], kMaxChunkBytes);
+        cur = holder;
+    }
+    if (aa_.empty()) {
+        ab_->decode(cur, spec, out);
+        return;
+    }
+    Bytes a(specs.back().num_bytes());
+    ab_->decode(cur, specs.back(), a.data());
+    for (size_t k = aa_.size(); k-- > 0;)
+        a = aa_[k]->decode(std::move(a), specs[k]);
+    if (!a.empty()) std::memcpy(out, a.data(), a.size());
+}
+
+bool CodecChain::supports_partial_read() const {
+    return aa_.empty() && bb_.empty() && ab_->supports_partial_read();
+}
+
+bool CodecChain::read_region(ByteSource& src, const ChunkSpec& spec, const Region& region,
+                             const StridedView& out, const ReadOptions& opt) const {
+    if (supports_partial_read()) return ab_->read_partial(src, spec, region, out, opt);
+    auto data = src.read_all();
+    if (!data) return false;
+    const size_t elem = spec.dtype.size;
+    bool whole = region.count == spec.shape;
+    for (size_t k = 0; whole && k < region.rank(); ++k)
+        whole = region.start[k] == 0 &&
+                (region.step.empty() || region.step[k] == 1 || region.count[k] <= 1);
+    try {
+        if (whole && is_c_contiguous(out, region.count, elem)) {
+            decode(*data, spec, out.data);
+            return true;
+        }
+        Bytes tmp(spec.num_bytes());
+        decode(*data, spec, tmp.data());
+        copy_region_out(tmp.data(), spec.shape, elem, region, out);
+    } catch (const FormatError& e) {
+        throw FormatError(src.describe() + ": " + e.what());
+    }
+    return true;
+}
+
+nlohmann::json CodecChain::to_json() const {
+    nlohmann::json j = nlohmann::json::array();
+    for (const auto& c : aa_)
+        j.push_back(c->to_json());
+    if (ab_) j.push_back(ab_->to_json());
+    for (const auto& c : bb_)
+        j.push_back(c->to_json());
+    return j;
+}
+
+} // namespace zarr3

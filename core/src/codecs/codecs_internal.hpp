@@ -1,0 +1,56 @@
+// Private to the codec implementations (and their unit tests): factories for
+// each codec and helpers that validate "configuration" objects strictly.
+#pragma once
+
+#include "zarr3/codec.hpp"
+
+#include <initializer_list>
+#include <optional>
+#include <string>
+
+namespace zarr3::codecs {
+
+// "<where>: codec \"<codec>\": "
+std::string prefix(const std::string& where, const std::string& codec);
+
+// Checks that `config` is null or an object whose members are all in `allowed`.
+// Returns the object (an empty object for null).
+nlohmann::json config_object(const nlohmann::json& config, const std::string& codec,
+                             const std::string& where, std::initializer_list<const char*> allowed);
+
+// Integer member in [lo, hi]; `def` when absent (FormatError when absent and no default).
+int64_t get_int(const nlohmann::json& obj, const char* member, const std::string& codec,
+                const std::string& where, int64_t lo, int64_t hi, std::optional<int64_t> def);
+bool get_bool(const nlohmann::json& obj, const char* member, const std::string& codec,
+              const std::string& where, std::optional<bool> def);
+// String member that must be one of `choices`.
+std::string get_choice(const nlohmann::json& obj, const char* member, const std::string& codec,
+                       const std::string& where, std::initializer_list<const char*> choices,
+                       std::optional<std::string> def);
+
+std::shared_ptr<ArrayToArrayCodec> make_transpose(const nlohmann::json& config,
+                                                  const ChunkSpec& spec, const std::string& where);
+std::shared_ptr<ArrayToBytesCodec> make_bytes(const nlohmann::json& config, const ChunkSpec& spec,
+                                              const std::string& where);
+std::shared_ptr<BytesToBytesCodec> make_gzip(const nlohmann::json& config,
+                                             const std::string& where);
+std::shared_ptr<BytesToBytesCodec> make_zstd(const nlohmann::json& config,
+                                             const std::string& where);
+std::shared_ptr<BytesToBytesCodec> make_blosc(const nlohmann::json& config,
+                                              const std::string& where);
+std::shared_ptr<BytesToBytesCodec> make_crc32c(const nlohmann::json& config,
+                                               const std::string& where);
+
+// Implementation variants, exposed so tests can check each one.
+uint32_t crc32c_portable(ByteView data, uint32_t seed);
+bool crc32c_hw_available();
+uint32_t crc32c_hw(ByteView data, uint32_t seed); // only when crc32c_hw_available()
+Bytes gzip_decode_zlib(ByteView in, std::optional<uint64_t> expected, uint64_t max_size);
+Bytes gzip_encode_zlib(ByteView in, int level);
+
+// Copies a dense array of `out_shape` (C order) from `src`, where output axis k
+// advances `src_strides[k]` bytes in the source. Elements are `elem` bytes.
+void permute_copy(uint8_t* dst, const uint8_t* src, const Shape& out_shape,
+                  const std::vector<uint64_t>& src_strides, size_t elem);
+
+} // namespace zarr3::codecs

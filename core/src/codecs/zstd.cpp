@@ -1,0 +1,130 @@
+// The `zstd` bytes->bytes codec.
+#include "codecs/codecs_internal.hpp"
+
+#include <algorithm>
+#include <zstd.h>
+
+namespace zarr3::codecs {
+namespace {
+
+struct DCtxDeleter {
+    void operator()(ZSTD_DCtx* c) const { ZSTD_freeDCtx(c); }
+};
+struct CCtxDeleter {
+    void operator()(ZSTD_CCtx* c) const { ZSTD_freeCCtx(c); }
+};
+
+ZSTD_DCtx* dctx() {
+    thread_local std::unique_ptr<ZSTD_DCtx, DCtxDeleter> c(ZSTD_createDCtx());
+    if (!c) throw Error("zstd: cannot allocate a decompression context");
+    ZSTD_DCtx_reset(c.get(), ZSTD_reset_session_and_parameters);
+    return c.get();
+}
+
+[[noreturn]] void fail(const std::string& what, size_t code) {
+    throw FormatError("zstd: " + what + " (" + ZSTD_getErrorName(code) + ")");
+}
+
+// Streaming decode when the frames do not state their content size.
+Bytes decode_stream(ByteView in, std::optional<uint64_t> expected, uint64_t limit) {
+    ZSTD_DCtx* d = dctx();
+    Bytes out(expected ? *expected
+                       : std::min<uint64_t>(limit, std::max<uint64_t>(in.size() * 4, 64 * 1024)));
+    ZSTD_inBuffer ib{in.data(), in.size(), 0};
+    size_t out_pos = 0;
+    size_t last = 1;
+    for (;;) {
+        if (out_pos == out.size() && out.size() < limit)
+            out.resize(std::min<uint64_t>(limit, std::max<uint64_t>(out.size() * 2, 4096)));
+        const bool probing = out_pos == out.size();
+        uint8_t probe = 0;
+        ZSTD_outBuffer ob{probing ? &probe : out.data() + out_pos,
+                          probing ? 1 : out.size() - out_pos, 0};
+        size_t in_before = ib.pos;
+        last = ZSTD_decompressStream(d, &ob, &ib);
+        if (ZSTD_isError(last)) fail("corrupt compressed data", last);
+        if (probing && ob.pos)
+            throw FormatError("zstd: decoded data is larger than the " +
+                              std::string(expected ? "expected " : "limit of ") +
+                              std::to_string(limit) + " bytes");
+        if (!probing) out_pos += ob.pos;
+        if (ib.pos == ib.size && last == 0) break;
+        if (ob.pos == 0 && ib.pos == in_before) {
+            if (ib.pos == ib.size) throw FormatError("zstd: truncated compressed data");
+            throw FormatError("zstd: corrupt compressed data (no progress)");
+        }
+    }
+    if (expected && out_pos != *expected)
+        throw FormatError("zstd: decoded " + std::to_string(out_pos) + " bytes, expected " +
+                          std::to_string(*expected));
+    out.resize(out_pos);
+    return out;
+}
+
+class ZstdCodec : public BytesToBytesCodec {
+  public:
+    ZstdCodec(int level, bool checksum) : level_(level), checksum_(checksum) {}
+    std::string name() const override { return "zstd"; }
+
+    Bytes encode(ByteView decoded) const override {
+        thread_local std::unique_ptr<ZSTD_CCtx, CCtxDeleter> c(ZSTD_createCCtx());
+        if (!c) throw Error("zstd: cannot allocate a compression context");
+        ZSTD_CCtx_reset(c.get(), ZSTD_reset_session_and_parameters);
+        ZSTD_CCtx_setParameter(c.get(), ZSTD_c_compressionLevel, level_);
+        ZSTD_CCtx_setParameter(c.get(), ZSTD_c_checksumFlag, checksum_ ? 1 : 0);
+        Bytes out(ZSTD_compressBound(decoded.size()));
+        size_t n = ZSTD_compress2(c.get(), out.data(), out.size(), decoded.data(), decoded.size());
+        if (ZSTD_isError(n))
+            throw Error(std::string("zstd: compression failed (") + ZSTD_getErrorName(n) + ")");
+        out.resize(n);
+        return out;
+    }
+
+    Bytes decode(ByteView in, std::optional<uint64_t> expected, uint64_t max_size) const override {
+        if (expected && *expected > max_size)
+            throw FormatError("zstd: expected size " + std::to_string(*expected) +
+                              " exceeds the limit of " + std::to_string(max_size) + " bytes");
+        const uint64_t limit = expected ? *expected : max_size;
+        unsigned long long stated = ZSTD_getFrameContentSize(in.data(), in.size());
+        if (stated == ZSTD_CONTENTSIZE_ERROR)
+            throw FormatError("zstd: not a valid zstd frame (" + std::to_string(in.size()) +
+                              " bytes)");
+        // Several frames (or trailing data): stream, bounded by the limit.
+        size_t frame = ZSTD_findFrameCompressedSize(in.data(), in.size());
+        if (stated == ZSTD_CONTENTSIZE_UNKNOWN || ZSTD_isError(frame) || frame != in.size())
+            return decode_stream(in, expected, limit);
+        if (expected && stated != *expected)
+            throw FormatError("zstd: frame content size " + std::to_string(stated) +
+                              " differs from the " + std::to_string(*expected) + " bytes expected");
+        if (stated > max_size)
+            throw FormatError("zstd: frame content size " + std::to_string(stated) +
+                              " exceeds the limit of " + std::to_string(max_size) + " bytes");
+        Bytes out(stated);
+        size_t n = ZSTD_decompressDCtx(dctx(), out.data(), out.size(), in.data(), in.size());
+        if (ZSTD_isError(n)) fail("corrupt compressed data", n);
+        if (n != stated)
+            throw FormatError("zstd: decoded " + std::to_string(n) +
+                              " bytes but the frame states " + std::to_string(stated));
+        return out;
+    }
+
+    nlohmann::json to_json() const override {
+        return {{"name", "zstd"}, {"configuration", {{"level", level_}, {"checksum", checksum_}}}};
+    }
+
+  private:
+    int level_;
+    bool checksum_;
+};
+
+} // namespace
+
+std::shared_ptr<BytesToBytesCodec> make_zstd(const nlohmann::json& config,
+                                             const std::string& where) {
+    auto obj = config_object(config, "zstd", where, {"level", "checksum"});
+    int level = int(get_int(obj, "level", "zstd", where, ZSTD_minCLevel(), ZSTD_maxCLevel(), 0));
+    bool checksum = get_bool(obj, "checksum", "zstd", where, false);
+    return std::make_shared<ZstdCodec>(level, checksum);
+}
+
+} // namespace zarr3::codecs

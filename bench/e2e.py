@@ -1,0 +1,212 @@
+#!/usr/bin/python3
+"""End-to-end GDAL benchmarks of the Zarr3 plugin over data from zarr3_bench_gen.
+
+usage: /usr/bin/python3 bench/e2e.py --data DIR --plugin-dir BUILD [--reps N] [--json OUT]
+
+Times only the GDAL calls (time.perf_counter around the read, which includes
+the numpy allocation of ReadAsArray), median of --reps runs after one warm-up,
+with GDAL_NUM_THREADS = 1 and 2. Process CPU time (time.process_time) is
+recorded too. Peak memory of a full read runs in a child process
+(--rss-child) so that earlier reads do not raise the high-water mark.
+"""
+import argparse
+import json
+import os
+import statistics
+import subprocess
+import sys
+import time
+
+ARRAYS = ["regular_zstd", "rect_zstd", "sharded_zstd", "regular_gzip", "regular_blosc"]
+N = 4096
+
+
+def setup_gdal(plugin_dir):
+    os.environ["GDAL_DRIVER_PATH"] = os.path.abspath(plugin_dir)
+    from osgeo import gdal
+
+    gdal.UseExceptions()
+    gdal.AllRegister()
+    if gdal.GetDriverByName("Zarr3") is None:
+        sys.exit(f"e2e.py: the Zarr3 plugin did not load from {plugin_dir}")
+    return gdal
+
+
+def open_reader(gdal, root, name, mode):
+    """Returns (read(buf=None) -> ndarray, keepalive) for the whole array."""
+    if mode == "classic":
+        ds = gdal.Open(f'ZARR3:"{root}":/{name}')
+        band = ds.GetRasterBand(1)
+
+        def read(buf=None):
+            return band.ReadAsArray(buf_obj=buf)
+
+        return read, ds
+    ds = gdal.OpenEx(root, gdal.OF_MULTIDIM_RASTER)
+    arr = ds.GetRootGroup().OpenMDArray(name)
+
+    def read(buf=None):
+        return arr.ReadAsArray(buf_obj=buf)
+
+    return read, (ds, arr)
+
+
+def pick_mode(gdal, root):
+    """'classic' when classic raster access to an array works, else 'multidim'."""
+    try:
+        read, keep = open_reader(gdal, root, "regular_zstd", "classic")
+        a = read()
+        if a is not None and a.shape == (N, N):
+            return "classic"
+    except Exception:
+        pass
+    return "multidim"
+
+
+def timed(fn, reps):
+    fn()  # warm-up (opens files, fills caches)
+    wall, cpu = [], []
+    for _ in range(reps):
+        c0, t0 = time.process_time(), time.perf_counter()
+        fn()
+        t1, c1 = time.perf_counter(), time.process_time()
+        wall.append(t1 - t0)
+        cpu.append(c1 - c0)
+    return {"wall": statistics.median(wall), "cpu": statistics.median(cpu), "all_wall": wall}
+
+
+def read_benchmarks(gdal, root, mode, reps):
+    import numpy as np
+
+    out = {}
+    for threads in (1, 2):
+        gdal.SetConfigOption("GDAL_NUM_THREADS", str(threads))
+        for name in ARRAYS:
+            read, keep = open_reader(gdal, root, name, mode)
+            ref = read()
+            if ref.shape != (N, N) or ref.dtype != np.float32:
+                raise RuntimeError(f"{name}: unexpected result {ref.shape} {ref.dtype}")
+            r = timed(read, reps)
+            buf = np.empty((N, N), np.float32)
+            r["reused_buffer"] = timed(lambda: read(buf), reps)
+            out[f"{name}/{threads}"] = r
+            del keep
+    gdal.SetConfigOption("GDAL_NUM_THREADS", None)
+    return out
+
+
+def check_values(gdal, root, mode, data):
+    import numpy as np
+
+    raw = np.fromfile(os.path.join(data, "raw.f32"), dtype="<f4").reshape(N, N)
+    for name in ARRAYS:
+        read, keep = open_reader(gdal, root, name, mode)
+        if not np.array_equal(read(), raw):
+            raise RuntimeError(f"{name}: values read through GDAL differ from raw.f32")
+
+
+def write_benchmark(gdal, data, reps):
+    """gdal_translate of an in-memory (MEM) source to sharded zstd, 1 thread."""
+    import numpy as np
+
+    raw = np.fromfile(os.path.join(data, "raw.f32"), dtype="<f4").reshape(N, N)
+    src = gdal.GetDriverByName("MEM").Create("", N, N, 1, gdal.GDT_Float32)
+    src.GetRasterBand(1).WriteArray(raw)
+    out_dir = os.path.join(data, "e2e_write.zarr")
+    opts = ["BLOCKSIZE=1024,1024", "SHARD_CHUNK_SHAPE=256,256", "COMPRESS=ZSTD", "ZSTD_LEVEL=3"]
+    gdal.SetConfigOption("GDAL_NUM_THREADS", "1")
+
+    def run():
+        subprocess.run(["rm", "-rf", out_dir], check=True)
+        ds = gdal.Translate(out_dir, src, format="Zarr3", creationOptions=opts)
+        if ds is None:
+            raise RuntimeError("gdal.Translate returned None")
+        ds = None
+
+    try:
+        r = timed(run, reps)
+        rd, keep = open_reader(gdal, out_dir, os.path.basename(out_dir).split(".")[0], "classic")
+        r["roundtrip_ok"] = bool(np.array_equal(rd(), raw))
+    except Exception as e:  # write path missing or failing: reported, not fatal
+        r = {"error": str(e).splitlines()[0] if str(e) else repr(e)}
+    finally:
+        gdal.SetConfigOption("GDAL_NUM_THREADS", None)
+        subprocess.run(["rm", "-rf", out_dir], check=False)
+    return r
+
+
+def open_edges(gdal, root, reps):
+    def run():
+        ds = gdal.OpenEx(root, gdal.OF_MULTIDIM_RASTER)
+        arr = ds.GetRootGroup().OpenMDArray("edges_1m")
+        assert arr.GetDimensions()[0].GetSize() > 1000000
+
+    return timed(run, reps)
+
+
+def vm_kib(field):
+    with open("/proc/self/status") as f:
+        for line in f:
+            if line.startswith(field + ":"):
+                return int(line.split()[1])
+    return 0
+
+
+def rss_child(args):
+    gdal = setup_gdal(args.plugin_dir)
+    import numpy  # noqa: F401  (loaded before the baseline)
+
+    gdal.SetConfigOption("GDAL_NUM_THREADS", str(args.threads))
+    root = os.path.join(args.data, "bench.zarr")
+    read, keep = open_reader(gdal, root, args.rss_child, args.mode)
+    base = vm_kib("VmRSS")
+    hwm0 = vm_kib("VmHWM")
+    a = read()
+    peak = vm_kib("VmHWM")
+    print(json.dumps({"baseline_kib": base, "hwm_before_kib": hwm0, "peak_kib": peak,
+                      "delta_bytes": (peak - base) * 1024, "decoded_bytes": a.nbytes}))
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--data", required=True)
+    ap.add_argument("--plugin-dir", required=True)
+    ap.add_argument("--reps", type=int, default=5)
+    ap.add_argument("--json")
+    ap.add_argument("--rss-child")
+    ap.add_argument("--threads", type=int, default=1)
+    ap.add_argument("--mode", default="multidim")
+    args = ap.parse_args()
+    if args.rss_child:
+        return rss_child(args)
+
+    gdal = setup_gdal(args.plugin_dir)
+    root = os.path.join(args.data, "bench.zarr")
+    res = {"gdal_version": gdal.__version__}
+    mode = pick_mode(gdal, root)
+    res["read_mode"] = mode
+    print(f"e2e: reading through GDAL {gdal.__version__}, {mode} API", file=sys.stderr)
+    check_values(gdal, root, mode, args.data)
+    res["reads"] = read_benchmarks(gdal, root, mode, args.reps)
+    res["open_edges_1m"] = open_edges(gdal, root, args.reps)
+    res["write_sharded"] = write_benchmark(gdal, args.data, max(3, args.reps // 2))
+    res["memory"] = {}
+    for threads in (1, 2):
+        for name in ("regular_zstd", "sharded_zstd"):
+            p = subprocess.run([sys.executable, __file__, "--data", args.data, "--plugin-dir",
+                                args.plugin_dir, "--rss-child", name, "--threads", str(threads),
+                                "--mode", mode], capture_output=True, text=True)
+            if p.returncode != 0:
+                res["memory"][f"{name}/{threads}"] = {"error": p.stderr.strip()[-300:]}
+            else:
+                res["memory"][f"{name}/{threads}"] = json.loads(p.stdout.strip().splitlines()[-1])
+    text = json.dumps(res, indent=1)
+    if args.json:
+        with open(args.json, "w") as f:
+            f.write(text)
+    else:
+        print(text)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,259 @@
+// Google Benchmark kernels over the data written by zarr3_bench_gen.
+// The data folder comes from the environment: ZARR3_BENCH_DATA=<out-dir>.
+//   BM_BareZstdDecode     the codec limit: every chunk file of regular_zstd,
+//                         loaded into memory first, decoded into one reused buffer
+//   BM_BareZstdCompress   the codec limit for writes: level-3 compression of
+//                         every 256x256 chunk into one reused buffer
+//   BM_CoreRead/<a>/<t>   Array::read of a whole array (t threads, core executor)
+//   BM_CoreWriteSharded   Array::write of the whole array as 1024x1024 shards
+//   BM_WindowReads        100 random 512x512 windows of sharded_zstd through a
+//                         CountingStore (counters: bytes read and bytes needed)
+//   BM_OpenEdges1M / BM_ParseEdges1M   Array::open vs nlohmann::json::parse
+#include "zarr3/array.hpp"
+#include "zarr3/sharding.hpp"
+
+#include <benchmark/benchmark.h>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <random>
+#include <set>
+#include <thread>
+#include <zstd.h>
+
+namespace {
+
+namespace fs = std::filesystem;
+constexpr uint64_t kN = 4096;
+const char* const kArrays[] = {"regular_zstd", "rect_zstd", "sharded_zstd", "regular_gzip",
+                               "regular_blosc"};
+
+fs::path data_dir() {
+    const char* d = std::getenv("ZARR3_BENCH_DATA");
+    return d ? fs::path(d) : fs::path();
+}
+
+zarr3::Bytes slurp(const fs::path& p) {
+    std::ifstream f(p, std::ios::binary);
+    zarr3::Bytes b(fs::file_size(p));
+    f.read(reinterpret_cast<char*>(b.data()), std::streamsize(b.size()));
+    if (!f) throw zarr3::Error(p.string() + ": read failed");
+    return b;
+}
+
+std::shared_ptr<zarr3::Store> bench_store() {
+    return std::make_shared<zarr3::FileStore>((data_dir() / "bench.zarr").string(), false);
+}
+
+// Executor for core-only runs (the GDAL plugin uses GDAL's pool instead).
+zarr3::Executor thread_executor(size_t threads) {
+    if (threads <= 1) return {};
+    return [threads](size_t n, const std::function<void(size_t)>& task) {
+        std::atomic<size_t> next{0};
+        std::exception_ptr err;
+        std::mutex mu;
+        auto loop = [&] {
+            for (size_t i; (i = next++) < n;) {
+                try {
+                    task(i);
+                } catch (...) {
+                    std::lock_guard lk(mu);
+                    if (!err) err = std::current_exception();
+                }
+            }
+        };
+        std::vector<std::thread> ts;
+        for (size_t t = 1; t < std::min(threads, n); ++t)
+            ts.emplace_back(loop);
+        loop();
+        for (auto& t : ts)
+            t.join();
+        if (err) std::rethrow_exception(err);
+    };
+}
+
+void BM_BareZstdDecode(benchmark::State& state) {
+    const fs::path dir = data_dir() / "bench.zarr" / "regular_zstd" / "c";
+    std::vector<zarr3::Bytes> chunks;
+    for (uint64_t i = 0; i < kN / 256; ++i)
+        for (uint64_t j = 0; j < kN / 256; ++j)
+            chunks.push_back(slurp(dir / std::to_string(i) / std::to_string(j)));
+    uint64_t compressed = 0;
+    for (const auto& c : chunks)
+        compressed += c.size();
+    std::vector<uint8_t> out(256 * 256 * 4);
+    ZSTD_DCtx* d = ZSTD_createDCtx();
+    for (auto _ : state) {
+        for (const auto& c : chunks) {
+            const size_t n = ZSTD_decompressDCtx(d, out.data(), out.size(), c.data(), c.size());
+            if (ZSTD_isError(n) || n != out.size()) state.SkipWithError("zstd decode failed");
+        }
+        benchmark::DoNotOptimize(out.data());
+    }
+    ZSTD_freeDCtx(d);
+    state.counters["ratio"] = double(kN * kN * 4) / double(compressed);
+    state.SetBytesProcessed(int64_t(state.iterations() * kN * kN * 4));
+}
+BENCHMARK(BM_BareZstdDecode)->Unit(benchmark::kMillisecond)->UseRealTime();
+
+std::vector<float> load_raw() {
+    const zarr3::Bytes b = slurp(data_dir() / "raw.f32");
+    std::vector<float> v(b.size() / 4);
+    std::memcpy(v.data(), b.data(), v.size() * 4);
+    return v;
+}
+
+void BM_BareZstdCompress(benchmark::State& state) {
+    const auto raw = load_raw();
+    // Chunks as dense 256x256 buffers, cut out beforehand.
+    std::vector<std::vector<float>> chunks;
+    for (uint64_t ci = 0; ci < kN / 256; ++ci)
+        for (uint64_t cj = 0; cj < kN / 256; ++cj) {
+            std::vector<float> c(256 * 256);
+            for (uint64_t y = 0; y < 256; ++y)
+                std::memcpy(&c[y * 256], &raw[(ci * 256 + y) * kN + cj * 256], 256 * 4);
+            chunks.push_back(std::move(c));
+        }
+    std::vector<uint8_t> out(ZSTD_compressBound(256 * 256 * 4));
+    ZSTD_CCtx* c = ZSTD_createCCtx();
+    for (auto _ : state) {
+        for (const auto& ch : chunks) {
+            const size_t n =
+                ZSTD_compressCCtx(c, out.data(), out.size(), ch.data(), ch.size() * 4, 3);
+            if (ZSTD_isError(n)) state.SkipWithError("zstd compress failed");
+        }
+        benchmark::DoNotOptimize(out.data());
+    }
+    ZSTD_freeCCtx(c);
+    state.SetBytesProcessed(int64_t(state.iterations() * kN * kN * 4));
+}
+BENCHMARK(BM_BareZstdCompress)->Unit(benchmark::kMillisecond)->UseRealTime();
+
+void BM_CoreRead(benchmark::State& state) {
+    const std::string name = kArrays[state.range(0)];
+    state.SetLabel(name);
+    auto a = zarr3::Array::open(bench_store(), name);
+    a->set_executor(thread_executor(size_t(state.range(1))));
+    std::vector<float> out(kN * kN);
+    const auto sel = zarr3::Selection::all(a->metadata().shape);
+    for (auto _ : state) {
+        a->read(sel, out.data());
+        benchmark::DoNotOptimize(out.data());
+    }
+    state.SetBytesProcessed(int64_t(state.iterations() * kN * kN * 4));
+}
+BENCHMARK(BM_CoreRead)
+    ->ArgsProduct({{0, 1, 2, 3, 4}, {1, 2}})
+    ->Unit(benchmark::kMillisecond)
+    ->UseRealTime();
+
+void BM_CoreWriteSharded(benchmark::State& state) {
+    const auto raw = load_raw();
+    const fs::path dir = data_dir() / "write_tmp.zarr";
+    auto store = std::make_shared<zarr3::FileStore>(dir.string());
+    const auto src = zarr3::Array::open(bench_store(), "sharded_zstd");
+    for (auto _ : state) {
+        state.PauseTiming();
+        fs::remove_all(dir);
+        fs::create_directories(dir);
+        state.ResumeTiming();
+        auto a = zarr3::Array::create(store, "", src->metadata(), true);
+        a->set_executor(thread_executor(size_t(state.range(0))));
+        a->write(zarr3::Selection::all(a->metadata().shape), raw.data());
+        a->flush();
+    }
+    fs::remove_all(dir);
+    state.SetBytesProcessed(int64_t(state.iterations() * kN * kN * 4));
+}
+BENCHMARK(BM_CoreWriteSharded)->Arg(1)->Arg(2)->Unit(benchmark::kMillisecond)->UseRealTime();
+
+// Little-endian (offset, nbytes) pairs of a shard's index (at the end, + crc32c).
+std::vector<uint64_t> shard_index(const fs::path& shard) {
+    const zarr3::Bytes b = slurp(shard);
+    const size_t isz = 16 * 16 + 4;
+    std::vector<uint64_t> e(32);
+    std::memcpy(e.data(), b.data() + b.size() - isz, 256);
+    return e;
+}
+
+void BM_WindowReads(benchmark::State& state) {
+    const bool warm = state.range(0) != 0; // keep the shard index cache between windows
+    state.SetLabel(warm ? "index cache warm" : "index cache cleared per window");
+    auto counting = std::make_shared<zarr3::CountingStore>(bench_store());
+    auto a = zarr3::Array::open(counting, "sharded_zstd");
+    const fs::path dir = data_dir() / "bench.zarr" / "sharded_zstd" / "c";
+    std::map<std::pair<uint64_t, uint64_t>, std::vector<uint64_t>> idx;
+    for (uint64_t i = 0; i < 4; ++i)
+        for (uint64_t j = 0; j < 4; ++j)
+            idx[{i, j}] = shard_index(dir / std::to_string(i) / std::to_string(j));
+    std::mt19937_64 rng(7);
+    std::uniform_int_distribution<uint64_t> pos(0, kN - 512);
+    std::vector<std::pair<uint64_t, uint64_t>> windows(100);
+    for (auto& w : windows)
+        w = {pos(rng), pos(rng)};
+    // Bytes needed: every intersecting inner chunk plus, per touched shard, its index.
+    uint64_t needed = 0;
+    for (const auto& [y, x] : windows) {
+        std::set<std::pair<uint64_t, uint64_t>> shards;
+        for (uint64_t cy = y / 256; cy <= (y + 511) / 256; ++cy)
+            for (uint64_t cx = x / 256; cx <= (x + 511) / 256; ++cx) {
+                const auto& e = idx[{cy / 4, cx / 4}];
+                needed += e[2 * ((cy % 4) * 4 + cx % 4) + 1];
+                shards.insert({cy / 4, cx / 4});
+            }
+        needed += shards.size() * (16 * 16 + 4);
+    }
+    std::vector<float> out(512 * 512);
+    uint64_t read_bytes = 0, requests = 0;
+    for (auto _ : state) {
+        zarr3::ShardIndexCache::global().clear();
+        counting->reset();
+        for (const auto& [y, x] : windows) {
+            if (!warm) zarr3::ShardIndexCache::global().clear();
+            zarr3::Selection s;
+            s.start = {y, x};
+            s.count = {512, 512};
+            a->read(s, out.data());
+        }
+        const auto c = counting->counts();
+        read_bytes = c.bytes;
+        requests = c.gets + c.range_calls;
+    }
+    state.counters["bytes_read"] = double(read_bytes);
+    state.counters["bytes_needed"] = double(needed);
+    state.counters["read_over_needed"] = double(read_bytes) / double(needed);
+    state.counters["requests"] = double(requests);
+}
+BENCHMARK(BM_WindowReads)->Arg(0)->Arg(1)->Unit(benchmark::kMillisecond)->UseRealTime();
+
+void BM_OpenEdges1M(benchmark::State& state) {
+    auto store = bench_store();
+    for (auto _ : state) {
+        auto a = zarr3::Array::open(store, "edges_1m");
+        benchmark::DoNotOptimize(a.get());
+    }
+}
+BENCHMARK(BM_OpenEdges1M)->Unit(benchmark::kMillisecond)->UseRealTime();
+
+void BM_ParseEdges1M(benchmark::State& state) {
+    const zarr3::Bytes b = slurp(data_dir() / "bench.zarr" / "edges_1m" / "zarr.json");
+    const std::string_view text(reinterpret_cast<const char*>(b.data()), b.size());
+    for (auto _ : state) {
+        auto j = nlohmann::json::parse(text);
+        benchmark::DoNotOptimize(j);
+    }
+}
+BENCHMARK(BM_ParseEdges1M)->Unit(benchmark::kMillisecond)->UseRealTime();
+
+} // namespace
+
+int main(int argc, char** argv) {
+    benchmark::Initialize(&argc, argv);
+    if (data_dir().empty() || !fs::exists(data_dir() / "bench.zarr")) {
+        std::fprintf(stderr, "set ZARR3_BENCH_DATA to a folder written by zarr3_bench_gen\n");
+        return 2;
+    }
+    benchmark::RunSpecifiedBenchmarks();
+    benchmark::Shutdown();
+    return 0;
+}

@@ -1,0 +1,133 @@
+#!/usr/bin/python3
+"""Combines the kernel (Google Benchmark JSON) and end-to-end (e2e.py JSON)
+results into the ratio table; prints it and writes bench/RESULTS.md.
+
+usage: report.py KERNELS.json E2E.json RESULTS.md [machine-info.txt]
+"""
+import json
+import sys
+
+
+def kernel_medians(path):
+    with open(path) as f:
+        doc = json.load(f)
+    out = {}
+    for b in doc["benchmarks"]:
+        if b.get("aggregate_name") != "median":
+            continue
+        name = b["run_name"] if "run_name" in b else b["name"].rsplit("_median", 1)[0]
+        scale = {"ms": 1e-3, "us": 1e-6, "ns": 1e-9, "s": 1.0}[b.get("time_unit", "ns")]
+        out[name] = dict(b, wall=b["real_time"] * scale, cpu=b["cpu_time"] * scale)
+    return out, doc.get("context", {})
+
+
+def fmt(v, nd=2):
+    return "n/a" if v is None else f"{v:.{nd}f}"
+
+
+def main():
+    kpath, epath, md_path = sys.argv[1:4]
+    machine = open(sys.argv[4]).read().strip() if len(sys.argv) > 4 else ""
+    k, ctx = kernel_medians(kpath)
+    with open(epath) as f:
+        e = json.load(f)
+    reads = e.get("reads", {})
+    bare = k["BM_BareZstdDecode/real_time"]
+    comp = k["BM_BareZstdCompress/real_time"]
+
+    def rd(name, threads, key="wall"):
+        r = reads.get(f"{name}/{threads}")
+        return None if r is None else r[key]
+
+    def ratio(a, b):
+        return None if a is None or b is None or b == 0 else a / b
+
+    rows = []  # (label, value, target, cpu-time ratio or note)
+    mode = e.get("read_mode", "?")
+    rows.append((f"1. GDAL full read ({mode}), 1 thread / bare zstd loop",
+                 ratio(rd("regular_zstd", 1), bare["wall"]), 1.25,
+                 ratio(rd("regular_zstd", 1, "cpu"), bare["cpu"])))
+    rows.append((f"2. GDAL full read ({mode}), GDAL_NUM_THREADS=2 / bare loop (1 thread)",
+                 ratio(rd("regular_zstd", 2), bare["wall"]), 0.65, None))
+    rows.append(("3a. rectilinear / regular full read (GDAL, 1 thread)",
+                 ratio(rd("rect_zstd", 1), rd("regular_zstd", 1)), 1.05,
+                 ratio(rd("rect_zstd", 1, "cpu"), rd("regular_zstd", 1, "cpu"))))
+    rows.append(("3b. sharded / regular full read (GDAL, 1 thread)",
+                 ratio(rd("sharded_zstd", 1), rd("regular_zstd", 1)), 1.10,
+                 ratio(rd("sharded_zstd", 1, "cpu"), rd("regular_zstd", 1, "cpu"))))
+    win = k.get("BM_WindowReads/0/real_time", {})
+    rows.append(("4. 100 random 512x512 windows, sharded: bytes read / needed (index cache "
+                 "cleared per window)", win.get("read_over_needed"), 1.10, None))
+    w = e.get("write_sharded", {})
+    if "wall" in w:
+        rows.append(("5. gdal_translate MEM -> sharded zstd, 1 thread / bare zstd compress loop",
+                     ratio(w["wall"], comp["wall"]), 1.30, ratio(w["cpu"], comp["cpu"])))
+    cw = k.get("BM_CoreWriteSharded/1/real_time")
+    if cw:
+        rows.append(("5'. core Array::write -> sharded zstd (FileStore), 1 thread / bare "
+                     "compress loop", ratio(cw["wall"], comp["wall"]), 1.30,
+                     ratio(cw["cpu"], comp["cpu"])))
+    for key, m in sorted(e.get("memory", {}).items()):
+        if "delta_bytes" in m:
+            v = (m["delta_bytes"] - m["decoded_bytes"]) / 2**20
+            rows.append((f"6. peak RSS of a full read ({key} threads) - baseline - decoded "
+                         "size, MiB", v, 64.0, None))
+    oe, pe = k.get("BM_OpenEdges1M/real_time"), k.get("BM_ParseEdges1M/real_time")
+    if oe and pe:
+        rows.append(("7. core open of 1,000,000-edge array / nlohmann parse",
+                     ratio(oe["wall"], pe["wall"]), 2.0, ratio(oe["cpu"], pe["cpu"])))
+    ge = e.get("open_edges_1m")
+    if ge and pe:
+        rows.append(("7'. GDAL multidim open of it / nlohmann parse",
+                     ratio(ge["wall"], pe["wall"]), 2.0, None))
+
+    lines = ["| # | measure | value | target | cpu-time ratio | |", "|---|---|---|---|---|---|"]
+    for label, v, target, cpu in rows:
+        num, text = label.split(" ", 1)
+        ok = "ok" if v is not None and v <= target else "MISS"
+        lines.append(f"| {num} | {text} | {fmt(v)} | <= {target:g} | {fmt(cpu)} | {ok} |")
+
+    abs_lines = ["| measure | wall ms | cpu ms |", "|---|---|---|"]
+    abs_lines.append(f"| bare zstd decode loop (256 chunks) | {bare['wall']*1e3:.1f} | "
+                     f"{bare['cpu']*1e3:.1f} |")
+    abs_lines.append(f"| bare zstd compress loop, level 3 | {comp['wall']*1e3:.1f} | "
+                     f"{comp['cpu']*1e3:.1f} |")
+    for key, r in sorted(reads.items()):
+        abs_lines.append(f"| GDAL read {key} threads | {r['wall']*1e3:.1f} | {r['cpu']*1e3:.1f} |")
+        rb = r.get("reused_buffer")
+        if rb:
+            abs_lines.append(f"| GDAL read {key} threads, reused numpy buffer | "
+                             f"{rb['wall']*1e3:.1f} | {rb['cpu']*1e3:.1f} |")
+    for name, b in sorted(k.items()):
+        if name.startswith(("BM_CoreRead", "BM_CoreWrite", "BM_OpenEdges", "BM_ParseEdges",
+                            "BM_WindowReads")):
+            label = b.get("label", "")
+            abs_lines.append(f"| core {name.replace('/real_time', '')} {label} | "
+                             f"{b['wall']*1e3:.1f} | {b['cpu']*1e3:.1f} |")
+    if "wall" in w:
+        abs_lines.append(f"| gdal_translate to sharded zstd | {w['wall']*1e3:.1f} | "
+                         f"{w['cpu']*1e3:.1f} |")
+    elif w:
+        abs_lines.append(f"| gdal_translate to sharded zstd | failed: {w.get('error')} | |")
+    if ge:
+        abs_lines.append(f"| GDAL open of edges_1m | {ge['wall']*1e3:.1f} | {ge['cpu']*1e3:.1f} |")
+
+    table = "\n".join(lines)
+    print(table)
+    if "wall" not in w:
+        print(f"\nnote: GDAL write path unavailable ({w.get('error', 'not run')}); "
+              "row 5' measures core Array::write instead")
+    md = ["# Benchmark results", "",
+          "Produced by `scripts/bench.sh` (one run; each value is the median of several "
+          "repetitions). Ratios use wall-clock time; the cpu-time column gives the same ratio "
+          "with process CPU time, which is steadier when the machine is shared.", "",
+          "## Machine", "", "```", machine, "```", "",
+          f"GDAL {e.get('gdal_version')}, reads through the {mode} API.", "",
+          "## Ratios", "", table, "", "## Absolute times (medians)", "",
+          "\n".join(abs_lines), ""]
+    with open(md_path, "w") as f:
+        f.write("\n".join(md))
+
+
+if __name__ == "__main__":
+    main()

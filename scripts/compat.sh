@@ -14,6 +14,8 @@
 #   COMPAT_JOBS    build/test parallelism (default: nproc)
 #   COMPAT_INTEROP=0  do not run the zarr-python interop tests in the chroot (default 1)
 #   COMPAT_PYTEST_ARGS  extra pytest arguments (e.g. "-k conformance")
+#   COMPAT_CMAKE_ARGS   extra cmake configure arguments
+#   COMPAT_LOG_DIR      where the step logs are copied at the end (default /tmp/zarr3-compat-logs-$$)
 # Needs root (debootstrap, chroot, mount, unshare).  Mounts live in a private mount namespace and
 # are removed on exit; the chroot directory is deleted only after checking nothing is mounted in it.
 set -euo pipefail
@@ -54,6 +56,10 @@ if [ "${_COMPAT_INNER:-0}" != 1 ]; then
   touch "$ROOT/$COMPAT_MARKER"
   outer_cleanup() {
     local rc=$?
+    local logs=${COMPAT_LOG_DIR:-/tmp/zarr3-compat-logs-$$}
+    if ls "$ROOT"/tmp/*.log >/dev/null 2>&1; then
+      mkdir -p "$logs" && cp "$ROOT"/tmp/*.log "$logs"/ && clog "logs copied to $logs"
+    fi
     if [ "$KEEP" = 1 ]; then
       chroot_umount_all "$ROOT" || clog "warning: mounts remain below $ROOT"
       clog "kept chroot $ROOT (COMPAT_KEEP=1)"
@@ -91,7 +97,7 @@ bind_same "$ROOT" "$SHARED" ro
 status=0
 built=1
 step configure _to_log "$ROOT/tmp/configure.log" in_chroot "$ROOT" cmake -S "$REPO" -B "$BUILD" \
-  -DZARR3_WERROR=ON -DCMAKE_BUILD_TYPE=RelWithDebInfo ||
+  -DZARR3_WERROR=ON -DCMAKE_BUILD_TYPE=RelWithDebInfo ${COMPAT_CMAKE_ARGS:-} ||
   { built=0; tail -n 40 "$ROOT/tmp/configure.log" >&2; }
 grep -E 'GDAL [0-9]' "$ROOT/tmp/configure.log" >&2 || true
 if [ $built = 1 ]; then
@@ -138,6 +144,6 @@ if [ $built = 1 ]; then
   /usr/bin/python3 "$HERE/compat/summarize.py" "ctest=$ROOT$BUILD/ctest.xml" \
     "pytest=$ROOT$BUILD/pytest.xml" >&2 || status=1
 else
-  clog "build FAILED: 0 passed, 1 failed (see $ROOT/tmp/build.log or configure.log)"
+  clog "build FAILED: 0 passed, 1 failed (see build.log / configure.log in the log dir)"
 fi
 exit $status

@@ -1,0 +1,145 @@
+// libFuzzer target: each codec's decode on fuzzed encoded bytes.
+//
+// Input: [codec u8][param u8][size u16] encoded bytes.
+//   codec % 6: 0 gzip, 1 zstd, 2 blosc, 3 crc32c (bytes->bytes: decode with an
+//   expected size when param bit 0 is set, always bounded by a max_size), 4 bytes
+//   (array->bytes, data type and endianness from param), 5 transpose (rank and
+//   order from param). A successful decode must honour the sizes, and
+//   re-encoding the result must decode back to it.
+#include "fuzz_util.hpp"
+
+#include "zarr3/codec.hpp"
+
+#include <cstdio>
+
+using namespace zarr3;
+using nlohmann::json;
+
+namespace {
+
+const std::string kWhere = "fuzz codecs[0]";
+constexpr uint64_t kMaxSize = 1 << 20;
+const char* const kTypes[] = {"bool",    "int8",    "uint16",    "int32",      "float32",
+                              "float64", "float16", "complex64", "complex128", "uint64"};
+
+ChunkSpec spec_of(const Shape& shape, const char* dtype) {
+    ChunkSpec s;
+    s.shape = shape;
+    s.dtype = data_type_from_name(dtype);
+    s.fill_value.assign(s.dtype.size, 0);
+    return s;
+}
+
+void bytes_to_bytes(uint8_t codec, uint8_t param, uint16_t size, ByteView in) {
+    std::shared_ptr<BytesToBytesCodec> c;
+    switch (codec) {
+    case 0:
+        c = make_bytes_to_bytes("gzip", {{"level", 1}}, kWhere);
+        break;
+    case 1:
+        c = make_bytes_to_bytes("zstd", {{"level", 1}, {"checksum", bool(param & 2)}}, kWhere);
+        break;
+    case 2:
+        c = make_bytes_to_bytes("blosc",
+                                {{"cname", (param & 2) ? "zstd" : "lz4"},
+                                 {"clevel", 5},
+                                 {"shuffle", (param & 4) ? "bitshuffle" : "shuffle"},
+                                 {"typesize", 1 + (param >> 4)}},
+                                kWhere);
+        break;
+    default:
+        c = make_bytes_to_bytes("crc32c", nullptr, kWhere);
+        break;
+    }
+    std::optional<uint64_t> expected;
+    if (param & 1) expected = size;
+    const uint64_t max_size = (param & 8) ? size : kMaxSize;
+    Bytes out;
+    try {
+        out = c->decode(in, expected, max_size);
+    } catch (const Error&) {
+        return;
+    }
+    FUZZ_CHECK(out.size() <= max_size);
+    if (expected) FUZZ_CHECK(out.size() == *expected);
+    const Bytes again = c->encode(out);
+    try {
+        FUZZ_CHECK(c->decode(again, out.size(), out.size()) == out);
+    } catch (const Error& e) {
+        fprintf(stderr, "re-encoded value failed to decode: %s\n", e.what());
+        __builtin_trap();
+    }
+}
+
+void array_to_bytes(uint8_t param, uint16_t size, ByteView in) {
+    const char* dtype = kTypes[(param >> 1) % 10];
+    const ChunkSpec spec = spec_of({uint64_t(size % 512), uint64_t(1 + (size >> 9) % 8)}, dtype);
+    auto c =
+        make_array_to_bytes("bytes", {{"endian", (param & 1) ? "big" : "little"}}, spec, kWhere);
+    Bytes out(spec.num_bytes());
+    try {
+        c->decode(in, spec, out.data());
+    } catch (const Error&) {
+        return;
+    }
+    FUZZ_CHECK(in.size() == out.size());
+    const Bytes again = c->encode(out, spec);
+    FUZZ_CHECK(again.size() == in.size() && std::equal(again.begin(), again.end(), in.begin()));
+}
+
+void array_to_array(uint8_t param, uint16_t size, ByteView in) {
+    const size_t rank = 1 + param % 4;
+    Shape shape;
+    for (size_t k = 0; k < rank; ++k)
+        shape.push_back(1 + ((size >> (4 * k)) & 7));
+    // order: a permutation picked by param, or "C"/"F", or (bad) a repeated axis
+    json order = json::array();
+    std::vector<size_t> perm(rank);
+    for (size_t k = 0; k < rank; ++k)
+        perm[k] = k;
+    unsigned r = param >> 2;
+    for (size_t k = rank; k > 1; --k) {
+        std::swap(perm[k - 1], perm[r % k]);
+        r /= unsigned(k);
+    }
+    for (size_t v : perm)
+        order.push_back(v);
+    if (param & 0x80) order = (param & 0x40) ? json("F") : json("C");
+    const char* dtype = kTypes[(size >> 12) % 10];
+    ChunkSpec spec = spec_of(shape, dtype);
+    std::shared_ptr<ArrayToArrayCodec> c;
+    try {
+        c = make_array_to_array("transpose", {{"order", order}}, spec, kWhere);
+    } catch (const Error&) {
+        return;
+    }
+    const ChunkSpec enc = c->encoded_spec(spec);
+    FUZZ_CHECK(enc.num_bytes() == spec.num_bytes());
+    Bytes data(in.begin(), in.end());
+    data.resize(enc.num_bytes());
+    Bytes dec;
+    try {
+        dec = c->decode(data, spec);
+    } catch (const Error&) {
+        return;
+    }
+    FUZZ_CHECK(dec.size() == spec.num_bytes());
+    FUZZ_CHECK(c->encode(dec, spec) == data);
+}
+
+} // namespace
+
+extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
+    fuzzutil::Reader r(data, size);
+    const uint8_t codec = r.u8() % 6, param = r.u8();
+    const uint16_t n = r.u16();
+    const std::string_view rest = r.rest();
+    const ByteView in(reinterpret_cast<const uint8_t*>(rest.data()), rest.size());
+    if (codec < 4)
+        bytes_to_bytes(codec, param, n, in);
+    else if (codec == 4)
+        array_to_bytes(param, n, in);
+    else
+        array_to_array(param, n, in);
+    return 0;
+}

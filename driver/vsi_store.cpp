@@ -47,7 +47,25 @@ bool is_file(const std::string& path) {
 
 } // namespace
 
-VSIStore::VSIStore(std::string root, bool writable) : root_(std::move(root)), writable_(writable) {
+bool IsRemoteVSIPath(const std::string& path) {
+    for (const char* fs :
+         {"/vsicurl/", "/vsicurl?", "/vsis3/", "/vsigs/", "/vsiaz/", "/vsiadls/", "/vsioss/",
+          "/vsiswift/", "/vsiwebhdfs/", "/vsihdfs/", "/vsicurl_streaming/", "/vsis3_streaming/",
+          "/vsigs_streaming/", "/vsiaz_streaming/", "/vsioss_streaming/", "/vsiswift_streaming/"})
+        if (path.find(fs) != std::string::npos) return true;
+    return false;
+}
+
+NoDirListingScope::NoDirListingScope(const std::string& path) {
+    if (IsRemoteVSIPath(path))
+        setter_ = std::make_unique<CPLConfigOptionSetter>("GDAL_DISABLE_READDIR_ON_OPEN",
+                                                          "EMPTY_DIR", true);
+}
+
+NoDirListingScope::~NoDirListingScope() = default;
+
+VSIStore::VSIStore(std::string root, bool writable)
+    : root_(std::move(root)), writable_(writable), remote_(IsRemoteVSIPath(root_)) {
     while (root_.size() > 1 && root_.back() == '/')
         root_.pop_back();
 }
@@ -59,6 +77,7 @@ std::string VSIStore::path_of(const std::string& key) const {
 }
 
 std::optional<zarr3::Bytes> VSIStore::get(const std::string& key) {
+    const NoDirListingScope no_listing(root_);
     const std::string path = path_of(key);
     VSIFilePtr fp(VSIFOpenL(path.c_str(), "rb"));
     if (!fp) {
@@ -76,6 +95,7 @@ std::optional<zarr3::Bytes> VSIStore::get(const std::string& key) {
 
 std::optional<std::vector<zarr3::Bytes>>
 VSIStore::get_ranges(const std::string& key, const std::vector<zarr3::ByteRange>& ranges) {
+    const NoDirListingScope no_listing(root_);
     const std::string path = path_of(key);
     VSIFilePtr fp(VSIFOpenL(path.c_str(), "rb"));
     if (!fp) {
@@ -125,6 +145,7 @@ VSIStore::get_ranges(const std::string& key, const std::vector<zarr3::ByteRange>
 }
 
 std::optional<uint64_t> VSIStore::size(const std::string& key) {
+    const NoDirListingScope no_listing(root_);
     const std::string path = path_of(key);
     VSIStatBufL st;
     if (VSIStatExL(path.c_str(), &st,
@@ -146,6 +167,7 @@ void VSIStore::write_file(const std::string& path, zarr3::ByteView value,
 
 void VSIStore::put(const std::string& key, zarr3::ByteView value) {
     if (!writable_) throw zarr3::Error(root_ + ": store is opened read-only, cannot write " + key);
+    const NoDirListingScope no_listing(root_);
     const std::string path = path_of(key);
     const std::string dir = CPLGetPath(path.c_str());
     if (!dir.empty()) {
@@ -171,6 +193,7 @@ void VSIStore::put(const std::string& key, zarr3::ByteView value) {
 }
 
 void VSIStore::erase(const std::string& key) {
+    const NoDirListingScope no_listing(root_);
     if (!writable_) throw zarr3::Error(root_ + ": store is opened read-only, cannot erase " + key);
     const std::string path = path_of(key);
     if (!is_file(path)) return;

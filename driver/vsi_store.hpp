@@ -5,13 +5,37 @@
 #include "zarr3/store.hpp"
 
 #include <atomic>
+#include <memory>
 #include <string>
 
+class CPLConfigOptionSetter;
+
 namespace zarr3drv {
+
+// True for paths served by a network file system (/vsicurl/, /vsis3/,
+// /vsigs/, /vsiaz/, ...), also when chained (/vsizip//vsicurl/...).
+bool IsRemoteVSIPath(const std::string& path);
+
+// While alive, and on remote paths only, sets GDAL_DISABLE_READDIR_ON_OPEN to
+// EMPTY_DIR in this thread (unless the user set it): opening or stat'ing a
+// known object then costs one request for that object instead of also
+// listing its parent "directory". No effect on local paths.
+class NoDirListingScope {
+  public:
+    explicit NoDirListingScope(const std::string& path);
+    ~NoDirListingScope();
+    NoDirListingScope(const NoDirListingScope&) = delete;
+    NoDirListingScope& operator=(const NoDirListingScope&) = delete;
+
+  private:
+    std::unique_ptr<CPLConfigOptionSetter> setter_;
+};
 
 class VSIStore : public zarr3::Store {
   public:
     // `root` is the store folder or URL; a trailing "/" is dropped.
+    // Remote roots (IsRemoteVSIPath) never list a folder to open a known key;
+    // a missing object (HTTP 404) reads as absent.
     explicit VSIStore(std::string root, bool writable = false);
 
     std::string uri() const override { return root_; }
@@ -32,6 +56,7 @@ class VSIStore : public zarr3::Store {
     void write_file(const std::string& path, zarr3::ByteView value, const std::string& key) const;
     std::string root_;
     bool writable_;
+    bool remote_;
     std::atomic<uint64_t> counter_{0};
 };
 

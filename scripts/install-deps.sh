@@ -8,6 +8,7 @@ PACKAGES=(
   libgdal-dev gdal-bin python3-gdal python3-numpy python3-pytest
   nlohmann-json3-dev libzstd-dev libblosc-dev libdeflate-dev zlib1g-dev
   libgtest-dev libbenchmark-dev
+  nginx-light
 )
 
 missing=()

@@ -1,0 +1,169 @@
+"""A real nginx (Debian nginx-light) on 127.0.0.1 serving a temporary folder,
+with an access log the tests parse to count HTTP requests.
+
+Usage in a test module:  from nginx_fixture import nginx  (a session fixture).
+The server serves `server.root` (a folder under a temp dir): /PATH maps to
+root/PATH, so it works for /vsicurl/http://127.0.0.1:PORT/PATH and, with
+AWS_S3_ENDPOINT=127.0.0.1:PORT AWS_VIRTUAL_HOSTING=FALSE, for /vsis3/PATH.
+"""
+import os
+import shutil
+import socket
+import subprocess
+import tempfile
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+NGINX = os.environ.get("ZARR3_NGINX", "/usr/sbin/nginx")
+
+
+@dataclass
+class Request:
+    method: str
+    uri: str  # path without the query string
+    args: str  # query string ("" when none)
+    range: str  # Range header ("" when none)
+    status: int
+    body_bytes: int
+
+    def __repr__(self):
+        q = f"?{self.args}" if self.args else ""
+        r = f" [{self.range}]" if self.range else ""
+        return f"{self.method} {self.uri}{q}{r} -> {self.status} {self.body_bytes}B"
+
+
+CONFIG = """\
+daemon off;
+master_process on;
+worker_processes 1;
+{user}
+pid {tmp}/nginx.pid;
+error_log {tmp}/error.log warn;
+events {{ worker_connections 256; }}
+http {{
+    log_format zarr3 '$request_method\\t$uri\\t$args\\t$http_range\\t$status\\t$body_bytes_sent';
+    access_log {tmp}/access.log zarr3;
+    client_body_temp_path {tmp}/body;
+    proxy_temp_path {tmp}/proxy;
+    fastcgi_temp_path {tmp}/fastcgi;
+    uwsgi_temp_path {tmp}/uwsgi;
+    scgi_temp_path {tmp}/scgi;
+    default_type application/octet-stream;
+    sendfile on;
+    keepalive_timeout 30;
+    server {{
+        listen 127.0.0.1:{port};
+        server_name localhost;
+        root {root};
+        autoindex off;
+    }}
+}}
+"""
+
+
+def _free_port():
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def _wait_listening(port, proc, timeout=10.0):
+    end = time.monotonic() + timeout
+    while time.monotonic() < end:
+        if proc.poll() is not None:
+            return False
+        try:
+            with socket.create_connection(("127.0.0.1", port), timeout=0.2):
+                return True
+        except OSError:
+            time.sleep(0.05)
+    return False
+
+
+class NginxServer:
+    def __init__(self):
+        self.tmp = Path(tempfile.mkdtemp(prefix="zarr3-nginx-"))
+        self.root = self.tmp / "www"
+        self.root.mkdir()
+        self.proc = None
+        self.port = None
+
+    @property
+    def url(self):
+        return f"http://127.0.0.1:{self.port}"
+
+    def start(self):
+        if not os.path.exists(NGINX):
+            raise RuntimeError(f"{NGINX} not found: install nginx-light (scripts/install-deps.sh)")
+        user = "user root root;" if os.geteuid() == 0 else ""
+        last_err = ""
+        for _ in range(5):
+            port = _free_port()
+            conf = self.tmp / "nginx.conf"
+            conf.write_text(CONFIG.format(user=user, tmp=self.tmp, port=port, root=self.root))
+            (self.tmp / "access.log").write_text("")
+            errf = open(self.tmp / "stderr.log", "wb")
+            proc = subprocess.Popen(
+                [NGINX, "-p", str(self.tmp), "-e", str(self.tmp / "error.log"), "-c", str(conf)],
+                stdin=subprocess.DEVNULL, stdout=errf, stderr=errf,
+            )
+            errf.close()
+            if _wait_listening(port, proc):
+                self.proc, self.port = proc, port
+                return self
+            self._kill(proc)
+            last_err = (self.tmp / "stderr.log").read_text() + (
+                (self.tmp / "error.log").read_text() if (self.tmp / "error.log").exists() else "")
+        raise RuntimeError(f"nginx did not start: {last_err}")
+
+    @staticmethod
+    def _kill(proc):
+        if proc.poll() is None:
+            proc.terminate()  # SIGTERM: fast shutdown of master and workers
+            try:
+                proc.wait(timeout=10)
+            except subprocess.TimeoutExpired:
+                proc.kill()
+                proc.wait(timeout=10)
+
+    def stop(self):
+        if self.proc is not None:
+            self._kill(self.proc)
+            self.proc = None
+        shutil.rmtree(self.tmp, ignore_errors=True)
+
+    # --- access log -------------------------------------------------------
+    def _lines(self):
+        return (self.tmp / "access.log").read_text().splitlines()
+
+    def mark(self):
+        """Position in the access log; requests(since=mark) returns later ones."""
+        # nginx writes each line with one write() as the request completes; a
+        # short pause lets the last response's log line land.
+        time.sleep(0.05)
+        return len(self._lines())
+
+    def requests(self, since=0):
+        time.sleep(0.05)
+        out = []
+        for line in self._lines()[since:]:
+            f = line.split("\t")
+            if len(f) != 6:
+                continue
+            args = "" if f[2] == "-" else f[2]
+            rng = "" if f[3] == "-" else f[3]
+            out.append(Request(f[0], f[1], args, rng, int(f[4]), int(f[5])))
+        return out
+
+
+@pytest.fixture(scope="session")
+def nginx():
+    server = NginxServer()
+    try:
+        server.start()
+        yield server
+    finally:
+        server.stop()

@@ -12,11 +12,9 @@ inline constexpr const char* kOpenOptionList =
     "</OpenOptionList>";
 
 #define ZARR3_COMMON_CREATION_OPTIONS                                                              \
-    "  <Option name='CHUNK_SHAPES' type='string' description='Rectilinear chunk edges per axis, "  \
-    "axes separated "                                                                              \
-    "by semicolons, edges by commas, runs as EDGExCOUNT (e.g. "                                    \
-    "31,28,31,30,31,30,31,31,30,31,30,31;32;64); a "                                               \
-    "single number makes the axis regular'/>"                                                      \
+    "  <Option name='CHUNK_SHAPES' type='string' description='Chunk edges per array axis as " \
+    "JSON, slowest axis first: one entry per axis, a bare integer (regular axis) or a list of " \
+    "edges and [edge,count] runs, e.g. [[31,28,31,30],256,256] or [[[10,3],5],512,512]'/>"  \
     "  <Option name='BLOCKSIZE' type='string' description='Regular chunk shape, comma separated, " \
     "slowest axis "                                                                                \
     "first'/>"                                                                                     \

@@ -1,23 +1,50 @@
-// Classic raster mode. For now: a dataset that lists every array of the store
-// as a subdataset (ZARR3:"path":/array). The raster mapping of single arrays
-// is not implemented yet.
+// Classic raster mode: which array a name opens, subdataset lists, and the
+// dataset-level view (axes -> X/Y/bands, metadata, georeferencing).
+#include "raster_dataset.hpp"
+
 #include "gdal_types.hpp"
-#include "zarr3/array.hpp"
+#include "georef.hpp"
+#include "io_options.hpp"
+#include "vsi_store.hpp"
 #include "zarr3_driver.hpp"
 
 #include "cpl_string.h"
 
 #include <algorithm>
+#include <cctype>
+#include <climits>
 
 namespace zarr3drv {
 namespace {
 
 constexpr int kMaxDepth = 32;
 constexpr size_t kMaxSubdatasets = 10000;
+constexpr uint64_t kMaxBands = 1000000;
 
-class SubdatasetListDataset final : public GDALDataset {
-  public:
-    SubdatasetListDataset() = default;
+std::string Lower(std::string s) {
+    for (auto& c : s)
+        c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+    return s;
+}
+
+std::string BaseName(const std::string& path) {
+    const size_t s = path.rfind('/');
+    return s == std::string::npos ? path : path.substr(s + 1);
+}
+
+// Arrays that describe other arrays rather than hold data.
+bool IsAuxiliaryName(const std::string& name) {
+    static const char* names[] = {"lat",  "lon", "latitude",    "longitude", "x",   "y",
+                                  "time", "crs", "spatial_ref", "band",      "bnds"};
+    const std::string n = Lower(BaseName(name));
+    for (const char* a : names)
+        if (n == a) return true;
+    return false;
+}
+
+struct ArrayEntry {
+    std::string path;
+    zarr3::ArrayMetadata meta;
 };
 
 std::string Describe(const zarr3::ArrayMetadata& meta, const std::string& node) {
@@ -27,56 +54,358 @@ std::string Describe(const zarr3::ArrayMetadata& meta, const std::string& node) 
     return "[" + shape + "] /" + node + " (" + meta.dtype.name + ")";
 }
 
-void AddArray(CPLStringList& md, const std::string& root, const std::string& node,
-              const zarr3::ArrayMetadata& meta) {
-    const int n = md.size() / 2 + 1;
-    md.SetNameValue(CPLSPrintf("SUBDATASET_%d_NAME", n), SubdatasetName(root, node).c_str());
-    md.SetNameValue(CPLSPrintf("SUBDATASET_%d_DESC", n), Describe(meta, node).c_str());
-}
-
-void Walk(CPLStringList& md, const std::string& root, const zarr3::Group& g, int depth) {
+void Walk(std::vector<ArrayEntry>& out, const zarr3::Group& g, int depth) {
     if (depth > kMaxDepth) return;
     auto arrays = g.array_names();
     std::sort(arrays.begin(), arrays.end());
     for (const auto& name : arrays) {
-        if (static_cast<size_t>(md.size() / 2) >= kMaxSubdatasets) return;
+        if (out.size() >= kMaxSubdatasets) return;
         auto a = g.open_array(name);
-        AddArray(md, root, a->path(), a->metadata());
+        out.push_back({a->path(), a->metadata()});
     }
     auto groups = g.group_names();
     std::sort(groups.begin(), groups.end());
     for (const auto& name : groups)
-        Walk(md, root, *g.open_group(name), depth + 1);
+        Walk(out, *g.open_group(name), depth + 1);
+}
+
+CPLStringList SubdatasetList(const std::string& root, const std::vector<ArrayEntry>& arrays) {
+    CPLStringList md;
+    int n = 0;
+    for (const auto& a : arrays) {
+        ++n;
+        md.SetNameValue(CPLSPrintf("SUBDATASET_%d_NAME", n), SubdatasetName(root, a.path).c_str());
+        md.SetNameValue(CPLSPrintf("SUBDATASET_%d_DESC", n), Describe(a.meta, a.path).c_str());
+    }
+    return md;
+}
+
+bool IsRasterCandidate(const ArrayEntry& a) {
+    return a.meta.rank() >= 2 && a.meta.rank() <= 4 && !IsAuxiliaryName(a.path) &&
+           GDALTypeFor(a.meta.dtype) != GDT_Unknown &&
+           std::all_of(a.meta.shape.begin(), a.meta.shape.end(), [](uint64_t n) { return n > 0; });
+}
+
+class SubdatasetListDataset final : public GDALDataset {};
+
+std::string JsonItem(const nlohmann::json& v) {
+    if (v.is_string()) return v.get<std::string>();
+    return v.dump();
 }
 
 } // namespace
+
+// ------------------------------------------------------------------ dataset
+
+std::unique_ptr<Zarr3RasterDataset> Zarr3RasterDataset::Open(std::shared_ptr<zarr3::Store> store,
+                                                             std::shared_ptr<zarr3::Array> array,
+                                                             bool update) {
+    std::unique_ptr<Zarr3RasterDataset> ds(new Zarr3RasterDataset());
+    ds->store_ = std::move(store);
+    ds->array_ = std::move(array);
+    ConfigureArray(*ds->array_);
+    ds->Init(update);
+    return ds;
+}
+
+void Zarr3RasterDataset::Init(bool update) {
+    update_ = update;
+    eAccess = update ? GA_Update : GA_ReadOnly;
+    const auto& m = array_->metadata();
+    const std::string where = array_->describe();
+    const size_t r = m.rank();
+    if (r == 0) throw zarr3::Error(where + ": a 0-d array cannot be opened as a raster");
+    dtype_ = GDALTypeFor(m.dtype);
+    if (dtype_ == GDT_Unknown) throw zarr3::Error(where + ": " + UnsupportedTypeReason(m.dtype));
+    for (const auto& w : m.warnings)
+        CPLError(CE_Warning, CPLE_AppDefined, "%s", w.c_str());
+
+    // X/Y axes: typed by name, else the last two.
+    std::optional<size_t> fx, fy;
+    for (size_t i = 0; i < r; ++i) {
+        if (i >= m.dimension_names.size() || !m.dimension_names[i]) continue;
+        const std::string n = Lower(*m.dimension_names[i]);
+        if (!fx && (n == "x" || n == "lon" || n == "longitude")) fx = i;
+        if (!fy && (n == "y" || n == "lat" || n == "latitude")) fy = i;
+    }
+    if (r == 1) {
+        ix_ = 0;
+        iy_ = SIZE_MAX;
+    } else if (fx && fy) {
+        ix_ = *fx;
+        iy_ = *fy;
+    } else {
+        ix_ = r - 1;
+        iy_ = r - 2;
+    }
+    for (size_t i = 0; i < r; ++i)
+        if (i != ix_ && i != iy_) {
+            band_axes_.push_back(i);
+            band_shape_.push_back(m.shape[i]);
+        }
+    const uint64_t w = m.shape[ix_], h = iy_ == SIZE_MAX ? 1 : m.shape[iy_];
+    if (w == 0 || h == 0) throw zarr3::Error(where + ": the array is empty");
+    if (w > INT_MAX || h > INT_MAX)
+        throw zarr3::Error(where + ": raster of " + std::to_string(w) + "x" + std::to_string(h) +
+                           " is larger than GDAL's classic API allows");
+    uint64_t nb = 1;
+    for (auto n : band_shape_)
+        nb = zarr3::checked_mul(nb, n, "band count");
+    if (nb > kMaxBands)
+        throw zarr3::Error(where + ": " + std::to_string(nb) +
+                           " bands; open it with the multidimensional API instead");
+    nRasterXSize = static_cast<int>(w);
+    nRasterYSize = static_cast<int>(h);
+    if (iy_ != SIZE_MAX && iy_ < m.dimension_names.size() && m.dimension_names[iy_])
+        ydim_ = *m.dimension_names[iy_];
+    if (ix_ < m.dimension_names.size() && m.dimension_names[ix_]) xdim_ = *m.dimension_names[ix_];
+
+    attrs_ = m.attributes.is_object() ? m.attributes : nlohmann::json::object();
+    if (auto it = attrs_.find("gdal_zarr3:nodata"); it != attrs_.end() && *it == "none")
+        nodata_recorded_ = false;
+
+    for (int b = 1; b <= static_cast<int>(nb); ++b)
+        SetBand(b, new Zarr3RasterBand(this, b));
+
+    // Attributes as metadata items (default domain).
+    CPLStringList md;
+    for (const auto& [k, v] : attrs_.items())
+        if (!k.empty() && k.find('=') == std::string::npos)
+            md.SetNameValue(k.c_str(), JsonItem(v).c_str());
+    GDALDataset::SetMetadata(md.List());
+
+    // Storage layout for `gdalinfo -mdd ZARR3`.
+    CPLStringList z;
+    z.SetNameValue("DATA_TYPE", m.dtype.name.c_str());
+    z.SetNameValue("CHUNK_GRID", m.grid.to_json().dump().c_str());
+    z.SetNameValue("CODECS", m.codecs_json.dump().c_str());
+    if (m.codecs_json.is_array() && !m.codecs_json.empty() &&
+        m.codecs_json[0].value("name", "") == "sharding_indexed") {
+        const auto& cfg = m.codecs_json[0].value("configuration", nlohmann::json::object());
+        if (cfg.contains("chunk_shape"))
+            z.SetNameValue("SHARD_CHUNK_SHAPE", cfg["chunk_shape"].dump().c_str());
+    }
+    nlohmann::json dn = nlohmann::json::array();
+    for (const auto& d : m.dimension_names)
+        dn.push_back(d ? nlohmann::json(*d) : nlohmann::json(nullptr));
+    if (!m.dimension_names.empty()) z.SetNameValue("DIMENSION_NAMES", dn.dump().c_str());
+    z.SetNameValue("ARRAY", ("/" + array_->path()).c_str());
+    GDALDataset::SetMetadata(z.List(), "ZARR3");
+
+    // Georeferencing.
+    try {
+        auto g = ReadGeoRef(store_, *array_, ix_, iy_ == SIZE_MAX ? ix_ : iy_);
+        gt_ = g.gt;
+        srs_ = std::move(g.srs);
+    } catch (const std::exception& e) {
+        CPLError(CE_Warning, CPLE_AppDefined, "%s: georeferencing ignored: %s", where.c_str(),
+                 e.what());
+    }
+    LoadBandCoordinates();
+}
+
+// Band metadata: index and coordinate value of each band along each band axis.
+void Zarr3RasterDataset::LoadBandCoordinates() {
+    const auto& m = array_->metadata();
+    const std::string group = ParentPath(array_->path());
+    std::vector<std::optional<std::vector<double>>> values(band_axes_.size());
+    std::vector<std::string> names(band_axes_.size()), units(band_axes_.size());
+    for (size_t k = 0; k < band_axes_.size(); ++k) {
+        const size_t a = band_axes_[k];
+        names[k] = a < m.dimension_names.size() && m.dimension_names[a] ? *m.dimension_names[a]
+                                                                        : "dim" + std::to_string(a);
+        try {
+            auto var = FindArrayUpwards(store_, group, names[k]);
+            if (var && var->metadata().rank() == 1 && var->metadata().shape[0] == m.shape[a]) {
+                ConfigureArray(*var);
+                values[k] = ReadCoordinateValues(*var, 1000000);
+                auto u = var->metadata().attributes.find("units");
+                if (u != var->metadata().attributes.end() && u->is_string()) units[k] = *u;
+            }
+        } catch (const std::exception&) {
+        }
+    }
+    for (int b = 1; b <= nBands; ++b) {
+        uint64_t rem = static_cast<uint64_t>(b - 1);
+        std::vector<uint64_t> idx(band_axes_.size());
+        for (size_t k = band_axes_.size(); k-- > 0;) {
+            idx[k] = rem % band_shape_[k];
+            rem /= band_shape_[k];
+        }
+        GDALRasterBand* band = papoBands[b - 1];
+        std::string desc;
+        for (size_t k = 0; k < band_axes_.size(); ++k) {
+            band->SetMetadataItem(("DIM_" + names[k] + "_INDEX").c_str(),
+                                  std::to_string(idx[k]).c_str());
+            std::string item = names[k] + "=";
+            if (values[k]) {
+                const std::string v = CPLSPrintf("%.17g", (*values[k])[idx[k]]);
+                band->SetMetadataItem(names[k].c_str(), v.c_str());
+                if (!units[k].empty())
+                    band->SetMetadataItem((names[k] + "#units").c_str(), units[k].c_str());
+                item += v;
+            } else {
+                item += std::to_string(idx[k]);
+            }
+            desc += (desc.empty() ? "" : ", ") + item;
+        }
+        band->GDALMajorObject::SetDescription(desc.c_str());
+    }
+}
+
+Zarr3RasterDataset::~Zarr3RasterDataset() {
+    if (update_ && !abandoned_) {
+        GDALDataset::FlushCache(true);
+        Guard(array_->describe(), [&] { Finalize(); });
+    }
+}
+
+void Zarr3RasterDataset::Finalize() {
+    array_->flush();
+    const bool write = deferred_ || meta_dirty_ || georef_dirty_;
+    if (georef_dirty_) {
+        for (auto it = attrs_.begin(); it != attrs_.end();) {
+            const std::string k = it.key();
+            if (k.rfind("spatial:", 0) == 0 || k.rfind("proj:", 0) == 0 || k == "_CRS" ||
+                k == "zarr_conventions" || k == "grid_mapping")
+                it = attrs_.erase(it);
+            else
+                ++it;
+        }
+        WriteGeoRef(store_, ParentPath(array_->path()), attrs_, gt_ ? gt_->data() : nullptr,
+                    srs_.get(), static_cast<uint64_t>(nRasterXSize),
+                    static_cast<uint64_t>(nRasterYSize), xdim_, ydim_, !array_->path().empty());
+    }
+    if (nodata_recorded_)
+        attrs_.erase("gdal_zarr3:nodata");
+    else
+        attrs_["gdal_zarr3:nodata"] = "none";
+    if (write || attrs_ != array_->metadata().attributes) array_->set_attributes(attrs_);
+    if (deferred_) {
+        zarr3::Group::create(store_, root_group_path_);
+        deferred_ = false;
+    }
+    meta_dirty_ = georef_dirty_ = false;
+    finalized_ = true;
+}
+
+#if GDAL_VERSION_NUM >= 3070000
+CPLErr Zarr3RasterDataset::FlushCache(bool at_closing) {
+    CPLErr err = GDALDataset::FlushCache(at_closing);
+#else
+void Zarr3RasterDataset::FlushCache(bool at_closing) {
+    GDALDataset::FlushCache(at_closing);
+    CPLErr err = CE_None;
+#endif
+    if (update_ && !abandoned_ && !deferred_)
+        if (!Guard(array_->describe(), [&] { Finalize(); })) err = CE_Failure;
+#if GDAL_VERSION_NUM >= 3070000
+    return err;
+#else
+    (void)err;
+#endif
+}
+
+CPLErr Zarr3RasterDataset::GetGeoTransform(double* gt) {
+    if (!gt_) {
+        GDALDataset::GetGeoTransform(gt);
+        return CE_Failure;
+    }
+    std::copy(gt_->begin(), gt_->end(), gt);
+    return CE_None;
+}
+
+CPLErr Zarr3RasterDataset::SetGeoTransform(double* gt) {
+    if (!update_) return GDALDataset::SetGeoTransform(gt);
+    std::array<double, 6> v;
+    std::copy(gt, gt + 6, v.begin());
+    gt_ = v;
+    georef_dirty_ = true;
+    return CE_None;
+}
+
+const OGRSpatialReference* Zarr3RasterDataset::GetSpatialRef() const {
+    return srs_.get();
+}
+
+CPLErr Zarr3RasterDataset::SetSpatialRef(const OGRSpatialReference* srs) {
+    if (!update_) return GDALDataset::SetSpatialRef(srs);
+    srs_.reset(srs && !srs->IsEmpty() ? srs->Clone() : nullptr);
+    if (srs_) srs_->SetAxisMappingStrategy(OAMS_TRADITIONAL_GIS_ORDER);
+    georef_dirty_ = true;
+    return CE_None;
+}
+
+char** Zarr3RasterDataset::GetMetadataDomainList() {
+    return BuildMetadataDomainList(GDALDataset::GetMetadataDomainList(), TRUE, "ZARR3", nullptr);
+}
+
+CPLErr Zarr3RasterDataset::SetMetadata(char** md, const char* domain) {
+    if (update_ && (domain == nullptr || domain[0] == '\0')) {
+        for (char** p = md; p && *p; ++p) {
+            char* key = nullptr;
+            const char* v = CPLParseNameValue(*p, &key);
+            if (key && v) attrs_[key] = v;
+            CPLFree(key);
+        }
+        MarkDirty();
+    }
+    return GDALDataset::SetMetadata(md, domain);
+}
+
+CPLErr Zarr3RasterDataset::SetMetadataItem(const char* name, const char* value,
+                                           const char* domain) {
+    if (update_ && (domain == nullptr || domain[0] == '\0') && name) {
+        if (value)
+            attrs_[name] = value;
+        else
+            attrs_.erase(name);
+        MarkDirty();
+    }
+    return GDALDataset::SetMetadataItem(name, value, domain);
+}
+
 } // namespace zarr3drv
+
+// ------------------------------------------------------------------ open
 
 GDALDataset* Zarr3OpenClassic(GDALOpenInfo* poOpenInfo, std::shared_ptr<zarr3::Store> store,
                               const zarr3drv::OpenTarget& target) {
     using namespace zarr3drv;
-    if (target.has_array && !target.array_path.empty()) {
-        CPLError(CE_Failure, CPLE_NotSupported,
-                 "%s: classic raster access to array /%s is not implemented yet; open the store "
-                 "with the "
-                 "multidimensional API (gdalmdiminfo, gdal.OpenEx(..., gdal.OF_MULTIDIM_RASTER))",
-                 target.root.c_str(), target.array_path.c_str());
-        return nullptr;
-    }
-    const std::string where = store->uri() + "/zarr.json";
-    std::unique_ptr<SubdatasetListDataset> ds;
+    const bool update = poOpenInfo->eAccess == GA_Update;
+    if (update) store = std::make_shared<VSIStore>(target.root, true);
+    const std::string node = target.has_array ? target.array_path : std::string();
+    const std::string where = store->uri() + "/" + zarr3::join_key(node, "zarr.json");
+    std::unique_ptr<GDALDataset> ds;
     Guard(where, [&] {
-        auto j = zarr3::read_node_json(*store, "");
+        if (!node.empty()) zarr3::validate_key(node);
+        auto j = zarr3::read_node_json(*store, node);
         if (!j) throw zarr3::Error(where + ": not found");
-        CPLStringList md;
-        if (zarr3::node_type_of(*j, where) == zarr3::NodeType::Group) {
-            auto g = zarr3::Group::open(store, "");
-            Walk(md, target.root, *g, 0);
+        std::vector<ArrayEntry> arrays;
+        std::shared_ptr<zarr3::Array> chosen;
+        if (zarr3::node_type_of(*j, where) == zarr3::NodeType::Array) {
+            auto meta = zarr3::parse_array_metadata(*j, where);
+            arrays.push_back({node, meta});
+            const bool usable = meta.rank() >= 1 && GDALTypeFor(meta.dtype) != GDT_Unknown;
+            if (usable || target.has_array) chosen = zarr3::Array::open(store, node, meta);
         } else {
-            AddArray(md, target.root, "", zarr3::parse_array_metadata(*j, where));
+            Walk(arrays, *zarr3::Group::open(store, node), 0);
+            std::vector<const ArrayEntry*> cands;
+            for (const auto& a : arrays)
+                if (IsRasterCandidate(a)) cands.push_back(&a);
+            if (cands.size() == 1)
+                chosen = zarr3::Array::open(store, cands[0]->path, cands[0]->meta);
         }
-        ds = std::make_unique<SubdatasetListDataset>();
-        if (!md.empty()) ds->SetMetadata(md.List(), "SUBDATASETS");
+        if (chosen) {
+            ds = Zarr3RasterDataset::Open(store, chosen, update);
+        } else {
+            if (update)
+                throw zarr3::Error(where + ": no single data array to update; open one of its "
+                                           "subdatasets (ZARR3:\"path\":/array) in update mode");
+            ds = std::make_unique<SubdatasetListDataset>();
+        }
+        const CPLStringList md = SubdatasetList(target.root, arrays);
+        if (!md.empty()) ds->SetMetadata(const_cast<char**>(md.List()), "SUBDATASETS");
     });
     if (!ds) return nullptr;
     ds->SetDescription(poOpenInfo->pszFilename);

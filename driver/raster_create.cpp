@@ -1,0 +1,340 @@
+// Classic raster writing: Create, CreateCopy (gdal_translate -of Zarr3) and
+// Delete. Layout: a root group, the data array ARRAY_NAME with dims
+// [band,] y, x, plus georeferencing (georef.cpp).
+#include "creation_options.hpp"
+#include "gdal_types.hpp"
+#include "georef.hpp"
+#include "raster_dataset.hpp"
+#include "vsi_store.hpp"
+#include "zarr3_driver.hpp"
+
+#include "cpl_conv.h"
+#include "cpl_string.h"
+#include "cpl_vsi.h"
+
+#include <algorithm>
+
+namespace zarr3drv {
+namespace {
+
+constexpr uint64_t kCopyBudget = 256ull << 20; // bytes per copied window
+
+std::string StoreRoot(const char* name) {
+    std::string s = name ? name : "";
+    if (s.size() >= 10 && s.compare(s.size() - 10, 10, "/zarr.json") == 0) s.resize(s.size() - 10);
+    while (s.size() > 1 && s.back() == '/')
+        s.pop_back();
+    return s;
+}
+
+std::string ZarrTypeFor(GDALDataType t, bool strict, std::string& warning) {
+    switch (t) {
+    case GDT_Byte:
+        return "uint8";
+#if GDAL_VERSION_NUM >= 3070000
+    case GDT_Int8:
+        return "int8";
+#endif
+    case GDT_UInt16:
+        return "uint16";
+    case GDT_Int16:
+        return "int16";
+    case GDT_UInt32:
+        return "uint32";
+    case GDT_Int32:
+        return "int32";
+#if GDAL_VERSION_NUM >= 3050000
+    case GDT_UInt64:
+        return "uint64";
+    case GDT_Int64:
+        return "int64";
+#endif
+#if GDAL_VERSION_NUM >= 3110000
+    case GDT_Float16:
+        return "float16";
+#endif
+    case GDT_Float32:
+        return "float32";
+    case GDT_Float64:
+        return "float64";
+    case GDT_CFloat32:
+        return "complex64";
+    case GDT_CFloat64:
+        return "complex128";
+    case GDT_CInt16:
+    case GDT_CInt32:
+        if (strict)
+            throw zarr3::Error(std::string("data type ") + GDALGetDataTypeName(t) +
+                               " has no Zarr v3 equivalent (complex integers); convert to "
+                               "CFloat32/CFloat64 first (-ot CFloat64)");
+        warning = std::string(GDALGetDataTypeName(t)) + " written as " +
+                  (t == GDT_CInt16 ? "complex64 (CFloat32)" : "complex128 (CFloat64)");
+        return t == GDT_CInt16 ? "complex64" : "complex128";
+    default:
+        throw zarr3::Error(std::string("data type ") + GDALGetDataTypeName(t) +
+                           " cannot be written to Zarr v3");
+    }
+}
+
+struct Prepared {
+    std::string root, array_name, xdim, ydim;
+    zarr3::ArrayMetadata meta;
+};
+
+// Validates everything and builds the metadata; nothing is written here.
+Prepared Prepare(const char* name, int xsize, int ysize, int nbands, GDALDataType type,
+                 CSLConstList options, bool strict) {
+    Prepared p;
+    p.root = StoreRoot(name);
+    if (p.root.empty()) throw zarr3::Error("empty output name");
+    if (xsize < 1 || ysize < 1 || nbands < 1)
+        throw zarr3::Error(p.root + ": a raster needs at least 1x1 pixels and one band");
+    std::string warning;
+    ArrayCreateRequest req;
+    req.dtype = zarr3::data_type_from_name(ZarrTypeFor(type, strict, warning));
+    if (!warning.empty()) CPLError(CE_Warning, CPLE_AppDefined, "%s", warning.c_str());
+    if (nbands > 1) {
+        req.shape = {static_cast<uint64_t>(nbands), static_cast<uint64_t>(ysize),
+                     static_cast<uint64_t>(xsize)};
+        req.dimension_names = {"band", "y", "x"};
+    } else {
+        req.shape = {static_cast<uint64_t>(ysize), static_cast<uint64_t>(xsize)};
+        req.dimension_names = {"y", "x"};
+    }
+    p.meta = BuildArrayMetadata(req, options);
+    const auto& dn = p.meta.dimension_names;
+    const size_t r = req.shape.size();
+    p.xdim = dn.size() == r && dn[r - 1] ? *dn[r - 1] : "x";
+    p.ydim = dn.size() == r && dn[r - 2] ? *dn[r - 2] : "y";
+    p.array_name = CSLFetchNameValueDef(options, "ARRAY_NAME", CPLGetBasename(p.root.c_str()));
+    try {
+        zarr3::validate_key(p.array_name);
+    } catch (const std::exception& e) {
+        throw zarr3::Error("creation option ARRAY_NAME=" + p.array_name + ": " + e.what());
+    }
+    if (p.array_name.find('/') != std::string::npos || p.array_name == "zarr.json" ||
+        p.array_name == "c" || IsGeoRefArrayName(p.array_name, p.xdim, p.ydim))
+        throw zarr3::Error("creation option ARRAY_NAME=" + p.array_name +
+                           ": expected a plain name other than zarr.json, c, spatial_ref and "
+                           "the x/y dimension names");
+    VSIStatBufL st;
+    if (VSIStatL(p.root.c_str(), &st) == 0) {
+        const bool empty_dir = VSI_ISDIR(st.st_mode) && [&] {
+            char** l = VSIReadDir(p.root.c_str());
+            bool e = true;
+            for (char** q = l; q && *q; ++q)
+                if (strcmp(*q, ".") != 0 && strcmp(*q, "..") != 0) e = false;
+            CSLDestroy(l);
+            return e;
+        }();
+        if (!empty_dir) throw zarr3::Error(p.root + ": already exists; delete it first");
+    }
+    return p;
+}
+
+std::unique_ptr<Zarr3RasterDataset> CreateDataset(const Prepared& p, bool deferred) {
+    if (VSIMkdirRecursive(p.root.c_str(), 0755) != 0) {
+        VSIStatBufL st;
+        if (VSIStatL(p.root.c_str(), &st) != 0 || !VSI_ISDIR(st.st_mode))
+            throw zarr3::Error(p.root + ": cannot create the folder");
+    }
+    auto store = std::make_shared<VSIStore>(p.root, true);
+    std::shared_ptr<zarr3::Array> array;
+    if (deferred) {
+        array = zarr3::Array::open(store, p.array_name, p.meta);
+    } else {
+        zarr3::Group::create(store, "");
+        array = zarr3::Array::create(store, p.array_name, p.meta, true);
+    }
+    auto ds = Zarr3RasterDataset::Open(store, array, true);
+    ds->SetCreated(p.xdim, p.ydim);
+    ds->SetNoDataRecorded(false);
+    if (deferred) ds->DeferMetadata("");
+    ds->SetDescription(p.root.c_str());
+    return ds;
+}
+
+void RemoveStore(const std::string& root) {
+    CPLErrorStateBackuper keep;
+    CPLErrorHandlerPusher quiet(CPLQuietErrorHandler);
+    VSIRmdirRecursive(root.c_str());
+}
+
+// Element ranges [start, end) of the chunks along one axis, clipped to `length`.
+std::vector<std::pair<uint64_t, uint64_t>> Segments(const zarr3::AxisPartition& ax,
+                                                    uint64_t length) {
+    std::vector<std::pair<uint64_t, uint64_t>> out;
+    for (const auto& run : ax.runs())
+        for (uint64_t k = 0; k < run.count; ++k) {
+            const uint64_t s = run.start_element + k * run.edge;
+            if (s >= length) return out;
+            out.emplace_back(s, std::min(length, s + run.edge));
+        }
+    return out;
+}
+
+// Merges neighbouring segments while `fits(len)` holds (at least one each).
+std::vector<std::pair<uint64_t, uint64_t>>
+Merge(const std::vector<std::pair<uint64_t, uint64_t>>& segs, uint64_t max_len) {
+    std::vector<std::pair<uint64_t, uint64_t>> out;
+    for (const auto& s : segs) {
+        if (!out.empty() && s.second - out.back().first <= max_len)
+            out.back().second = s.second;
+        else
+            out.push_back(s);
+    }
+    return out;
+}
+
+} // namespace
+
+GDALDataset* Zarr3Create(const char* name, int xsize, int ysize, int nbands, GDALDataType type,
+                         char** options) {
+    std::unique_ptr<Zarr3RasterDataset> ds;
+    Guard(StoreRoot(name), [&] {
+        const Prepared p = Prepare(name, xsize, ysize, nbands, type, options, true);
+        ds = CreateDataset(p, false);
+    });
+    return ds.release();
+}
+
+GDALDataset* Zarr3CreateCopy(const char* name, GDALDataset* src, int strict, char** options,
+                             GDALProgressFunc progress, void* progress_data) {
+    if (!progress) progress = GDALDummyProgress;
+    const int nb = src->GetRasterCount();
+    if (nb == 0) {
+        CPLError(CE_Failure, CPLE_NotSupported, "%s: the source has no raster bands",
+                 StoreRoot(name).c_str());
+        return nullptr;
+    }
+    GDALDataType type = src->GetRasterBand(1)->GetRasterDataType();
+    for (int b = 2; b <= nb; ++b)
+        type = GDALDataTypeUnion(type, src->GetRasterBand(b)->GetRasterDataType());
+    Prepared p;
+    if (!Guard(StoreRoot(name), [&] {
+            p = Prepare(name, src->GetRasterXSize(), src->GetRasterYSize(), nb, type, options,
+                        strict != 0);
+        }))
+        return nullptr;
+
+    std::unique_ptr<Zarr3RasterDataset> ds;
+    const bool ok = Guard(p.root, [&] {
+        ds = CreateDataset(p, true);
+        const GDALDataType etype = ds->GetRasterBand(1)->GetRasterDataType();
+        // nodata
+        GDALRasterBand* sb = src->GetRasterBand(1);
+        int has = FALSE;
+#if GDAL_VERSION_NUM >= 3050000
+        if (sb->GetRasterDataType() == GDT_Int64) {
+            const int64_t v = sb->GetNoDataValueAsInt64(&has);
+            if (has && ds->GetRasterBand(1)->SetNoDataValueAsInt64(v) != CE_None)
+                throw zarr3::Error("cannot set nodata");
+        } else if (sb->GetRasterDataType() == GDT_UInt64) {
+            const uint64_t v = sb->GetNoDataValueAsUInt64(&has);
+            if (has && ds->GetRasterBand(1)->SetNoDataValueAsUInt64(v) != CE_None)
+                throw zarr3::Error("cannot set nodata");
+        } else
+#endif
+        {
+            const double v = sb->GetNoDataValue(&has);
+            if (has && ds->GetRasterBand(1)->SetNoDataValue(v) != CE_None)
+                throw zarr3::Error("cannot set nodata");
+        }
+        // georeferencing and metadata
+        double gt[6];
+        if (src->GetGeoTransform(gt) == CE_None) ds->SetGeoTransform(gt);
+        if (const OGRSpatialReference* srs = src->GetSpatialRef()) ds->SetSpatialRef(srs);
+        if (char** md = src->GetMetadata()) ds->SetMetadata(md);
+        int has_v = FALSE;
+        const double scale = sb->GetScale(&has_v);
+        if (has_v && scale != 1.0) ds->GetRasterBand(1)->SetScale(scale);
+        const double offset = sb->GetOffset(&has_v);
+        if (has_v && offset != 0.0) ds->GetRasterBand(1)->SetOffset(offset);
+        if (sb->GetUnitType() && sb->GetUnitType()[0])
+            ds->GetRasterBand(1)->SetUnitType(sb->GetUnitType());
+
+        // Data: windows of whole chunks (shards), all bands of a band chunk.
+        const auto& m = ds->array_->metadata();
+        const size_t esize = static_cast<size_t>(GDALGetDataTypeSizeBytes(etype));
+        const uint64_t W = static_cast<uint64_t>(ds->GetRasterXSize());
+        const uint64_t H = static_cast<uint64_t>(ds->GetRasterYSize());
+        std::vector<std::pair<uint64_t, uint64_t>> bsegs = {{0, 1}};
+        if (ds->band_axes_.size() == 1)
+            bsegs = Segments(m.grid.axis(ds->band_axes_[0]), static_cast<uint64_t>(nb));
+        const auto ysegs_all = Segments(m.grid.axis(ds->iy_), H);
+        uint64_t max_band_seg = 1;
+        for (const auto& s : bsegs)
+            max_band_seg = std::max(max_band_seg, s.second - s.first);
+        const uint64_t row_bytes = W * esize * max_band_seg;
+        std::vector<std::pair<uint64_t, uint64_t>> xsegs = {{0, W}};
+        if (row_bytes * (ysegs_all.empty() ? 1 : ysegs_all[0].second - ysegs_all[0].first) >
+            kCopyBudget)
+            xsegs = Segments(m.grid.axis(ds->ix_), W);
+        uint64_t max_w = 0;
+        for (const auto& s : xsegs)
+            max_w = std::max(max_w, s.second - s.first);
+        const auto ysegs =
+            Merge(ysegs_all, std::max<uint64_t>(1, kCopyBudget / (max_w * esize * max_band_seg)));
+        const double total = static_cast<double>(W) * static_cast<double>(H) * nb;
+        double done = 0;
+        std::vector<GByte> buf;
+        std::vector<int> bands;
+        if (!progress(0.0, "", progress_data)) throw zarr3::Error("copy cancelled by the user");
+        for (const auto& bs : bsegs)
+            for (const auto& ys : ysegs)
+                for (const auto& xs : xsegs) {
+                    const int n = static_cast<int>(bs.second - bs.first);
+                    const int w = static_cast<int>(xs.second - xs.first);
+                    const int h = static_cast<int>(ys.second - ys.first);
+                    buf.resize(static_cast<size_t>(n) * w * h * esize);
+                    bands.resize(static_cast<size_t>(n));
+                    for (int i = 0; i < n; ++i)
+                        bands[static_cast<size_t>(i)] = static_cast<int>(bs.first) + 1 + i;
+                    const GSpacing ps = static_cast<GSpacing>(esize), ls = ps * w, bsp = ls * h;
+                    if (src->RasterIO(GF_Read, static_cast<int>(xs.first),
+                                      static_cast<int>(ys.first), w, h, buf.data(), w, h, etype, n,
+                                      bands.data(), ps, ls, bsp, nullptr) != CE_None)
+                        throw zarr3::Error("reading the source failed");
+                    ds->DirectIO(GF_Write, static_cast<int>(xs.first), static_cast<int>(ys.first),
+                                 w, h, buf.data(), etype, bands[0], 1, n, ps, ls, bsp);
+                    done += static_cast<double>(n) * w * h;
+                    if (!progress(std::min(1.0, done / total), "", progress_data))
+                        throw zarr3::Error("copy cancelled by the user");
+                }
+        ds->Finalize();
+    });
+    if (!ok) {
+        if (ds) ds->Abandon();
+        ds.reset();
+        RemoveStore(p.root);
+        return nullptr;
+    }
+    return ds.release();
+}
+
+CPLErr Zarr3Delete(const char* name) {
+    const std::string root = StoreRoot(name);
+    VSIStatBufL st;
+    if (VSIStatL((root + "/zarr.json").c_str(), &st) != 0) {
+        CPLError(CE_Failure, CPLE_AppDefined, "%s: not a Zarr store (no zarr.json)", root.c_str());
+        return CE_Failure;
+    }
+    bool v3 = false;
+    Guard(root, [&] {
+        VSIStore store(root);
+        if (auto j = zarr3::read_node_json(store, ""))
+            v3 = j->is_object() && j->contains("zarr_format") &&
+                 (*j)["zarr_format"].is_number_integer() && (*j)["zarr_format"] == 3;
+    });
+    if (!v3) {
+        CPLError(CE_Failure, CPLE_AppDefined, "%s: not a Zarr v3 store; not deleted", root.c_str());
+        return CE_Failure;
+    }
+    if (VSIRmdirRecursive(root.c_str()) != 0) {
+        CPLError(CE_Failure, CPLE_FileIO, "%s: cannot delete", root.c_str());
+        return CE_Failure;
+    }
+    return CE_None;
+}
+
+} // namespace zarr3drv

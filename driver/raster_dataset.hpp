@@ -1,0 +1,156 @@
+// Classic raster view of one Zarr v3 array: X/Y are two axes, every other
+// axis becomes bands. Reads and writes go through zarr3::Array.
+#pragma once
+
+#include "gdal_priv.h"
+#include "ogr_spatialref.h"
+#include "zarr3/array.hpp"
+
+#include <array>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#ifdef BANDMAP_TYPE
+#define ZARR3_BANDMAP BANDMAP_TYPE
+#else
+#define ZARR3_BANDMAP int*
+#endif
+
+namespace zarr3drv {
+
+class Zarr3RasterBand;
+GDALDataset* Zarr3CreateCopy(const char* name, GDALDataset* src, int strict, char** options,
+                             GDALProgressFunc progress, void* progress_data);
+
+class Zarr3RasterDataset final : public GDALDataset {
+    friend class Zarr3RasterBand;
+    friend GDALDataset* Zarr3CreateCopy(const char*, GDALDataset*, int, char**, GDALProgressFunc,
+                                        void*);
+
+  public:
+    // Raster view of `array`. Throws zarr3::Error when the array cannot be
+    // shown as a raster (rank 0, unsupported type).
+    static std::unique_ptr<Zarr3RasterDataset>
+    Open(std::shared_ptr<zarr3::Store> store, std::shared_ptr<zarr3::Array> array, bool update);
+    ~Zarr3RasterDataset() override;
+
+    CPLErr GetGeoTransform(double* gt) override;
+    CPLErr SetGeoTransform(double* gt) override;
+    const OGRSpatialReference* GetSpatialRef() const override;
+    CPLErr SetSpatialRef(const OGRSpatialReference* srs) override;
+    char** GetMetadataDomainList() override;
+    CPLErr SetMetadata(char** md, const char* domain = "") override;
+    CPLErr SetMetadataItem(const char* name, const char* value, const char* domain = "") override;
+#if GDAL_VERSION_NUM >= 3070000
+    CPLErr FlushCache(bool at_closing = false) override;
+#else
+    void FlushCache(bool at_closing = false) override;
+#endif
+    CPLErr IRasterIO(GDALRWFlag rw, int x, int y, int w, int h, void* data, int bw, int bh,
+                     GDALDataType buf_type, int band_count, ZARR3_BANDMAP band_map,
+                     GSpacing pixel_space, GSpacing line_space, GSpacing band_space,
+                     GDALRasterIOExtraArg* extra) override;
+
+    // ---- used by raster_create.cpp
+    // Keeps zarr.json of the array (and the root group) unwritten until
+    // Finalize(): a copy that fails leaves no valid-looking store.
+    void DeferMetadata(std::string root_group_attrs_path) {
+        deferred_ = true;
+        root_group_path_ = std::move(root_group_attrs_path);
+    }
+    void SetCreated(std::string xdim, std::string ydim) {
+        created_ = true;
+        xdim_ = std::move(xdim);
+        ydim_ = std::move(ydim);
+    }
+    // Flushes data, writes georeferencing and metadata. Throws on failure.
+    void Finalize();
+    void Abandon() {
+        abandoned_ = true;
+    }
+    zarr3::Array& array() {
+        return *array_;
+    }
+    void SetNoDataRecorded(bool has) {
+        nodata_recorded_ = has;
+    }
+    bool data_written() const {
+        return data_written_;
+    }
+
+  private:
+    Zarr3RasterDataset() = default;
+    void Init(bool update);
+    void LoadBandCoordinates();
+    zarr3::Selection Window(int band, int x, int y, int w, int h) const;
+    std::vector<int64_t> Strides(GSpacing pixel, GSpacing line, GSpacing band) const;
+    // Reads/writes a window of bands b0, b0+step, ... (1-based, count n, one
+    // band axis) straight from/to the caller buffer. Returns false when the
+    // request needs the generic path.
+    bool DirectIO(GDALRWFlag rw, int x, int y, int w, int h, void* data, GDALDataType buf_type,
+                  int b0, int bstep, int n, GSpacing pixel, GSpacing line, GSpacing band);
+    void MarkDirty() {
+        meta_dirty_ = true;
+    }
+
+    std::shared_ptr<zarr3::Store> store_;
+    std::shared_ptr<zarr3::Array> array_;
+    size_t ix_ = 0, iy_ = 0;
+    std::vector<size_t> band_axes_;
+    zarr3::Shape band_shape_;
+    GDALDataType dtype_ = GDT_Unknown;
+    bool update_ = false;
+    bool deferred_ = false, created_ = false, abandoned_ = false, finalized_ = false;
+    bool meta_dirty_ = false, georef_dirty_ = false, data_written_ = false;
+    bool nodata_recorded_ = true;
+    std::string root_group_path_;
+    std::string xdim_ = "x", ydim_ = "y";
+    std::optional<std::array<double, 6>> gt_;
+    std::unique_ptr<OGRSpatialReference> srs_;
+    nlohmann::json attrs_;
+};
+
+class Zarr3RasterBand final : public GDALRasterBand {
+  public:
+    Zarr3RasterBand(Zarr3RasterDataset* ds, int band);
+
+    CPLErr IReadBlock(int bx, int by, void* image) override;
+    CPLErr IWriteBlock(int bx, int by, void* image) override;
+    CPLErr IRasterIO(GDALRWFlag rw, int x, int y, int w, int h, void* data, int bw, int bh,
+                     GDALDataType buf_type, GSpacing pixel_space, GSpacing line_space,
+                     GDALRasterIOExtraArg* extra) override;
+    double GetNoDataValue(int* success = nullptr) override;
+    CPLErr SetNoDataValue(double v) override;
+#if GDAL_VERSION_NUM >= 3050000
+    int64_t GetNoDataValueAsInt64(int* success = nullptr) override;
+    uint64_t GetNoDataValueAsUInt64(int* success = nullptr) override;
+    CPLErr SetNoDataValueAsInt64(int64_t v) override;
+    CPLErr SetNoDataValueAsUInt64(uint64_t v) override;
+#endif
+    double GetOffset(int* success = nullptr) override;
+    double GetScale(int* success = nullptr) override;
+    const char* GetUnitType() override;
+    CPLErr SetOffset(double v) override;
+    CPLErr SetScale(double v) override;
+    CPLErr SetUnitType(const char* u) override;
+
+  private:
+    Zarr3RasterDataset* zds() {
+        return static_cast<Zarr3RasterDataset*>(poDS);
+    }
+    CPLErr BlockIO(GDALRWFlag rw, int bx, int by, void* image);
+    CPLErr SetFill(const zarr3::Bytes& fill);
+    bool HasNoData() const;
+    std::string unit_;
+};
+
+// Store-level helpers (raster_create.cpp).
+GDALDataset* Zarr3Create(const char* name, int xsize, int ysize, int nbands, GDALDataType type,
+                         char** options);
+GDALDataset* Zarr3CreateCopy(const char* name, GDALDataset* src, int strict, char** options,
+                             GDALProgressFunc progress, void* progress_data);
+CPLErr Zarr3Delete(const char* name);
+
+} // namespace zarr3drv

@@ -1,0 +1,419 @@
+// Classic raster I/O: blocks, direct window reads/writes into the caller's
+// buffer (each needed chunk decoded once, no block cache), nodata/scale/offset.
+#include "raster_dataset.hpp"
+
+#include "gdal_types.hpp"
+#include "zarr3_driver.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <limits>
+
+namespace zarr3drv {
+
+namespace {
+
+// Exposed GDAL type -> stored element type (float32 -> float16, int16 -> int8).
+void ToNative(const zarr3::DataType& dt, const void* src, void* dst, size_t n) {
+    if (SameRepresentation(dt)) {
+        if (dst != src) std::memcpy(dst, src, n * dt.size);
+        return;
+    }
+    if (dt.kind == zarr3::DTypeKind::Float && dt.size == 2) {
+        const auto* s = static_cast<const float*>(src);
+        auto* d = static_cast<uint8_t*>(dst);
+        for (size_t i = 0; i < n; ++i) {
+            const uint16_t h = zarr3::float_to_half(s[i]);
+            std::memcpy(d + 2 * i, &h, 2);
+        }
+        return;
+    }
+    if (dt.kind == zarr3::DTypeKind::Int && dt.size == 1) {
+        const auto* s = static_cast<const int16_t*>(src);
+        auto* d = static_cast<int8_t*>(dst);
+        for (size_t i = 0; i < n; ++i)
+            d[i] = static_cast<int8_t>(std::clamp<int16_t>(s[i], -128, 127));
+        return;
+    }
+    throw zarr3::Error("data type " + dt.name + " has no GDAL equivalent");
+}
+
+} // namespace
+
+// ------------------------------------------------------------------ dataset helpers
+
+zarr3::Selection Zarr3RasterDataset::Window(int band, int x, int y, int w, int h) const {
+    const size_t r = array_->metadata().rank();
+    zarr3::Selection sel;
+    sel.start.assign(r, 0);
+    sel.count.assign(r, 1);
+    sel.step.assign(r, 1);
+    uint64_t rem = static_cast<uint64_t>(band - 1);
+    for (size_t k = band_axes_.size(); k-- > 0;) {
+        sel.start[band_axes_[k]] = rem % band_shape_[k];
+        rem /= band_shape_[k];
+    }
+    sel.start[ix_] = static_cast<uint64_t>(x);
+    sel.count[ix_] = static_cast<uint64_t>(w);
+    if (iy_ != SIZE_MAX) {
+        sel.start[iy_] = static_cast<uint64_t>(y);
+        sel.count[iy_] = static_cast<uint64_t>(h);
+    }
+    return sel;
+}
+
+std::vector<int64_t> Zarr3RasterDataset::Strides(GSpacing pixel, GSpacing line,
+                                                 GSpacing band) const {
+    std::vector<int64_t> s(array_->metadata().rank(), 0);
+    s[ix_] = static_cast<int64_t>(pixel);
+    if (iy_ != SIZE_MAX) s[iy_] = static_cast<int64_t>(line);
+    if (band_axes_.size() == 1) s[band_axes_[0]] = static_cast<int64_t>(band);
+    return s;
+}
+
+bool Zarr3RasterDataset::DirectIO(GDALRWFlag rw, int x, int y, int w, int h, void* data,
+                                  GDALDataType buf_type, int b0, int bstep, int n, GSpacing pixel,
+                                  GSpacing line, GSpacing band) {
+    if (n > 1 && band_axes_.size() != 1) return false;
+    zarr3::Selection sel = Window(b0, x, y, w, h);
+    if (n > 1) {
+        sel.count[band_axes_[0]] = static_cast<uint64_t>(n);
+        sel.step[band_axes_[0]] = bstep;
+    }
+    const auto& dt = array_->metadata().dtype;
+    if (rw == GF_Write) data_written_ = true;
+    if (buf_type == dtype_ && SameRepresentation(dt)) {
+        const auto strides = Strides(pixel, line, band);
+        if (rw == GF_Read)
+            array_->read(sel, data, strides);
+        else
+            array_->write(sel, data, strides);
+        return true;
+    }
+    // Through a dense native buffer laid out [band][row][col].
+    const size_t nat = dt.size;
+    const size_t exp = static_cast<size_t>(GDALGetDataTypeSizeBytes(dtype_));
+    const uint64_t total = zarr3::checked_mul(
+        zarr3::checked_mul(static_cast<uint64_t>(n), static_cast<uint64_t>(w) * h, "window"),
+        std::max(nat, exp), "window bytes");
+    if (total > (1ull << 30)) return false; // let GDAL split it into blocks
+    zarr3::Bytes tmp(static_cast<size_t>(
+        zarr3::checked_mul(static_cast<uint64_t>(n) * w * h, nat, "window bytes")));
+    const auto row_bytes = static_cast<GSpacing>(w) * static_cast<GSpacing>(nat);
+    const auto strides =
+        Strides(static_cast<GSpacing>(nat), row_bytes, row_bytes * static_cast<GSpacing>(h));
+    std::vector<GByte> wide(static_cast<size_t>(w) * exp);
+    auto* out = static_cast<GByte*>(data);
+    if (rw == GF_Read) array_->read(sel, tmp.data(), strides);
+    for (int k = 0; k < n; ++k)
+        for (int r = 0; r < h; ++r) {
+            uint8_t* row = tmp.data() + (static_cast<size_t>(k) * h + r) * w * nat;
+            GByte* dst = out + k * band + r * line;
+            if (rw == GF_Read) {
+                WidenToGDAL(dt, row, wide.data(), static_cast<size_t>(w));
+                GDALCopyWords64(wide.data(), dtype_, static_cast<int>(exp), dst, buf_type,
+                                static_cast<int>(pixel), w);
+            } else {
+                GDALCopyWords64(dst, buf_type, static_cast<int>(pixel), wide.data(), dtype_,
+                                static_cast<int>(exp), w);
+                ToNative(dt, wide.data(), row, static_cast<size_t>(w));
+            }
+        }
+    if (rw == GF_Write) array_->write(sel, tmp.data(), strides);
+    return true;
+}
+
+CPLErr Zarr3RasterDataset::IRasterIO(GDALRWFlag rw, int x, int y, int w, int h, void* data, int bw,
+                                     int bh, GDALDataType buf_type, int band_count,
+                                     ZARR3_BANDMAP band_map, GSpacing pixel_space,
+                                     GSpacing line_space, GSpacing band_space,
+                                     GDALRasterIOExtraArg* extra) {
+    // Several bands along one band axis, no resampling, large window: one
+    // read (or write) for all of them, so every chunk is decoded once.
+    if (band_count > 1 && bw == w && bh == h && band_axes_.size() == 1 && nBands > 0) {
+        auto* b1 = static_cast<Zarr3RasterBand*>(papoBands[0]);
+        int bxs = 0, bys = 0;
+        b1->GetBlockSize(&bxs, &bys);
+        const int step = band_map[1] - band_map[0];
+        bool arithmetic = step > 0;
+        for (int i = 1; i < band_count && arithmetic; ++i)
+            arithmetic = band_map[i] - band_map[i - 1] == step;
+        const bool large = w >= std::min(bxs, nRasterXSize) && h >= std::min(bys, nRasterYSize);
+        if (arithmetic && large && GDALGetDataTypeSizeBytes(buf_type) <= 16) {
+            if (update_)
+                for (int i = 0; i < band_count; ++i)
+                    GetRasterBand(band_map[i])->FlushCache(false);
+            bool handled = false;
+            if (!Guard(array_->describe(), [&] {
+                    handled = DirectIO(rw, x, y, w, h, data, buf_type, band_map[0], step,
+                                       band_count, pixel_space, line_space, band_space);
+                }))
+                return CE_Failure;
+            if (handled) return CE_None;
+        }
+    }
+    return GDALDataset::IRasterIO(rw, x, y, w, h, data, bw, bh, buf_type, band_count, band_map,
+                                  pixel_space, line_space, band_space, extra);
+}
+
+// ------------------------------------------------------------------ band
+
+Zarr3RasterBand::Zarr3RasterBand(Zarr3RasterDataset* ds, int band) {
+    poDS = ds;
+    nBand = band;
+    eDataType = ds->dtype_;
+    eAccess = ds->eAccess;
+    nRasterXSize = ds->GetRasterXSize();
+    nRasterYSize = ds->GetRasterYSize();
+    const auto& m = ds->array_->metadata();
+    // Block: the inner chunk of a sharded array, else the chunk (most common
+    // edge of a rectilinear axis).
+    std::optional<zarr3::Shape> inner;
+    if (m.codecs_json.is_array() && !m.codecs_json.empty() &&
+        m.codecs_json[0].value("name", "") == "sharding_indexed") {
+        const auto cfg = m.codecs_json[0].value("configuration", nlohmann::json::object());
+        if (cfg.contains("chunk_shape") && cfg["chunk_shape"].is_array() &&
+            cfg["chunk_shape"].size() == m.rank())
+            inner = cfg["chunk_shape"].get<zarr3::Shape>();
+    }
+    auto edge = [&](size_t axis) -> uint64_t {
+        if (inner) return std::max<uint64_t>(1, (*inner)[axis]);
+        const auto& ax = m.grid.axis(axis);
+        return ax.num_chunks() == 0 ? 1 : std::max<uint64_t>(1, ax.most_common_edge());
+    };
+    uint64_t bx = std::min<uint64_t>(edge(ds->ix_), static_cast<uint64_t>(nRasterXSize));
+    uint64_t by = ds->iy_ == SIZE_MAX
+                      ? 1
+                      : std::min<uint64_t>(edge(ds->iy_), static_cast<uint64_t>(nRasterYSize));
+    while (bx * by > (uint64_t(1) << 24)) {
+        if (bx >= by)
+            bx = (bx + 1) / 2;
+        else
+            by = (by + 1) / 2;
+    }
+    nBlockXSize = static_cast<int>(bx);
+    nBlockYSize = static_cast<int>(by);
+    const auto units = ds->attrs_.find("units");
+    if (units != ds->attrs_.end() && units->is_string()) unit_ = units->get<std::string>();
+}
+
+CPLErr Zarr3RasterBand::BlockIO(GDALRWFlag rw, int bx, int by, void* image) {
+    auto* ds = zds();
+    const int x = bx * nBlockXSize, y = by * nBlockYSize;
+    const int w = std::min(nBlockXSize, nRasterXSize - x);
+    const int h = std::min(nBlockYSize, nRasterYSize - y);
+    const GSpacing esize = GDALGetDataTypeSizeBytes(eDataType);
+    bool ok = false;
+    Guard(ds->array_->describe(), [&] {
+        ok = ds->DirectIO(rw, x, y, w, h, image, eDataType, nBand, 1, 1, esize, esize * nBlockXSize,
+                          0);
+    });
+    return ok ? CE_None : CE_Failure;
+}
+
+CPLErr Zarr3RasterBand::IReadBlock(int bx, int by, void* image) {
+    return BlockIO(GF_Read, bx, by, image);
+}
+
+CPLErr Zarr3RasterBand::IWriteBlock(int bx, int by, void* image) {
+    if (!zds()->update_) {
+        CPLError(CE_Failure, CPLE_NoWriteAccess, "%s: opened read-only",
+                 zds()->array_->describe().c_str());
+        return CE_Failure;
+    }
+    return BlockIO(GF_Write, bx, by, image);
+}
+
+CPLErr Zarr3RasterBand::IRasterIO(GDALRWFlag rw, int x, int y, int w, int h, void* data, int bw,
+                                  int bh, GDALDataType buf_type, GSpacing pixel_space,
+                                  GSpacing line_space, GDALRasterIOExtraArg* extra) {
+    auto* ds = zds();
+    const bool large =
+        w >= std::min(nBlockXSize, nRasterXSize) && h >= std::min(nBlockYSize, nRasterYSize);
+    if (bw == w && bh == h && large && (rw == GF_Read || ds->update_)) {
+        if (ds->update_) FlushCache(false);
+        bool handled = false;
+        if (!Guard(ds->array_->describe(), [&] {
+                handled = ds->DirectIO(rw, x, y, w, h, data, buf_type, nBand, 1, 1, pixel_space,
+                                       line_space, 0);
+            }))
+            return CE_Failure;
+        if (handled) return CE_None;
+    }
+    return GDALRasterBand::IRasterIO(rw, x, y, w, h, data, bw, bh, buf_type, pixel_space,
+                                     line_space, extra);
+}
+
+// ------------------------------------------------------------------ nodata
+
+bool Zarr3RasterBand::HasNoData() const {
+    const auto* ds = static_cast<const Zarr3RasterDataset*>(poDS);
+    const auto& m = ds->array_->metadata();
+    return ds->nodata_recorded_ && m.fill_value.size() == m.dtype.size;
+}
+
+double Zarr3RasterBand::GetNoDataValue(int* success) {
+    if (success) *success = FALSE;
+    if (!HasNoData()) return 0;
+    const auto& m = zds()->array_->metadata();
+    GByte wide[16] = {};
+    WidenToGDAL(m.dtype, m.fill_value.data(), wide, 1);
+    double v = 0;
+    GDALCopyWords64(wide, eDataType, 0, &v, GDT_Float64, 0, 1);
+    if (eDataType == GDT_UInt64) {
+        uint64_t u;
+        std::memcpy(&u, wide, 8);
+        v = static_cast<double>(u);
+    } else if (eDataType == GDT_Int64) {
+        int64_t i;
+        std::memcpy(&i, wide, 8);
+        v = static_cast<double>(i);
+    }
+    if (success) *success = TRUE;
+    return v;
+}
+
+#if GDAL_VERSION_NUM >= 3050000
+int64_t Zarr3RasterBand::GetNoDataValueAsInt64(int* success) {
+    if (success) *success = FALSE;
+    if (eDataType != GDT_Int64 || !HasNoData()) return std::numeric_limits<int64_t>::min();
+    int64_t v;
+    std::memcpy(&v, zds()->array_->metadata().fill_value.data(), 8);
+    if (success) *success = TRUE;
+    return v;
+}
+
+uint64_t Zarr3RasterBand::GetNoDataValueAsUInt64(int* success) {
+    if (success) *success = FALSE;
+    if (eDataType != GDT_UInt64 || !HasNoData()) return std::numeric_limits<uint64_t>::max();
+    uint64_t v;
+    std::memcpy(&v, zds()->array_->metadata().fill_value.data(), 8);
+    if (success) *success = TRUE;
+    return v;
+}
+
+CPLErr Zarr3RasterBand::SetNoDataValueAsInt64(int64_t v) {
+    zarr3::Bytes b(8);
+    std::memcpy(b.data(), &v, 8);
+    if (eDataType != GDT_Int64) return SetNoDataValue(static_cast<double>(v));
+    return SetFill(b);
+}
+
+CPLErr Zarr3RasterBand::SetNoDataValueAsUInt64(uint64_t v) {
+    zarr3::Bytes b(8);
+    std::memcpy(b.data(), &v, 8);
+    if (eDataType != GDT_UInt64) return SetNoDataValue(static_cast<double>(v));
+    return SetFill(b);
+}
+#endif
+
+CPLErr Zarr3RasterBand::SetNoDataValue(double v) {
+    const auto& dt = zds()->array_->metadata().dtype;
+    if (!GDALDataTypeIsComplex(eDataType) && !GDALDataTypeIsFloating(eDataType) && !std::isnan(v)) {
+        double back = 0;
+        GByte tmp[16] = {};
+        GDALCopyWords64(&v, GDT_Float64, 0, tmp, eDataType, 0, 1);
+        GDALCopyWords64(tmp, eDataType, 0, &back, GDT_Float64, 0, 1);
+        if (back != v) {
+            CPLError(CE_Failure, CPLE_AppDefined, "%s: nodata %.17g is not representable as %s",
+                     zds()->array_->describe().c_str(), v, GDALGetDataTypeName(eDataType));
+            return CE_Failure;
+        }
+    }
+    if (std::isnan(v) && !GDALDataTypeIsFloating(eDataType)) {
+        CPLError(CE_Failure, CPLE_AppDefined, "%s: NaN nodata needs a floating point type",
+                 zds()->array_->describe().c_str());
+        return CE_Failure;
+    }
+    GByte wide[16] = {};
+    GDALCopyWords64(&v, GDT_Float64, 0, wide, eDataType, 0, 1);
+    zarr3::Bytes b(dt.size);
+    ToNative(dt, wide, b.data(), 1);
+    return SetFill(b);
+}
+
+// The fill value is the nodata value: it may change only before any data is
+// written (chunks equal to the fill value are not stored).
+CPLErr Zarr3RasterBand::SetFill(const zarr3::Bytes& fill) {
+    auto* ds = zds();
+    if (!ds->update_) {
+        CPLError(CE_Failure, CPLE_NoWriteAccess, "%s: opened read-only",
+                 ds->array_->describe().c_str());
+        return CE_Failure;
+    }
+    const auto& m = ds->array_->metadata();
+    if (m.fill_value == fill) {
+        ds->nodata_recorded_ = true;
+        ds->MarkDirty();
+        return CE_None;
+    }
+    if (ds->data_written_ || ds->finalized_ || !ds->created_) {
+        CPLError(CE_Failure, CPLE_NotSupported,
+                 "%s: the nodata value is the array's fill_value and can only be set before "
+                 "any data is written to a newly created dataset",
+                 ds->array_->describe().c_str());
+        return CE_Failure;
+    }
+    return Guard(ds->array_->describe(),
+                 [&] {
+                     zarr3::ArrayMetadata nm = m;
+                     nm.fill_value = fill;
+                     ds->array_->flush();
+                     ds->array_ = zarr3::Array::open(ds->store_, ds->array_->path(), nm);
+                     ds->nodata_recorded_ = true;
+                     ds->MarkDirty();
+                 })
+               ? CE_None
+               : CE_Failure;
+}
+
+// ------------------------------------------------------------------ CF scale/offset/units
+
+namespace {
+double NumberAttr(const nlohmann::json& attrs, const char* k, double def, int* success) {
+    auto it = attrs.find(k);
+    const bool ok = it != attrs.end() && it->is_number();
+    if (success) *success = ok;
+    return ok ? it->get<double>() : def;
+}
+} // namespace
+
+double Zarr3RasterBand::GetOffset(int* success) {
+    return NumberAttr(zds()->attrs_, "add_offset", 0.0, success);
+}
+
+double Zarr3RasterBand::GetScale(int* success) {
+    return NumberAttr(zds()->attrs_, "scale_factor", 1.0, success);
+}
+
+const char* Zarr3RasterBand::GetUnitType() {
+    return unit_.c_str();
+}
+
+CPLErr Zarr3RasterBand::SetOffset(double v) {
+    if (!zds()->update_) return GDALRasterBand::SetOffset(v);
+    zds()->attrs_["add_offset"] = v;
+    zds()->MarkDirty();
+    return CE_None;
+}
+
+CPLErr Zarr3RasterBand::SetScale(double v) {
+    if (!zds()->update_) return GDALRasterBand::SetScale(v);
+    zds()->attrs_["scale_factor"] = v;
+    zds()->MarkDirty();
+    return CE_None;
+}
+
+CPLErr Zarr3RasterBand::SetUnitType(const char* u) {
+    if (!zds()->update_) return GDALRasterBand::SetUnitType(u);
+    unit_ = u ? u : "";
+    if (unit_.empty())
+        zds()->attrs_.erase("units");
+    else
+        zds()->attrs_["units"] = unit_;
+    zds()->MarkDirty();
+    return CE_None;
+}
+
+} // namespace zarr3drv

@@ -5,6 +5,7 @@
 #include "cpl_error.h"
 #include "cpl_string.h"
 #include "cpl_vsi.h"
+#include "cpl_vsi_error.h"
 
 #include <memory>
 #include <unistd.h>
@@ -45,6 +46,43 @@ bool is_file(const std::string& path) {
     return !VSI_ISDIR(st.st_mode);
 }
 
+// Whether a failed remote open means "no such object" (HTTP 404/410, S3/GCS
+// NoSuchKey, Azure BlobNotFound) rather than an error (403, 5xx, no network).
+bool remote_not_found(int err, const std::string& msg) {
+    if (err == VSIE_None || err == VSIE_FileError || err == VSIE_AWSObjectNotFound) return true;
+    for (const char* s : {"response code: 404", "response code: 410", "404 Not Found", "NoSuchKey",
+                          "BlobNotFound", "The specified key does not exist"})
+        if (msg.find(s) != std::string::npos) return true;
+    return false;
+}
+
+// Opens `path` for reading; null when the object is absent, Error when it
+// cannot be read for another reason. Remote paths never stat or list after a
+// failed open: GDAL's error for the open request tells 404 from the rest.
+VSIFilePtr open_read(const std::string& path, bool remote) {
+    if (!remote) {
+        VSIFilePtr fp(VSIFOpenL(path.c_str(), "rb"));
+        if (!fp && is_file(path)) throw zarr3::Error(path + ": cannot open for reading");
+        return fp;
+    }
+    VSIFilePtr fp;
+    int err = VSIE_None;
+    std::string msg;
+    {
+        CPLErrorStateBackuper keep_state;
+        CPLErrorHandlerPusher quiet(CPLQuietErrorHandler);
+        VSIErrorReset();
+        fp.reset(VSIFOpenExL(path.c_str(), "rb", TRUE));
+        if (!fp) {
+            err = VSIGetLastErrorNo();
+            msg = VSIGetLastErrorMsg();
+        }
+    }
+    if (fp || remote_not_found(err, msg)) return fp;
+    if (msg.size() > 300) msg = msg.substr(0, 300) + "...";
+    throw zarr3::Error(path + ": cannot read: " + msg);
+}
+
 } // namespace
 
 bool IsRemoteVSIPath(const std::string& path) {
@@ -59,7 +97,7 @@ bool IsRemoteVSIPath(const std::string& path) {
 NoDirListingScope::NoDirListingScope(const std::string& path) {
     if (IsRemoteVSIPath(path))
         setter_ = std::make_unique<CPLConfigOptionSetter>("GDAL_DISABLE_READDIR_ON_OPEN",
-                                                          "EMPTY_DIR", true);
+                                                          "EMPTY_DIR", false);
 }
 
 NoDirListingScope::~NoDirListingScope() = default;
@@ -79,11 +117,8 @@ std::string VSIStore::path_of(const std::string& key) const {
 std::optional<zarr3::Bytes> VSIStore::get(const std::string& key) {
     const NoDirListingScope no_listing(root_);
     const std::string path = path_of(key);
-    VSIFilePtr fp(VSIFOpenL(path.c_str(), "rb"));
-    if (!fp) {
-        if (!is_file(path)) return std::nullopt;
-        throw zarr3::Error(path + ": cannot open for reading");
-    }
+    VSIFilePtr fp = open_read(path, remote_);
+    if (!fp) return std::nullopt;
     const uint64_t n = file_size(fp.get(), path);
     if (n > zarr3::kMaxChunkBytes)
         throw zarr3::FormatError(path + ": file of " + std::to_string(n) + " bytes exceeds the " +
@@ -97,11 +132,8 @@ std::optional<std::vector<zarr3::Bytes>>
 VSIStore::get_ranges(const std::string& key, const std::vector<zarr3::ByteRange>& ranges) {
     const NoDirListingScope no_listing(root_);
     const std::string path = path_of(key);
-    VSIFilePtr fp(VSIFOpenL(path.c_str(), "rb"));
-    if (!fp) {
-        if (!is_file(path)) return std::nullopt;
-        throw zarr3::Error(path + ": cannot open for reading");
-    }
+    VSIFilePtr fp = open_read(path, remote_);
+    if (!fp) return std::nullopt;
     const uint64_t n = file_size(fp.get(), path);
     std::vector<zarr3::Bytes> out(ranges.size());
     std::vector<uint64_t> offsets(ranges.size());
@@ -147,6 +179,14 @@ VSIStore::get_ranges(const std::string& key, const std::vector<zarr3::ByteRange>
 std::optional<uint64_t> VSIStore::size(const std::string& key) {
     const NoDirListingScope no_listing(root_);
     const std::string path = path_of(key);
+    if (remote_) {
+        // One request (HEAD, or a first-block GET for /vsis3/ and co) whose
+        // answer GDAL caches for the following get(); a stat of a missing S3
+        // key would also list its "folder".
+        VSIFilePtr fp = open_read(path, true);
+        if (!fp) return std::nullopt;
+        return file_size(fp.get(), path);
+    }
     VSIStatBufL st;
     if (VSIStatExL(path.c_str(), &st,
                    VSI_STAT_EXISTS_FLAG | VSI_STAT_NATURE_FLAG | VSI_STAT_SIZE_FLAG) != 0)

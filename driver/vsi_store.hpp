@@ -17,7 +17,7 @@ namespace zarr3drv {
 bool IsRemoteVSIPath(const std::string& path);
 
 // While alive, and on remote paths only, sets GDAL_DISABLE_READDIR_ON_OPEN to
-// EMPTY_DIR in this thread (unless the user set it): opening or stat'ing a
+// EMPTY_DIR in this thread (restored afterwards): opening or stat'ing a
 // known object then costs one request for that object instead of also
 // listing its parent "directory". No effect on local paths.
 class NoDirListingScope {

@@ -1,0 +1,396 @@
+"""Cloud-native reads through GDAL's VSI layer (/vsicurl/, /vsis3/, /vsizip/,
+/vsimem/), with the HTTP requests counted in a real nginx's access log.
+
+Request model (GDAL 3.6, measured): the driver opens remote objects with
+GDAL_DISABLE_READDIR_ON_OPEN=EMPTY_DIR in effect (thread-local, unless the
+user set it), so opening a key never lists its folder. GDAL learns an
+object's existence and size with one HEAD per URL (cached by GDAL for the
+process); a missing object is a HEAD answered 404 (= absent chunk). Byte
+ranges are fetched with GET + Range, widened by GDAL to its 16 KiB blocks
+(CPL_VSIL_CURL_CHUNK_SIZE), which GDAL also caches.
+  - opening an array path = HEAD zarr.json + GET zarr.json
+  - one inner chunk of a shard = HEAD shard + GET index (last block) + GET data
+  - several adjacent inner chunks = HEAD + GET index + one GET (merged range)
+  - again, same or new dataset = no index request (process-wide index cache)
+"""
+import os
+import shutil
+import zipfile
+from pathlib import Path
+
+import numpy as np
+import pytest
+from osgeo import gdal
+
+from conftest import CONFORMANCE, config_option
+from nginx_fixture import nginx  # noqa: F401  (session fixture)
+from sharded_writer import make_data, write_sharded_store
+
+SHAPE = (2048, 2048)
+SHARD = (512, 512)
+INNER = (128, 128)
+INDEX_BYTES = 16 * (SHARD[0] // INNER[0]) * (SHARD[1] // INNER[1]) + 4  # + crc32c
+BUCKET = "data"
+
+
+@pytest.fixture(scope="module")
+def big():
+    """The large sharded store, written once, with its values."""
+    return make_data(SHAPE)
+
+
+@pytest.fixture(scope="module")
+def served(nginx, big, tmp_path_factory):  # noqa: F811
+    """nginx serving /data/: big.zarr plus aliases (fresh URLs = cold caches),
+    and copies of conformance stores. Returns (server, local big.zarr path)."""
+    www = nginx.root / BUCKET
+    www.mkdir(exist_ok=True)
+    local = tmp_path_factory.mktemp("big") / "big.zarr"
+    write_sharded_store(local, big, SHARD, INNER)
+    shutil.copytree(local, www / "big.zarr")
+    for i in range(1, 16):
+        os.symlink(www / "big.zarr", www / f"big{i}.zarr")
+    for case in ("shard_regular_zstd", "rect_missing_chunks", "geo_group"):
+        shutil.copytree(CONFORMANCE / case / "store.zarr", www / f"{case}.zarr")
+    with config_option("GDAL_HTTP_MAX_RETRY", "0"), config_option("CPL_VSIL_CURL_USE_HEAD", None):
+        yield nginx, local
+
+
+def vsicurl(server, name):
+    return f"/vsicurl/{server.url}/{BUCKET}/{name}"
+
+
+def open_md(path):
+    ds = gdal.OpenEx(path, gdal.OF_MULTIDIM_RASTER)
+    assert ds is not None and ds.GetDriver().ShortName == "Zarr3", path
+    rg = ds.GetRootGroup()
+    names = rg.GetMDArrayNames()
+    assert names, path
+    return ds, rg.OpenMDArray(names[0])
+
+
+def read(md, y0, x0, h, w):
+    return md.ReadAsArray(array_start_idx=[y0, x0], count=[h, w])
+
+
+def split_gmac(reqs):
+    """GDAL's GDALMDArray::Read looks once per array object for a
+    "<filename>.gmac" cache (/vsicurl/: a HEAD, 404; /vsis3/: a GET, 404, and
+    a listing of "<filename>.gmac/"): not the driver's doing."""
+    gmac = [r for r in reqs if r.uri.endswith(".gmac") or ".gmac" in r.args]
+    assert len(gmac) <= 2 and all(r.status in (403, 404) for r in gmac), gmac
+    return [r for r in reqs if r not in gmac]
+
+
+def shard_requests(reqs, store, key):
+    return [r for r in reqs if r.uri == f"/{BUCKET}/{store}/{key}"]
+
+
+def classify(reqs, size):
+    """Splits requests to one shard into (heads, index GETs, data GETs)."""
+    heads = [r for r in reqs if r.method == "HEAD"]
+    gets = [r for r in reqs if r.method == "GET"]
+    index = [r for r in gets if r.range.endswith(f"-{size - 1}")]
+    data = [r for r in gets if r not in index]
+    return heads, index, data
+
+
+def shard_index(path):
+    raw = Path(path).read_bytes()[-INDEX_BYTES:-4]
+    return np.frombuffer(raw, dtype="<u8").reshape(-1, 2)
+
+
+def ranges_cover(reqs, spans):
+    """True when every (offset, nbytes) span lies inside one request's range."""
+    got = []
+    for r in reqs:
+        a, b = r.range.replace("bytes=", "").split("-")
+        got.append((int(a), int(b)))
+    return all(any(a <= o and o + n - 1 <= b for a, b in got) for o, n in spans)
+
+
+def only_zarr_json(reqs):
+    return all(r.uri.endswith("/zarr.json") for r in reqs)
+
+
+# --- opening --------------------------------------------------------------
+
+
+def test_open_prefixed_array_path_reads_only_zarr_json(served):
+    server, _ = served
+    m = server.mark()
+    ds, md = open_md(f'ZARR3:"{vsicurl(server, "big1.zarr")}"')
+    reqs = server.requests(m)
+    assert md.GetDimensionCount() == 2 and [d.GetSize() for d in md.GetDimensions()] == list(SHAPE)
+    # No listing, no probing of sibling files: one HEAD + one GET of zarr.json.
+    assert [(r.method, r.uri) for r in reqs] == [
+        ("HEAD", f"/{BUCKET}/big1.zarr/zarr.json"),
+        ("GET", f"/{BUCKET}/big1.zarr/zarr.json"),
+    ], reqs
+
+
+def test_open_plain_url_no_listing(served):
+    """Unprefixed URL: GDALOpenInfo itself stats the folder URL (HEAD x.zarr ->
+    301, HEAD x.zarr/ -> 403 on nginx); everything else is zarr.json."""
+    server, _ = served
+    m = server.mark()
+    ds, md = open_md(vsicurl(server, "big2.zarr"))
+    reqs = server.requests(m)
+    folder = [r for r in reqs if not r.uri.endswith("/zarr.json")]
+    ours = [r for r in reqs if r.uri.endswith("/zarr.json")]
+    assert all(r.method == "HEAD" and r.uri.rstrip("/") == f"/{BUCKET}/big2.zarr" for r in folder), reqs
+    assert len(folder) <= 2, reqs
+    assert [r.method for r in ours] == ["HEAD", "GET"], reqs
+    assert not any(r.args for r in reqs), reqs  # no S3-style listing either
+
+
+# --- partial shard reads ----------------------------------------------------
+
+
+def test_one_inner_chunk_is_index_plus_one_range(served, big):
+    server, local = served
+    ds, md = open_md(f'ZARR3:"{vsicurl(server, "big3.zarr")}"')
+    size = (local / "c/0/0").stat().st_size
+    idx = shard_index(local / "c/0/0")
+    m = server.mark()
+    got = read(md, 0, 0, 100, 120)  # inside inner chunk 0 of shard c/0/0
+    reqs = split_gmac(server.requests(m))
+    assert np.array_equal(got, big[0:100, 0:120])
+    assert len(reqs) == 3 and len(shard_requests(reqs, "big3.zarr", "c/0/0")) == 3, reqs
+    heads, index, data = classify(reqs, size)
+    assert len(heads) == 1 and len(index) == 1 and len(data) == 1, reqs
+    assert ranges_cover(index, [(size - INDEX_BYTES, INDEX_BYTES)])
+    assert ranges_cover(data, [tuple(idx[0])])
+    assert all(r.status == 206 for r in index + data)
+
+    # Again, same dataset: index from the cache, data from GDAL's block cache.
+    m = server.mark()
+    assert np.array_equal(read(md, 0, 0, 100, 120), big[0:100, 0:120])
+    assert server.requests(m) == []
+
+    # New dataset after clearing GDAL's HTTP caches: no index request.
+    gdal.VSICurlClearCache()
+    ds2, md2 = open_md(f'ZARR3:"{vsicurl(server, "big3.zarr")}"')
+    m = server.mark()
+    assert np.array_equal(read(md2, 0, 0, 100, 120), big[0:100, 0:120])
+    reqs = split_gmac(server.requests(m))
+    heads, index, data = classify(reqs, size)
+    assert index == [] and len(heads) == 1 and len(data) == 1, reqs
+
+
+def test_adjacent_inner_chunks_one_merged_range(served, big):
+    server, local = served
+    ds, md = open_md(f'ZARR3:"{vsicurl(server, "big4.zarr")}"')
+    size = (local / "c/1/1").stat().st_size
+    idx = shard_index(local / "c/1/1")
+    m = server.mark()
+    got = read(md, 512 + 10, 512, 100, 3 * 128)  # inner chunks 0, 1, 2 of shard c/1/1
+    reqs = split_gmac(server.requests(m))
+    assert np.array_equal(got, big[522:622, 512:896])
+    heads, index, data = classify(reqs, size)
+    assert len(reqs) == 3 and len(heads) == 1 and len(index) == 1 and len(data) == 1, reqs
+    assert ranges_cover(data, [tuple(idx[k]) for k in (0, 1, 2)])
+
+
+def test_coalesce_gap_option(served, big):
+    """A 2x2 block of inner chunks is two runs in the file (chunks 0,1 and
+    4,5) separated by chunks 2,3 (~47 KB): two ranges with the default 16 KiB
+    gap, one with ZARR3_COALESCE_GAP=1000000."""
+    server, local = served
+    size = (local / "c/0/1").stat().st_size
+    idx = shard_index(local / "c/0/1")
+    gap = int(idx[4][0] - (idx[1][0] + idx[1][1]))
+    assert gap > 16384
+    for name, opt, ndata in (("big5.zarr", None, 2), ("big6.zarr", "1000000", 1)):
+        with config_option("ZARR3_COALESCE_GAP", opt):
+            ds, md = open_md(f'ZARR3:"{vsicurl(server, name)}"')
+            m = server.mark()
+            got = read(md, 0, 512, 256, 256)
+        reqs = split_gmac(server.requests(m))
+        assert np.array_equal(got, big[0:256, 512:768])
+        heads, index, data = classify(reqs, size)
+        assert len(heads) == 1 and len(index) == 1 and len(data) == ndata, (opt, reqs)
+        assert ranges_cover(data, [tuple(idx[k]) for k in (0, 1, 4, 5)])
+
+
+def test_window_512_report(served, big):
+    """Request count and bytes for 512x512 windows via /vsicurl/ next to the
+    bytes a local read takes from disk (index + merged inner-chunk ranges,
+    computed from the shard indexes, what the store asks for)."""
+    server, local = served
+    lines = []
+    for label, (y0, x0), name in (("aligned", (512, 512), "big7.zarr"), ("unaligned", (256, 256), "big8.zarr")):
+        # Local: the same read through the driver, then the bytes it implies.
+        lds, lmd = open_md(f'ZARR3:"{local}"')
+        local_vals = read(lmd, y0, x0, 512, 512)
+        ds, md = open_md(f'ZARR3:"{vsicurl(server, name)}"')
+        m = server.mark()
+        got = read(md, y0, x0, 512, 512)
+        reqs = split_gmac(server.requests(m))
+        assert np.array_equal(got, big[y0 : y0 + 512, x0 : x0 + 512])
+        assert np.array_equal(local_vals, got)
+        local_bytes, local_reads = _local_bytes(local, y0, x0)
+        http_bytes = sum(r.body_bytes for r in reqs)
+        n = {m_: sum(r.method == m_ for r in reqs) for m_ in ("HEAD", "GET")}
+        lines.append(
+            f"512x512 {label} at ({y0},{x0}): /vsicurl/ {len(reqs)} requests "
+            f"({n['HEAD']} HEAD, {n['GET']} GET), {http_bytes} body bytes; "
+            f"local: {local_reads} reads, {local_bytes} bytes"
+        )
+        if label == "aligned":  # whole shard: HEAD + one GET of the whole object
+            assert n == {"HEAD": 1, "GET": 1}, reqs
+            assert http_bytes == local_bytes
+        else:  # 4 shards x (HEAD + index + 2 data runs)
+            assert n == {"HEAD": 4, "GET": 12}, reqs
+    print("\n" + "\n".join(lines))
+
+
+def _local_bytes(local, y0, x0, gap=16384):
+    """Bytes and read calls the core's partial-read plan takes for a 512x512 window."""
+    total = calls = 0
+    cps = SHARD[1] // INNER[1]
+    for sy in range(y0 // SHARD[0], (y0 + 511) // SHARD[0] + 1):
+        for sx in range(x0 // SHARD[1], (x0 + 511) // SHARD[1] + 1):
+            path = local / f"c/{sy}/{sx}"
+            lo_y, hi_y = max(y0, sy * 512), min(y0 + 512, sy * 512 + 512)
+            lo_x, hi_x = max(x0, sx * 512), min(x0 + 512, sx * 512 + 512)
+            chunks = [
+                (iy * cps + ix)
+                for iy in range((lo_y - sy * 512) // 128, (hi_y - 1 - sy * 512) // 128 + 1)
+                for ix in range((lo_x - sx * 512) // 128, (hi_x - 1 - sx * 512) // 128 + 1)
+            ]
+            if len(chunks) == cps * cps:
+                total += path.stat().st_size
+                calls += 1
+                continue
+            idx = shard_index(path)
+            spans = sorted(tuple(int(v) for v in idx[k]) for k in chunks)
+            runs = []
+            for o, n in spans:
+                if runs and o - runs[-1][1] <= gap:
+                    runs[-1][1] = max(runs[-1][1], o + n)
+                else:
+                    runs.append([o, o + n])
+            total += INDEX_BYTES + sum(b - a for a, b in runs)
+            calls += 1 + len(runs)
+    return total, calls
+
+
+# --- missing objects, other file systems ------------------------------------
+
+
+def expected(case, arr_path="a"):
+    import json
+
+    meta = json.loads((CONFORMANCE / case / "case.json").read_text())
+    a = next(x for x in meta["arrays"] if x["path"] == arr_path)
+    return np.fromfile(CONFORMANCE / case / a["expected"], dtype=a["numpy_dtype"]).reshape(a["shape"])
+
+
+def classic(name):
+    ds = gdal.Open(name)
+    assert ds is not None and ds.GetDriver().ShortName == "Zarr3", name
+    return ds
+
+
+def test_missing_chunk_404_reads_fill(served):
+    """A regular (unsharded) store with missing chunks: each is one HEAD
+    answered 404 and reads as the fill value; no listing, no retry."""
+    server, _ = served
+    m = server.mark()
+    ds = classic(f'ZARR3:"{vsicurl(server, "rect_missing_chunks.zarr")}":/a')
+    got = ds.GetRasterBand(1).ReadAsArray()
+    reqs = server.requests(m)
+    exp = expected("rect_missing_chunks")
+    assert got.shape == exp.shape and got.tobytes() == exp.tobytes()
+    missing = [r for r in reqs if r.status == 404]
+    assert len(missing) == 4 and all(r.method == "HEAD" and "/a/c/" in r.uri for r in missing), reqs
+    assert not [r for r in reqs if r.status not in (200, 206, 404)], reqs
+    assert all(not r.uri.endswith("/") for r in reqs), reqs  # never a folder URL
+    assert len({(r.method, r.uri) for r in reqs}) == len(reqs), reqs  # nothing asked twice
+
+
+def test_prefixed_array_form_on_group(served):
+    """ZARR3:"/vsicurl/...":/a opens the array by its zarr.json (no listing)."""
+    server, _ = served
+    url = vsicurl(server, "shard_regular_zstd.zarr")
+    m = server.mark()
+    ds = classic(f'ZARR3:"{url}":/a')
+    got = ds.GetRasterBand(1).ReadAsArray()
+    reqs = server.requests(m)
+    assert got.tobytes() == expected("shard_regular_zstd").tobytes()
+    meta = [r for r in reqs if r.uri.endswith("zarr.json")]
+    assert {r.uri for r in meta} == {f"/{BUCKET}/shard_regular_zstd.zarr/zarr.json",
+                                     f"/{BUCKET}/shard_regular_zstd.zarr/a/zarr.json"}, reqs
+    assert all(r.uri.startswith(f"/{BUCKET}/shard_regular_zstd.zarr/a/c/") for r in reqs if r not in meta), reqs
+
+
+def test_vsis3_against_nginx(served, big):
+    server, local = served
+    opts = {
+        "AWS_S3_ENDPOINT": f"127.0.0.1:{server.port}",
+        "AWS_HTTPS": "NO",
+        "AWS_VIRTUAL_HOSTING": "FALSE",
+        "AWS_NO_SIGN_REQUEST": "YES",
+        "AWS_REGION": "us-east-1",
+    }
+    olds = {k: gdal.GetConfigOption(k) for k in opts}
+    for k, v in opts.items():
+        gdal.SetConfigOption(k, v)
+    try:
+        ds, md = open_md(f'ZARR3:"/vsis3/{BUCKET}/big9.zarr"')
+        size = (local / "c/2/2").stat().st_size
+        m = server.mark()
+        got = read(md, 1024, 1024 + 128, 64, 256)  # inner chunks 1, 2 of shard c/2/2
+        reqs = split_gmac(server.requests(m))
+        assert np.array_equal(got, big[1024:1088, 1152:1408])
+        assert all(r.uri == f"/{BUCKET}/big9.zarr/c/2/2" and not r.args for r in reqs), reqs
+        # /vsis3/ learns existence and size with a GET of the first 16 KiB
+        # block (kept in GDAL's cache) instead of a HEAD.
+        heads, index, data = classify(reqs, size)
+        probe = [r for r in data if r.range == "bytes=0-16383"]
+        data = [r for r in data if r not in probe]
+        assert len(reqs) == 3 and heads == [] and len(probe) == 1, reqs
+        assert len(index) == 1 and len(data) == 1, reqs
+    finally:
+        for k, v in olds.items():
+            gdal.SetConfigOption(k, v)
+
+
+def _zip_store(src, zpath, prefix="store.zarr"):
+    with zipfile.ZipFile(zpath, "w", compression=zipfile.ZIP_STORED) as z:
+        for f in sorted(Path(src).rglob("*")):
+            if f.is_file():
+                z.write(f, f"{prefix}/{f.relative_to(src).as_posix()}")
+
+
+def test_vsizip_local_and_over_http(served, tmp_path):
+    server, _ = served
+    zpath = tmp_path / "srz.zip"
+    _zip_store(CONFORMANCE / "shard_regular_zstd" / "store.zarr", zpath)
+    exp = expected("shard_regular_zstd")
+    shutil.copy(zpath, server.root / BUCKET / "srz.zip")
+    for root in (f"/vsizip/{zpath}/store.zarr", f"/vsizip//vsicurl/{server.url}/{BUCKET}/srz.zip/store.zarr"):
+        ds = classic(f'ZARR3:"{root}":/a')
+        assert ds.GetRasterBand(1).ReadAsArray().tobytes() == exp.tobytes(), root
+        win = ds.GetRasterBand(1).ReadAsArray(35, 15, 30, 20)
+        assert np.array_equal(win, exp[15:35, 35:65]), root
+        # The unprefixed store path lists the array as a subdataset.
+        sub = classic(root).GetMetadata("SUBDATASETS")
+        assert sub.get("SUBDATASET_1_NAME") == f'ZARR3:"{root}":/a', sub
+
+
+def test_vsimem_store():
+    src = CONFORMANCE / "shard_regular_zstd" / "store.zarr"
+    root = "/vsimem/zarr3_vsi_test/store.zarr"
+    names = [f"{root}/{f.relative_to(src).as_posix()}" for f in src.rglob("*") if f.is_file()]
+    try:
+        for n in names:
+            gdal.FileFromMemBuffer(n, (src / n[len(root) + 1 :]).read_bytes())
+        ds = classic(f'ZARR3:"{root}":/a')
+        win = ds.GetRasterBand(1).ReadAsArray(45, 55, 20, 30)
+        assert np.array_equal(win, expected("shard_regular_zstd")[55:85, 45:65])
+        ds = None
+    finally:
+        for n in names:
+            gdal.Unlink(n)

@@ -130,6 +130,14 @@ CodecChain CodecChain::parse(const nlohmann::json& codecs, const ChunkSpec& spec
 }
 
 Bytes CodecChain::encode(ByteView decoded, const ChunkSpec& spec) const {
+    // bytes (no swap) then compressors: compress straight from the caller's data.
+    if (aa_.empty() && !bb_.empty() && ab_->is_plain_copy(spec) &&
+        decoded.size() == spec.num_bytes()) {
+        Bytes b = bb_[0]->encode(decoded);
+        for (size_t k = 1; k < bb_.size(); ++k)
+            b = bb_[k]->encode(b);
+        return b;
+    }
     ChunkSpec cur = spec;
     Bytes b;
     ByteView view = decoded;
@@ -149,6 +157,10 @@ Bytes CodecChain::encode(ByteView decoded, const ChunkSpec& spec) const {
 }
 
 void CodecChain::decode(ByteView encoded, const ChunkSpec& spec, uint8_t* out) const {
+    // bytes (no swap) + one compressor: decompress straight into `out`.
+    if (aa_.empty() && bb_.size() == 1 && ab_->is_plain_copy(spec) &&
+        bb_[0]->decode_into(encoded, out, spec.num_bytes()))
+        return;
     std::vector<ChunkSpec> specs{spec};
     for (const auto& c : aa_)
         specs.push_back(c->encoded_spec(specs.back()));

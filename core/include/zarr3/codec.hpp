@@ -92,6 +92,9 @@ class ArrayToBytesCodec {
     virtual void decode(ByteView encoded, const ChunkSpec& spec, uint8_t* out) const = 0;
     // Exact encoded size when it depends only on the spec (bytes codec).
     virtual std::optional<uint64_t> encoded_size(const ChunkSpec&) const { return std::nullopt; }
+    // True when encode/decode are plain byte copies for `spec` (bytes codec
+    // without byte swapping): the chain may then skip them.
+    virtual bool is_plain_copy(const ChunkSpec&) const { return false; }
     // Partial reads (sharding): read `region` of the chunk behind `src` into
     // `out`; returns false when the whole value is absent.
     virtual bool supports_partial_read() const { return false; }
@@ -111,6 +114,10 @@ class BytesToBytesCodec {
     // produces (or allocates) more than `max_size` bytes.
     virtual Bytes decode(ByteView encoded, std::optional<uint64_t> expected,
                          uint64_t max_size) const = 0;
+    // Fast path: decodes into `out` when the value decodes to exactly `size`
+    // bytes without trouble. Returns false otherwise (`out` may then hold
+    // garbage); the caller falls back to decode(), which reports the error.
+    virtual bool decode_into(ByteView, uint8_t*, uint64_t) const { return false; }
     // Encoded size as a function of the decoded size, when fixed (crc32c: +4).
     virtual std::optional<uint64_t> encoded_size(uint64_t) const { return std::nullopt; }
     virtual nlohmann::json to_json() const = 0;

@@ -77,6 +77,16 @@ class BloscCodec : public BytesToBytesCodec {
         return out;
     }
 
+    bool decode_into(ByteView in, uint8_t* out, uint64_t size) const override {
+        // A valid header stating exactly `size` bytes: decode in place, else fall back.
+        size_t nbytes = 0;
+        if (in.size() < BLOSC_MIN_HEADER_LENGTH || size == 0 ||
+            blosc_cbuffer_validate(in.data(), in.size(), &nbytes) != 0 || nbytes != size)
+            return false;
+        const int n = blosc_decompress_ctx(in.data(), out, size, 1);
+        return n >= 0 && size_t(n) == size;
+    }
+
     nlohmann::json to_json() const override {
         return {{"name", "blosc"},
                 {"configuration",

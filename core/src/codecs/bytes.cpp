@@ -82,6 +82,8 @@ class BytesCodec : public ArrayToBytesCodec {
         return spec.num_bytes();
     }
 
+    bool is_plain_copy(const ChunkSpec& spec) const override { return !needs_swap(spec); }
+
     nlohmann::json to_json() const override {
         return {{"name", "bytes"},
                 {"configuration", {{"endian", big_.value_or(false) ? "big" : "little"}}}};

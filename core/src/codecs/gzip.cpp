@@ -97,6 +97,19 @@ class GzipCodec : public BytesToBytesCodec {
         return gzip_decode_zlib(encoded, expected, max_size);
 #endif
     }
+#ifdef ZARR3_HAVE_LIBDEFLATE
+    bool decode_into(ByteView in, uint8_t* out, uint64_t size) const override {
+        // One gzip member of exactly `size` bytes: decode in place, else fall back.
+        thread_local std::unique_ptr<libdeflate_decompressor, DecompressorDeleter> dec(
+            libdeflate_alloc_decompressor());
+        if (!dec) return false;
+        size_t consumed = 0, produced = 0;
+        const auto r = libdeflate_gzip_decompress_ex(dec.get(), in.data(), in.size(), out, size,
+                                                     &consumed, &produced);
+        return r == LIBDEFLATE_SUCCESS && consumed == in.size() && produced == size;
+    }
+#endif
+
     nlohmann::json to_json() const override {
         return {{"name", "gzip"}, {"configuration", {{"level", level_}}}};
     }

@@ -108,6 +108,15 @@ class ZstdCodec : public BytesToBytesCodec {
         return out;
     }
 
+    bool decode_into(ByteView in, uint8_t* out, uint64_t size) const override {
+        // One frame stating exactly `size` bytes: decode in place, else fall back.
+        if (ZSTD_getFrameContentSize(in.data(), in.size()) != size ||
+            ZSTD_findFrameCompressedSize(in.data(), in.size()) != in.size())
+            return false;
+        const size_t n = ZSTD_decompressDCtx(dctx(), out, size, in.data(), in.size());
+        return !ZSTD_isError(n) && n == size;
+    }
+
     nlohmann::json to_json() const override {
         return {{"name", "zstd"}, {"configuration", {{"level", level_}, {"checksum", checksum_}}}};
     }

@@ -211,14 +211,16 @@ bool ShardingCodec::read_partial(ByteSource& src, const ChunkSpec& spec, const R
         const uint64_t isz = index_size(cps);
         const ByteRange r =
             location_ == IndexLocation::End ? ByteRange{0, isz, true} : ByteRange{0, isz, false};
-        auto got = src.read_ranges({r});
+        std::optional<uint64_t> shard_size;
+        auto got = src.read_ranges_sized({r}, shard_size);
         if (!got) return false;
         if (got->size() != 1)
             throw FormatError("shard " + what + ": store returned " + std::to_string(got->size()) +
                               " ranges for 1 requested");
-        // The shard size is unknown here: entries are bounds-checked against
-        // the data region start; the store refuses ranges past the end.
-        auto parsed = parse_index((*got)[0], cps, std::nullopt, what);
+        // Entries are bounds-checked against the shard size when the store
+        // reports it with the range (files, HTTP); otherwise against the data
+        // region start, and the store refuses ranges past the end.
+        auto parsed = parse_index((*got)[0], cps, shard_size, what);
         if (!key.empty()) opt.index_cache->put(key, parsed);
         idx = std::move(parsed);
     }

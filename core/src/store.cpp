@@ -151,6 +151,14 @@ std::optional<Bytes> FileStore::get(const std::string& key) {
 
 std::optional<std::vector<Bytes>> FileStore::get_ranges(const std::string& key,
                                                         const std::vector<ByteRange>& ranges) {
+    std::optional<uint64_t> total;
+    return get_ranges_sized(key, ranges, total);
+}
+
+std::optional<std::vector<Bytes>> FileStore::get_ranges_sized(const std::string& key,
+                                                              const std::vector<ByteRange>& ranges,
+                                                              std::optional<uint64_t>& total) {
+    total.reset();
     const std::string p = path_of(key);
     Fd f{::open(p.c_str(), O_RDONLY | O_CLOEXEC)};
     if (f.fd < 0) {
@@ -160,6 +168,7 @@ std::optional<std::vector<Bytes>> FileStore::get_ranges(const std::string& key,
     struct stat st {};
     if (::fstat(f.fd, &st) != 0 || S_ISDIR(st.st_mode)) return std::nullopt;
     const uint64_t size = static_cast<uint64_t>(st.st_size);
+    total = size;
     std::vector<Bytes> out;
     out.reserve(ranges.size());
     for (const auto& r : ranges) {
@@ -243,7 +252,14 @@ std::optional<Bytes> CountingStore::get(const std::string& key) {
 
 std::optional<std::vector<Bytes>> CountingStore::get_ranges(const std::string& key,
                                                             const std::vector<ByteRange>& ranges) {
-    auto r = inner_->get_ranges(key, ranges);
+    std::optional<uint64_t> total;
+    return get_ranges_sized(key, ranges, total);
+}
+
+std::optional<std::vector<Bytes>>
+CountingStore::get_ranges_sized(const std::string& key, const std::vector<ByteRange>& ranges,
+                                std::optional<uint64_t>& total) {
+    auto r = inner_->get_ranges_sized(key, ranges, total);
     std::lock_guard lk(mu_);
     ++c_.range_calls;
     c_.ranges += ranges.size();

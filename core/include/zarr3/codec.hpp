@@ -32,6 +32,12 @@ class ByteSource {
     virtual std::optional<Bytes> read_all() = 0;
     virtual std::optional<std::vector<Bytes>> read_ranges(const std::vector<ByteRange>& r) = 0;
     virtual std::optional<uint64_t> size() = 0;
+    // read_ranges that also reports the total size when known for free.
+    virtual std::optional<std::vector<Bytes>> read_ranges_sized(const std::vector<ByteRange>& r,
+                                                                std::optional<uint64_t>& total) {
+        total.reset();
+        return read_ranges(r);
+    }
     // Identity for the shard index cache; empty = do not cache.
     virtual std::string cache_key() const { return {}; }
 };
@@ -45,6 +51,10 @@ class StoreByteSource : public ByteSource {
         return store_.get_ranges(key_, r);
     }
     std::optional<uint64_t> size() override { return store_.size(key_); }
+    std::optional<std::vector<Bytes>> read_ranges_sized(const std::vector<ByteRange>& r,
+                                                        std::optional<uint64_t>& total) override {
+        return store_.get_ranges_sized(key_, r, total);
+    }
     std::string cache_key() const override { return store_.uri() + "|" + key_; }
 
   private:
@@ -61,6 +71,11 @@ class MemoryByteSource : public ByteSource {
     std::optional<Bytes> read_all() override { return Bytes(data_.begin(), data_.end()); }
     std::optional<std::vector<Bytes>> read_ranges(const std::vector<ByteRange>& r) override;
     std::optional<uint64_t> size() override { return data_.size(); }
+    std::optional<std::vector<Bytes>> read_ranges_sized(const std::vector<ByteRange>& r,
+                                                        std::optional<uint64_t>& total) override {
+        total = data_.size();
+        return read_ranges(r);
+    }
 
   private:
     ByteView data_;

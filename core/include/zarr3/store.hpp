@@ -31,6 +31,15 @@ class Store {
     virtual std::optional<std::vector<Bytes>> get_ranges(const std::string& key,
                                                          const std::vector<ByteRange>& ranges);
     virtual std::optional<uint64_t> size(const std::string& key) = 0;
+    // get_ranges that also reports the value's total size when the store
+    // learns it without an extra request (a file's fstat, an HTTP
+    // Content-Range); `total` stays empty otherwise.
+    virtual std::optional<std::vector<Bytes>> get_ranges_sized(const std::string& key,
+                                                               const std::vector<ByteRange>& ranges,
+                                                               std::optional<uint64_t>& total) {
+        total.reset();
+        return get_ranges(key, ranges);
+    }
     // Atomic: a reader sees the old value or the new one, never a mix.
     virtual void put(const std::string& key, ByteView value) = 0;
     virtual void erase(const std::string& key) = 0;
@@ -46,7 +55,9 @@ std::string join_key(const std::string& a, const std::string& b);
 
 class MemoryStore : public Store {
   public:
-    std::string uri() const override { return "memory://" + std::to_string(reinterpret_cast<uintptr_t>(this)); }
+    std::string uri() const override {
+        return "memory://" + std::to_string(reinterpret_cast<uintptr_t>(this));
+    }
     std::optional<Bytes> get(const std::string& key) override;
     std::optional<uint64_t> size(const std::string& key) override;
     void put(const std::string& key, ByteView value) override;
@@ -68,6 +79,9 @@ class FileStore : public Store {
     std::optional<Bytes> get(const std::string& key) override;
     std::optional<std::vector<Bytes>> get_ranges(const std::string& key,
                                                  const std::vector<ByteRange>& ranges) override;
+    std::optional<std::vector<Bytes>> get_ranges_sized(const std::string& key,
+                                                       const std::vector<ByteRange>& ranges,
+                                                       std::optional<uint64_t>& total) override;
     std::optional<uint64_t> size(const std::string& key) override;
     void put(const std::string& key, ByteView value) override;
     void erase(const std::string& key) override;
@@ -88,16 +102,19 @@ class CountingStore : public Store {
     std::optional<Bytes> get(const std::string& key) override;
     std::optional<std::vector<Bytes>> get_ranges(const std::string& key,
                                                  const std::vector<ByteRange>& ranges) override;
+    std::optional<std::vector<Bytes>> get_ranges_sized(const std::string& key,
+                                                       const std::vector<ByteRange>& ranges,
+                                                       std::optional<uint64_t>& total) override;
     std::optional<uint64_t> size(const std::string& key) override;
     void put(const std::string& key, ByteView value) override;
     void erase(const std::string& key) override;
     std::vector<std::string> list_dir(const std::string& prefix) override;
 
     struct Counts {
-        uint64_t gets = 0;           // whole-value gets
-        uint64_t range_calls = 0;    // get_ranges calls
-        uint64_t ranges = 0;         // ranges requested in total
-        uint64_t bytes = 0;          // bytes returned
+        uint64_t gets = 0;        // whole-value gets
+        uint64_t range_calls = 0; // get_ranges calls
+        uint64_t ranges = 0;      // ranges requested in total
+        uint64_t bytes = 0;       // bytes returned
         uint64_t sizes = 0;
         uint64_t puts = 0;
         uint64_t lists = 0;

@@ -8,7 +8,7 @@ JOBS ?= 2
 CMAKE_FLAGS ?=
 ABS_BUILD_DIR = $(abspath $(BUILD_DIR))
 
-.PHONY: all deps configure build test ctest pytest demo install sample test-compat test-interop clean
+.PHONY: all deps configure build test ctest pytest demo install sample test-compat test-interop test-sanitize fuzz bench clean
 
 all: build
 
@@ -54,7 +54,17 @@ test-compat:
 test-interop: build
 	ZARR3_BUILD_DIR=$(ABS_BUILD_DIR) bash scripts/interop.sh
 
-# Sanitizer and benchmark targets come with their issues (no scripts yet).
+# ASan + UBSan build running ctest and pytest (scripts/sanitize.sh).
+test-sanitize:
+	bash scripts/sanitize.sh
+
+# libFuzzer targets for FUZZ_SECONDS each (default 30).
+fuzz:
+	bash scripts/fuzz.sh $(or $(FUZZ_SECONDS),30)
+
+# Benchmark suite: prints the ratio table and writes bench/RESULTS.md.
+bench:
+	bash scripts/bench.sh
 
 clean:
 	rm -rf $(BUILD_DIR)

@@ -113,9 +113,9 @@ Prepared Prepare(const char* name, int xsize, int ysize, int nbands, GDALDataTyp
         throw zarr3::Error("creation option ARRAY_NAME=" + p.array_name + ": " + e.what());
     }
     if (p.array_name.find('/') != std::string::npos || p.array_name == "zarr.json" ||
-        p.array_name == "c" || IsGeoRefArrayName(p.array_name, p.xdim, p.ydim))
+        IsGeoRefArrayName(p.array_name, p.xdim, p.ydim))
         throw zarr3::Error("creation option ARRAY_NAME=" + p.array_name +
-                           ": expected a plain name other than zarr.json, c, spatial_ref and "
+                           ": expected a plain name other than zarr.json, spatial_ref and "
                            "the x/y dimension names");
     VSIStatBufL st;
     if (VSIStatL(p.root.c_str(), &st) == 0) {

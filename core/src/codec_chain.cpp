@@ -205,7 +205,26 @@ bool CodecChain::read_region(ByteSource& src, const ChunkSpec& spec, const Regio
             decode(*data, spec, out.data);
             return true;
         }
-        Bytes tmp(spec.num_bytes());
+        // Scratch chunk reused per thread: a fresh zero-filled buffer per
+        // chunk costs an mmap, page faults and a memset (chunks >= 128 KiB).
+        // Not when nested (a sharding codec under bytes->bytes codecs reads
+        // its inner chunks through here while the shard is decoded).
+        constexpr uint64_t kKeepScratch = 16ull << 20;
+        thread_local Bytes scratch;
+        thread_local bool scratch_busy = false;
+        const uint64_t n = spec.num_bytes();
+        const bool use_scratch = n <= kKeepScratch && !scratch_busy;
+        Bytes local;
+        Bytes& tmp = use_scratch ? scratch : local;
+        if (tmp.size() < n) tmp.resize(n);
+        struct Busy {
+            bool& flag;
+            bool on;
+            ~Busy() {
+                if (on) flag = false;
+            }
+        } busy{scratch_busy, use_scratch};
+        if (use_scratch) scratch_busy = true;
         decode(*data, spec, tmp.data());
         copy_region_out(tmp.data(), spec.shape, elem, region, out);
     } catch (const FormatError& e) {

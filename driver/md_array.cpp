@@ -45,21 +45,18 @@ Zarr3MDArray::DefaultDimensions(const std::string& parent_full_name,
 
 Zarr3MDArray::Zarr3MDArray(const std::string& parent_full_name, const std::string& name,
                            std::shared_ptr<zarr3::Array> array,
-                           std::vector<std::shared_ptr<GDALDimension>> dims)
+                           std::vector<std::shared_ptr<GDALDimension>> dims,
+                           std::shared_ptr<MDContext> ctx)
     : GDALAbstractMDArray(parent_full_name, name), GDALMDArray(parent_full_name, name),
-      array_(std::move(array)), filename_(array_->store().uri()), dims_(std::move(dims)) {
+      array_(std::move(array)), ctx_(std::move(ctx)), filename_(array_->store().uri()),
+      dims_(std::move(dims)) {
     const auto& meta = array_->metadata();
     const GDALDataType t = GDALTypeFor(meta.dtype);
     if (t == GDT_Unknown)
         throw zarr3::Error(array_->describe() + ": " + UnsupportedTypeReason(meta.dtype));
     dt_ = GDALExtendedDataType::Create(t);
     if (dims_.empty() && meta.rank() > 0) dims_ = DefaultDimensions(parent_full_name, meta);
-    if (meta.fill_value.size() == meta.dtype.size) {
-        nodata_.resize(static_cast<size_t>(GDALGetDataTypeSizeBytes(t)));
-        WidenToGDAL(meta.dtype, meta.fill_value.data(), nodata_.data(), 1);
-    }
-    const auto units = meta.attributes.find("units");
-    if (units != meta.attributes.end() && units->is_string()) unit_ = units->get<std::string>();
+    RefreshFromMetadata();
     structural_.SetNameValue("DATA_TYPE", meta.dtype.name.c_str());
     structural_.SetNameValue(
         "CHUNK_GRID", meta.grid.kind() == zarr3::GridKind::Regular ? "regular" : "rectilinear");
@@ -71,12 +68,29 @@ Zarr3MDArray::Zarr3MDArray(const std::string& parent_full_name, const std::strin
     if (!codecs.empty()) structural_.SetNameValue("CODECS", codecs.c_str());
 }
 
-std::shared_ptr<Zarr3MDArray>
-Zarr3MDArray::Create(const std::string& parent_full_name, const std::string& name,
-                     std::shared_ptr<zarr3::Array> array,
-                     std::vector<std::shared_ptr<GDALDimension>> dims) {
-    auto a =
-        std::make_shared<Zarr3MDArray>(parent_full_name, name, std::move(array), std::move(dims));
+void Zarr3MDArray::RefreshFromMetadata() {
+    const auto& meta = array_->metadata();
+    nodata_.clear();
+    if (meta.fill_value.size() == meta.dtype.size) {
+        nodata_.resize(static_cast<size_t>(GDALGetDataTypeSizeBytes(dt_.GetNumericDataType())));
+        WidenToGDAL(meta.dtype, meta.fill_value.data(), nodata_.data(), 1);
+    }
+    unit_.clear();
+    const auto units = meta.attributes.find("units");
+    if (units != meta.attributes.end() && units->is_string()) unit_ = units->get<std::string>();
+}
+
+bool Zarr3MDArray::IsWritable() const {
+    return ctx_ && ctx_->writable() && array_->store().writable();
+}
+
+std::shared_ptr<Zarr3MDArray> Zarr3MDArray::Create(const std::string& parent_full_name,
+                                                   const std::string& name,
+                                                   std::shared_ptr<zarr3::Array> array,
+                                                   std::vector<std::shared_ptr<GDALDimension>> dims,
+                                                   std::shared_ptr<MDContext> ctx) {
+    auto a = std::make_shared<Zarr3MDArray>(parent_full_name, name, std::move(array),
+                                            std::move(dims), std::move(ctx));
     a->SetSelf(a);
     return a;
 }
@@ -119,6 +133,55 @@ const void* Zarr3MDArray::GetRawNoDataValue() const {
 
 std::vector<std::shared_ptr<GDALAttribute>> Zarr3MDArray::GetAttributes(CSLConstList) const {
     return MakeAttributes(GetFullName(), array_->metadata().attributes);
+}
+
+std::optional<double> Zarr3MDArray::NumberAttr(const char* name) const {
+    const auto& attrs = array_->metadata().attributes;
+    const auto it = attrs.find(name);
+    if (it == attrs.end()) return std::nullopt;
+    if (it->is_number()) return it->get<double>();
+    if (it->is_array() && it->size() == 1 && it->front().is_number())
+        return it->front().get<double>();
+    return std::nullopt;
+}
+
+double Zarr3MDArray::GetOffset(bool* has, GDALDataType* storage) const {
+    const auto v = NumberAttr("add_offset");
+    if (has) *has = v.has_value();
+    if (storage) *storage = GDT_Unknown;
+    return v.value_or(0.0);
+}
+
+double Zarr3MDArray::GetScale(bool* has, GDALDataType* storage) const {
+    const auto v = NumberAttr("scale_factor");
+    if (has) *has = v.has_value();
+    if (storage) *storage = GDT_Unknown;
+    return v.value_or(1.0);
+}
+
+// CF "coordinates" attribute (names separated by spaces) resolved in this
+// group or a parent; without it, the indexing variables of the dimensions.
+std::vector<std::shared_ptr<GDALMDArray>> Zarr3MDArray::GetCoordinateVariables() const {
+    std::vector<std::shared_ptr<GDALMDArray>> out;
+    const auto& attrs = array_->metadata().attributes;
+    const auto it = attrs.find("coordinates");
+    if (it != attrs.end() && it->is_string()) {
+        const CPLStringList names(CSLTokenizeString2(it->get<std::string>().c_str(), " ", 0));
+        for (int i = 0; i < names.size(); ++i) {
+            auto a = resolver_ ? resolver_(names[i]) : nullptr;
+            if (a)
+                out.push_back(a);
+            else
+                CPLDebug("Zarr3", "%s: coordinate variable %s not found", GetFullName().c_str(),
+                         names[i]);
+        }
+        return out;
+    }
+    for (const auto& d : dims_) {
+        auto var = d->GetIndexingVariable();
+        if (var && var->GetFullName() != GetFullName()) out.push_back(var);
+    }
+    return out;
 }
 
 bool Zarr3MDArray::IRead(const GUInt64* start, const size_t* count, const GInt64* step,

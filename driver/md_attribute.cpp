@@ -1,5 +1,6 @@
 // JSON attributes exposed through GDAL's multidimensional attribute API.
 #include "md_attribute.hpp"
+#include "zarr3/common.hpp"
 
 namespace zarr3drv {
 
@@ -115,6 +116,140 @@ std::vector<std::shared_ptr<GDALAttribute>> MakeAttributes(const std::string& pa
     for (auto it = attrs.begin(); it != attrs.end(); ++it)
         out.push_back(JsonAttribute::Create(parent, it.key(), it.value()));
     return out;
+}
+
+} // namespace zarr3drv
+
+namespace zarr3drv {
+
+namespace {
+
+bool IsIntegerType(GDALDataType t) {
+    return !GDALDataTypeIsFloating(t) && !GDALDataTypeIsComplex(t) && t != GDT_Unknown;
+}
+
+} // namespace
+
+WritableAttribute::WritableAttribute(const std::string& parent, const std::string& name,
+                                     const std::vector<GUInt64>& dims,
+                                     const GDALExtendedDataType& dt, AttributeSink sink)
+    : GDALAbstractMDArray(parent, name), GDALAttribute(parent, name), dt_(dt),
+      sink_(std::move(sink)) {
+    const std::string where = parent + "/" + name;
+    if (dims.size() > 1)
+        throw zarr3::Error(where + ": attributes with more than one dimension are not supported");
+    if (dt.GetClass() == GEDTC_COMPOUND || GDALDataTypeIsComplex(dt.GetNumericDataType()))
+        throw zarr3::Error(where +
+                           ": only numeric (non-complex) and string attributes are supported");
+    if (dims.size() == 1) {
+        if (dims[0] > (1u << 24))
+            throw zarr3::Error(where + ": attribute with more than 16M values");
+        dims_.push_back(std::make_shared<GDALDimension>(std::string(), "dim0", std::string(),
+                                                        std::string(), dims[0]));
+    }
+    const size_t n = dims.empty() ? 1 : static_cast<size_t>(dims[0]);
+    values_.assign(n, dt.GetClass() == GEDTC_STRING ? nlohmann::json() : nlohmann::json(0));
+}
+
+std::shared_ptr<GDALAttribute> WritableAttribute::Create(const std::string& parent,
+                                                         const std::string& name,
+                                                         const std::vector<GUInt64>& dims,
+                                                         const GDALExtendedDataType& dt,
+                                                         AttributeSink sink) {
+    auto a = std::make_shared<WritableAttribute>(parent, name, dims, dt, std::move(sink));
+    a->SetSelf(a);
+    return a;
+}
+
+nlohmann::json WritableAttribute::Value() const {
+    if (!dims_.empty()) return nlohmann::json(values_);
+    const auto& v = values_.front();
+    if (v.is_string()) { // JSON object text -> object
+        const auto& s = v.get_ref<const std::string&>();
+        if (!s.empty() && s.front() == '{') {
+            auto j = nlohmann::json::parse(s, nullptr, false);
+            if (j.is_object()) return j;
+        }
+    }
+    return v;
+}
+
+bool WritableAttribute::IWrite(const GUInt64* start, const size_t* count, const GInt64* step,
+                               const GPtrDiff_t* stride, const GDALExtendedDataType& buf_type,
+                               const void* src) {
+    const size_t n = dims_.empty() ? 1 : count[0];
+    const auto* in = static_cast<const GByte*>(src);
+    const size_t bsize = buf_type.GetSize();
+    const GDALDataType t = dt_.GetNumericDataType();
+    for (size_t i = 0; i < n; ++i) {
+        const size_t idx = dims_.empty() ? 0
+                                         : static_cast<size_t>(static_cast<GInt64>(start[0]) +
+                                                               static_cast<GInt64>(i) * step[0]);
+        const GByte* s = in + (dims_.empty() ? 0
+                                             : static_cast<GPtrDiff_t>(i) * stride[0] *
+                                                   static_cast<GPtrDiff_t>(bsize));
+        if (dt_.GetClass() == GEDTC_STRING) {
+            char* str = nullptr;
+            if (!GDALExtendedDataType::CopyValue(s, buf_type, &str, dt_)) return false;
+            values_[idx] = str ? nlohmann::json(std::string(str)) : nlohmann::json();
+            CPLFree(str);
+        } else if (IsIntegerType(t) && t == GDT_UInt64) {
+            uint64_t v = 0;
+            if (!GDALExtendedDataType::CopyValue(s, buf_type, &v,
+                                                 GDALExtendedDataType::Create(GDT_UInt64)))
+                return false;
+            values_[idx] = v;
+        } else if (IsIntegerType(t)) {
+            int64_t v = 0;
+            if (!GDALExtendedDataType::CopyValue(s, buf_type, &v,
+                                                 GDALExtendedDataType::Create(GDT_Int64)))
+                return false;
+            values_[idx] = v;
+        } else {
+            double v = 0;
+            if (!GDALExtendedDataType::CopyValue(s, buf_type, &v,
+                                                 GDALExtendedDataType::Create(GDT_Float64)))
+                return false;
+            values_[idx] = v;
+        }
+    }
+    return sink_(GetName(), Value());
+}
+
+bool WritableAttribute::IRead(const GUInt64* start, const size_t* count, const GInt64* step,
+                              const GPtrDiff_t* stride, const GDALExtendedDataType& buf_type,
+                              void* dst) const {
+    const size_t n = dims_.empty() ? 1 : count[0];
+    auto* out = static_cast<GByte*>(dst);
+    const size_t bsize = buf_type.GetSize();
+    for (size_t i = 0; i < n; ++i) {
+        const size_t idx = dims_.empty() ? 0
+                                         : static_cast<size_t>(static_cast<GInt64>(start[0]) +
+                                                               static_cast<GInt64>(i) * step[0]);
+        GByte* d = out + (dims_.empty() ? 0
+                                        : static_cast<GPtrDiff_t>(i) * stride[0] *
+                                              static_cast<GPtrDiff_t>(bsize));
+        const auto& v = values_[idx];
+        bool ok;
+        if (dt_.GetClass() == GEDTC_STRING) {
+            const char* p = v.is_string() ? v.get_ref<const std::string&>().c_str() : nullptr;
+            ok = GDALExtendedDataType::CopyValue(&p, dt_, d, buf_type);
+        } else if (v.is_number_unsigned()) {
+            const uint64_t x = v.get<uint64_t>();
+            ok = GDALExtendedDataType::CopyValue(&x, GDALExtendedDataType::Create(GDT_UInt64), d,
+                                                 buf_type);
+        } else if (v.is_number_integer()) {
+            const int64_t x = v.get<int64_t>();
+            ok = GDALExtendedDataType::CopyValue(&x, GDALExtendedDataType::Create(GDT_Int64), d,
+                                                 buf_type);
+        } else {
+            const double x = v.is_number() ? v.get<double>() : 0.0;
+            ok = GDALExtendedDataType::CopyValue(&x, GDALExtendedDataType::Create(GDT_Float64), d,
+                                                 buf_type);
+        }
+        if (!ok) return false;
+    }
+    return true;
 }
 
 } // namespace zarr3drv

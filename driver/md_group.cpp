@@ -1,37 +1,66 @@
-// Zarr3Group: browsing a Zarr v3 hierarchy through GDAL's multidimensional API.
+// Zarr3Group: browsing and creating a Zarr v3 hierarchy through GDAL's
+// multidimensional API.
 #include "md_group.hpp"
 
+#include "creation_options.hpp"
+#include "io_options.hpp"
 #include "md_array.hpp"
 #include "md_attribute.hpp"
+#include "md_dimension.hpp"
 #include "zarr3_driver.hpp"
 
 #include <algorithm>
 
 namespace zarr3drv {
 
+namespace {
+
+bool Contains(const std::vector<std::string>& v, const std::string& s) {
+    return std::find(v.begin(), v.end(), s) != v.end();
+}
+
+} // namespace
+
 Zarr3Group::Zarr3Group(const std::string& parent_full_name, const std::string& name)
     : GDALGroup(parent_full_name, name) {}
 
 std::shared_ptr<Zarr3Group> Zarr3Group::Create(const std::string& parent_full_name,
                                                const std::string& name,
-                                               std::shared_ptr<zarr3::Group> group) {
+                                               std::shared_ptr<zarr3::Group> group,
+                                               std::shared_ptr<MDContext> ctx,
+                                               std::shared_ptr<Zarr3Group> parent) {
     auto g = std::make_shared<Zarr3Group>(parent_full_name, name);
     g->group_ = std::move(group);
+    g->ctx_ = std::move(ctx);
+    g->parent_ = parent;
     return g;
 }
 
 std::shared_ptr<Zarr3Group> Zarr3Group::CreateForRootArray(std::shared_ptr<zarr3::Array> array,
-                                                           const std::string& array_name) {
+                                                           const std::string& array_name,
+                                                           std::shared_ptr<MDContext> ctx) {
     auto g = std::make_shared<Zarr3Group>(std::string(), "/");
     g->root_array_ = std::move(array);
     g->root_array_name_ = array_name;
+    g->ctx_ = std::move(ctx);
     return g;
 }
 
 std::string Zarr3Group::Where() const {
-    const auto store = group_ ? group_->store() : nullptr;
-    const std::string uri = group_ ? store->uri() : root_array_->store().uri();
+    const std::string uri = group_ ? group_->store()->uri() : root_array_->store().uri();
     return uri + (GetFullName() == "/" ? "" : GetFullName());
+}
+
+bool Zarr3Group::Writable(const char* what) const {
+    if (group_ && ctx_ && ctx_->writable() && group_->store()->writable()) return true;
+    CPLError(CE_Failure, CPLE_NotSupported, "%s: cannot %s: %s", Where().c_str(), what,
+             group_ ? "the dataset is opened read-only"
+                    : "the store root is an array, not a group");
+    return false;
+}
+
+std::string Zarr3Group::ChildPath(const std::string& name) const {
+    return zarr3::join_key(group_->path(), name);
 }
 
 std::vector<std::string> Zarr3Group::GetMDArrayNames(CSLConstList) const {
@@ -39,6 +68,8 @@ std::vector<std::string> Zarr3Group::GetMDArrayNames(CSLConstList) const {
     Guard(Where(), [&] {
         names = group_ ? group_->array_names() : std::vector<std::string>{root_array_name_};
     });
+    for (const auto& n : created_arrays_)
+        if (!Contains(names, n)) names.push_back(n);
     std::sort(names.begin(), names.end());
     return names;
 }
@@ -46,17 +77,30 @@ std::vector<std::string> Zarr3Group::GetMDArrayNames(CSLConstList) const {
 std::vector<std::string> Zarr3Group::GetGroupNames(CSLConstList) const {
     std::vector<std::string> names;
     if (group_) Guard(Where(), [&] { names = group_->group_names(); });
+    for (const auto& n : created_groups_)
+        if (!Contains(names, n)) names.push_back(n);
     std::sort(names.begin(), names.end());
     return names;
+}
+
+bool Zarr3Group::HasArray(const std::string& name) const {
+    return arrays_.count(name) || Contains(GetMDArrayNames(), name);
+}
+
+bool Zarr3Group::HasChild(const std::string& name) const {
+    return HasArray(name) || Contains(GetGroupNames(), name);
 }
 
 std::shared_ptr<GDALGroup> Zarr3Group::OpenGroup(const std::string& name, CSLConstList) const {
     std::shared_ptr<GDALGroup> out;
     if (!group_) return out;
+    if (auto it = groups_.find(name); it != groups_.end()) return it->second;
     Guard(Where(), [&] {
-        const auto names = group_->group_names();
-        if (std::find(names.begin(), names.end(), name) == names.end()) return;
-        out = Create(GetFullName(), name, group_->open_group(name));
+        if (!Contains(GetGroupNames(), name)) return;
+        auto self = std::const_pointer_cast<Zarr3Group>(shared_from_this());
+        auto g = Create(GetFullName(), name, group_->open_group(name), ctx_, self);
+        groups_[name] = g;
+        out = g;
     });
     return out;
 }
@@ -65,6 +109,31 @@ std::shared_ptr<GDALMDArray> Zarr3Group::OpenMDArray(const std::string& name, CS
     std::shared_ptr<GDALMDArray> out;
     Guard(Where() + "/" + name, [&] { out = OpenArrayImpl(name); });
     return out;
+}
+
+std::shared_ptr<GDALMDArray> Zarr3Group::FindArrayUpwards(const std::string& name) const {
+    for (auto g = std::const_pointer_cast<Zarr3Group>(shared_from_this()); g;
+         g = g->parent_.lock()) {
+        if (g->HasArray(name)) return g->OpenArrayImpl(name);
+    }
+    return nullptr;
+}
+
+std::shared_ptr<GDALDimension> Zarr3Group::FindDimension(const std::string& name,
+                                                         GUInt64 size) const {
+    auto it = dims_.find(name);
+    if (it != dims_.end() && it->second->GetSize() == size) return it->second;
+    // A name not indexed here refers to a parent's dimension of that name
+    // (netCDF-like scoping), typically indexed by a parent's coordinate array.
+    if (!HasArray(name)) {
+        for (auto p = parent_.lock(); p; p = p->parent_.lock())
+            for (const auto& d : p->GetDimensions())
+                if (d->GetName() == name && d->GetSize() == size) return d;
+    }
+    auto d = std::make_shared<Zarr3Dimension>(GetFullName(), name, DimensionTypeFromName(name),
+                                              std::string(), size);
+    if (it == dims_.end()) dims_[name] = d;
+    return d;
 }
 
 std::vector<std::shared_ptr<GDALDimension>>
@@ -79,25 +148,17 @@ Zarr3Group::DimensionsFor(const std::string& array_name, const zarr3::ArrayMetad
             const std::string parent =
                 (GetFullName() == "/" ? "/" : GetFullName() + "/") + array_name;
             dims.push_back(
-                std::make_shared<GDALDimension>(parent, n, std::string(), std::string(), size));
+                std::make_shared<Zarr3Dimension>(parent, n, std::string(), std::string(), size));
             continue;
         }
-        const std::string& n = *meta.dimension_names[i];
-        auto it = dims_.find(n);
-        if (it != dims_.end() && it->second->GetSize() == size) {
-            dims.push_back(it->second);
-            continue;
-        }
-        auto d = std::make_shared<GDALDimensionWeakIndexingVar>(
-            GetFullName(), n, DimensionTypeFromName(n), std::string(), size);
-        if (it == dims_.end()) dims_[n] = d;
-        dims.push_back(d);
+        dims.push_back(FindDimension(*meta.dimension_names[i], size));
     }
     return dims;
 }
 
 // CRS of an array: its own proj:wkt2 / proj:code / proj:epsg attributes, else
-// the crs_wkt / spatial_ref attribute of its CF grid_mapping variable.
+// the crs_wkt / spatial_ref attribute of its CF grid_mapping variable (in this
+// group or a parent).
 void Zarr3Group::AttachCRS(Zarr3MDArray& arr, const nlohmann::json& attrs) const {
     const auto str = [](const nlohmann::json& j, const char* k) -> std::string {
         auto it = j.find(k);
@@ -110,14 +171,42 @@ void Zarr3Group::AttachCRS(Zarr3MDArray& arr, const nlohmann::json& attrs) const
     const std::string gm = str(attrs, "grid_mapping");
     if (gm.empty() || !group_) return;
     try {
-        const auto names = group_->array_names();
-        if (std::find(names.begin(), names.end(), gm) == names.end()) return;
-        const auto& gattrs = group_->open_array(gm)->metadata().attributes;
-        for (const char* k : {"crs_wkt", "spatial_ref"})
-            if (auto v = str(gattrs, k); !v.empty() && arr.SetCRS(v)) return;
+        for (auto g = std::const_pointer_cast<Zarr3Group>(shared_from_this()); g;
+             g = g->parent_.lock()) {
+            if (!g->group_ || !Contains(g->group_->array_names(), gm)) continue;
+            const auto gvar = g->group_->open_array(gm); // keeps the metadata alive
+            const auto& gattrs = gvar->metadata().attributes;
+            for (const char* k : {"crs_wkt", "spatial_ref"})
+                if (auto v = str(gattrs, k); !v.empty() && arr.SetCRS(v)) return;
+            return;
+        }
     } catch (const std::exception& e) {
         CPLError(CE_Warning, CPLE_AppDefined, "%s: grid_mapping %s: %s", Where().c_str(),
                  gm.c_str(), e.what());
+    }
+}
+
+void Zarr3Group::LinkIndexingVariables(const std::shared_ptr<GDALMDArray>& arr,
+                                       const std::string& name) const {
+    // A dimension is indexed by a 1-D array of the same name and size in this
+    // group (the array itself for a coordinate array).
+    for (const auto& d : arr->GetDimensions()) {
+        auto weak = std::dynamic_pointer_cast<GDALDimensionWeakIndexingVar>(d);
+        if (!weak || weak->GetIndexingVariable()) continue;
+        std::shared_ptr<GDALMDArray> var;
+        if (d->GetName() == name) {
+            if (arr->GetDimensionCount() == 1) var = arr;
+        } else if (group_ && Contains(group_->array_names(), d->GetName()) &&
+                   d->GetFullName() ==
+                       (GetFullName() == "/" ? "/" : GetFullName() + "/") + d->GetName()) {
+            auto other = group_->open_array(d->GetName());
+            const auto& om = other->metadata();
+            if (om.rank() == 1 && om.shape[0] == d->GetSize() && om.dimension_names.size() == 1 &&
+                om.dimension_names[0] == d->GetName())
+                var = OpenArrayImpl(d->GetName());
+        }
+        if (var && var->GetDimensionCount() == 1 && var->GetDimensions()[0] == d)
+            weak->SetIndexingVariable(var);
     }
 }
 
@@ -126,41 +215,26 @@ std::shared_ptr<GDALMDArray> Zarr3Group::OpenArrayImpl(const std::string& name) 
     if (cached != arrays_.end()) return cached->second;
     std::shared_ptr<zarr3::Array> za;
     if (group_) {
-        const auto names = group_->array_names();
-        if (std::find(names.begin(), names.end(), name) == names.end()) return nullptr;
+        if (!Contains(group_->array_names(), name)) return nullptr;
         za = group_->open_array(name);
     } else {
         if (name != root_array_name_) return nullptr;
         za = root_array_;
     }
+    ConfigureArray(*za);
+    if (ctx_) ctx_->Track(za);
     const auto& meta = za->metadata();
     for (const auto& w : meta.warnings)
         CPLError(CE_Warning, CPLE_AppDefined, "%s", w.c_str());
-    auto arr = Zarr3MDArray::Create(GetFullName(), name, za, DimensionsFor(name, meta));
+    auto arr = Zarr3MDArray::Create(GetFullName(), name, za, DimensionsFor(name, meta), ctx_);
+    std::weak_ptr<const Zarr3Group> self = shared_from_this();
+    arr->SetResolver([self](const std::string& n) -> std::shared_ptr<GDALMDArray> {
+        auto g = self.lock();
+        return g ? g->FindArrayUpwards(n) : nullptr;
+    });
     arrays_[name] = arr;
     AttachCRS(*arr, meta.attributes);
-
-    // Link dimensions to their indexing variables: a 1-D array of the same
-    // name and size in this group (the array itself for a coordinate array).
-    for (const auto& d : arr->GetDimensions()) {
-        auto weak = std::dynamic_pointer_cast<GDALDimensionWeakIndexingVar>(d);
-        if (!weak || weak->GetIndexingVariable()) continue;
-        std::shared_ptr<GDALMDArray> var;
-        if (d->GetName() == name) {
-            if (arr->GetDimensionCount() == 1) var = arr;
-        } else if (group_) {
-            const auto names = group_->array_names();
-            if (std::find(names.begin(), names.end(), d->GetName()) != names.end()) {
-                auto other = group_->open_array(d->GetName());
-                const auto& om = other->metadata();
-                if (om.rank() == 1 && om.shape[0] == d->GetSize() &&
-                    om.dimension_names.size() == 1 && om.dimension_names[0] == d->GetName())
-                    var = OpenArrayImpl(d->GetName());
-            }
-        }
-        if (var && var->GetDimensionCount() == 1 && var->GetDimensions()[0] == d)
-            weak->SetIndexingVariable(var);
-    }
+    LinkIndexingVariables(arr, name);
     return arr;
 }
 
@@ -182,6 +256,129 @@ std::vector<std::shared_ptr<GDALDimension>> Zarr3Group::GetDimensions(CSLConstLi
 std::vector<std::shared_ptr<GDALAttribute>> Zarr3Group::GetAttributes(CSLConstList) const {
     if (!group_) return {};
     return MakeAttributes(GetFullName(), group_->metadata().attributes);
+}
+
+// ------------------------------------------------------------------ writing
+
+void Zarr3Group::InvalidateConsolidated() {
+    auto root = shared_from_this();
+    while (auto p = root->parent_.lock())
+        root = p;
+    if (root->group_ && root->group_->metadata().consolidated)
+        root->group_->set_attributes(root->group_->metadata().attributes);
+}
+
+std::shared_ptr<GDALGroup> Zarr3Group::CreateGroup(const std::string& name, CSLConstList) {
+    if (!Writable("create a group")) return nullptr;
+    std::shared_ptr<GDALGroup> out;
+    Guard(Where() + "/" + name, [&] {
+        if (name.empty() || name.find('/') != std::string::npos)
+            throw zarr3::Error("invalid group name '" + name +
+                               "': expected a non-empty name "
+                               "without '/'");
+        zarr3::validate_key(name);
+        if (HasChild(name)) throw zarr3::Error("a node of that name already exists");
+        InvalidateConsolidated();
+        auto zg = zarr3::Group::create(group_->store(), ChildPath(name));
+        auto g = Create(GetFullName(), name, zg, ctx_, shared_from_this());
+        groups_[name] = g;
+        created_groups_.push_back(name);
+        out = g;
+    });
+    return out;
+}
+
+std::shared_ptr<GDALDimension> Zarr3Group::CreateDimension(const std::string& name,
+                                                           const std::string& type,
+                                                           const std::string& direction,
+                                                           GUInt64 size, CSLConstList) {
+    if (!Writable("create a dimension")) return nullptr;
+    if (name.empty()) {
+        CPLError(CE_Failure, CPLE_IllegalArg, "%s: empty dimension name", Where().c_str());
+        return nullptr;
+    }
+    // Zarr has no dimension objects: the name reaches the store through the
+    // dimension_names of the arrays using it.
+    auto d = std::make_shared<Zarr3Dimension>(
+        GetFullName(), name, type.empty() ? DimensionTypeFromName(name) : type, direction, size);
+    dims_[name] = d;
+    return d;
+}
+
+std::shared_ptr<GDALMDArray>
+Zarr3Group::CreateMDArray(const std::string& name,
+                          const std::vector<std::shared_ptr<GDALDimension>>& dims,
+                          const GDALExtendedDataType& dt, CSLConstList options) {
+    if (!Writable("create an array")) return nullptr;
+    std::shared_ptr<GDALMDArray> out;
+    Guard(Where() + "/" + name, [&] {
+        if (name.empty() || name.find('/') != std::string::npos)
+            throw zarr3::Error("invalid array name '" + name +
+                               "': expected a non-empty name "
+                               "without '/'");
+        zarr3::validate_key(name);
+        if (HasChild(name)) throw zarr3::Error("a node of that name already exists");
+        ArrayCreateRequest req;
+        req.dtype = ZarrTypeForGDAL(dt);
+        for (const auto& d : dims) {
+            req.shape.push_back(d->GetSize());
+            req.dimension_names.push_back(d->GetName());
+        }
+        zarr3::ArrayMetadata meta = BuildArrayMetadata(req, options);
+        InvalidateConsolidated();
+        auto za = zarr3::Array::create(group_->store(), ChildPath(name), std::move(meta));
+        ConfigureArray(*za);
+        ctx_->Track(za);
+        // Dimensions of this dataset are used as given; others are matched by
+        // name (and size) with this group's or a parent's.
+        std::vector<std::shared_ptr<GDALDimension>> own;
+        for (const auto& d : dims) {
+            if (std::dynamic_pointer_cast<Zarr3Dimension>(d))
+                own.push_back(d);
+            else
+                own.push_back(FindDimension(d->GetName(), d->GetSize()));
+        }
+        auto arr = Zarr3MDArray::Create(GetFullName(), name, za, own, ctx_);
+        arr->MarkCreated();
+        std::weak_ptr<const Zarr3Group> self = shared_from_this();
+        arr->SetResolver([self](const std::string& n) -> std::shared_ptr<GDALMDArray> {
+            auto g = self.lock();
+            return g ? g->FindArrayUpwards(n) : nullptr;
+        });
+        arrays_[name] = arr;
+        created_arrays_.push_back(name);
+        out = arr;
+    });
+    return out;
+}
+
+std::shared_ptr<GDALAttribute> Zarr3Group::CreateAttribute(const std::string& name,
+                                                           const std::vector<GUInt64>& dims,
+                                                           const GDALExtendedDataType& dt,
+                                                           CSLConstList) {
+    if (!Writable("create an attribute")) return nullptr;
+    std::shared_ptr<GDALAttribute> out;
+    std::weak_ptr<Zarr3Group> weak = shared_from_this();
+    const std::string where = Where() + "/zarr.json";
+    Guard(Where(), [&] {
+        out = WritableAttribute::Create(
+            GetFullName(), name, dims, dt,
+            [weak, where](const std::string& n, const nlohmann::json& v) {
+                auto self = weak.lock();
+                if (!self) {
+                    CPLError(CE_Failure, CPLE_AppDefined,
+                             "attribute %s: its group is no longer open", n.c_str());
+                    return false;
+                }
+                return Guard(where, [&] {
+                    nlohmann::json attrs = self->group_->metadata().attributes;
+                    if (!attrs.is_object()) attrs = nlohmann::json::object();
+                    attrs[n] = v;
+                    self->group_->set_attributes(attrs);
+                });
+            });
+    });
+    return out;
 }
 
 } // namespace zarr3drv

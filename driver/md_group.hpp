@@ -1,8 +1,10 @@
-// A zarr3::Group exposed as a read-only GDALGroup; also the synthetic root
-// group of a store whose root node is a single array.
+// A zarr3::Group exposed as a GDALGroup (browse; create children when the
+// dataset is writable); also the synthetic root group of a store whose root
+// node is a single array.
 #pragma once
 
 #include "gdal_priv.h"
+#include "md_context.hpp"
 #include "zarr3/array.hpp"
 
 #include <map>
@@ -13,16 +15,20 @@ namespace zarr3drv {
 
 class Zarr3MDArray;
 
-class Zarr3Group final : public GDALGroup {
+class Zarr3Group final : public GDALGroup, public std::enable_shared_from_this<Zarr3Group> {
   public:
-    // A group over `group` ("/" when parent is empty).
+    // A group over `group` ("/" when parent_full_name is empty). `parent` is
+    // the GDAL parent group (null for the root); `ctx` the dataset state.
     static std::shared_ptr<Zarr3Group> Create(const std::string& parent_full_name,
                                               const std::string& name,
-                                              std::shared_ptr<zarr3::Group> group);
+                                              std::shared_ptr<zarr3::Group> group,
+                                              std::shared_ptr<MDContext> ctx = nullptr,
+                                              std::shared_ptr<Zarr3Group> parent = nullptr);
     // The root group of a store whose root is an array: holds that one array
     // under `array_name`.
     static std::shared_ptr<Zarr3Group> CreateForRootArray(std::shared_ptr<zarr3::Array> array,
-                                                          const std::string& array_name);
+                                                          const std::string& array_name,
+                                                          std::shared_ptr<MDContext> ctx = nullptr);
 
     Zarr3Group(const std::string& parent_full_name, const std::string& name);
 
@@ -37,17 +43,46 @@ class Zarr3Group final : public GDALGroup {
     std::vector<std::shared_ptr<GDALAttribute>>
     GetAttributes(CSLConstList options = nullptr) const override;
 
+    std::shared_ptr<GDALGroup> CreateGroup(const std::string& name,
+                                           CSLConstList options = nullptr) override;
+    std::shared_ptr<GDALDimension> CreateDimension(const std::string& name, const std::string& type,
+                                                   const std::string& direction, GUInt64 size,
+                                                   CSLConstList options = nullptr) override;
+    std::shared_ptr<GDALMDArray>
+    CreateMDArray(const std::string& name, const std::vector<std::shared_ptr<GDALDimension>>& dims,
+                  const GDALExtendedDataType& dt, CSLConstList options = nullptr) override;
+    std::shared_ptr<GDALAttribute> CreateAttribute(const std::string& name,
+                                                   const std::vector<GUInt64>& dims,
+                                                   const GDALExtendedDataType& dt,
+                                                   CSLConstList options = nullptr) override;
+
   private:
     std::string Where() const;
+    bool Writable(const char* what) const;
+    bool HasArray(const std::string& name) const;
+    bool HasChild(const std::string& name) const;
+    std::string ChildPath(const std::string& name) const;
     void AttachCRS(Zarr3MDArray& arr, const nlohmann::json& attrs) const;
     std::shared_ptr<GDALMDArray> OpenArrayImpl(const std::string& name) const;
+    std::shared_ptr<GDALMDArray> FindArrayUpwards(const std::string& name) const;
     std::vector<std::shared_ptr<GDALDimension>>
     DimensionsFor(const std::string& array_name, const zarr3::ArrayMetadata& meta) const;
+    // Dimension `name` of `size` for an array of this group: this group's
+    // own, else a parent's of that name and size, else new here.
+    std::shared_ptr<GDALDimension> FindDimension(const std::string& name, GUInt64 size) const;
+    void LinkIndexingVariables(const std::shared_ptr<GDALMDArray>& arr,
+                               const std::string& name) const;
+    // Drops the root's consolidated metadata, stale once the hierarchy changes.
+    void InvalidateConsolidated();
 
     std::shared_ptr<zarr3::Group> group_;      // null for a root-array store
     std::shared_ptr<zarr3::Array> root_array_; // set for a root-array store
     std::string root_array_name_;
+    std::shared_ptr<MDContext> ctx_;
+    std::weak_ptr<Zarr3Group> parent_;
+    std::vector<std::string> created_arrays_, created_groups_;
     mutable std::map<std::string, std::shared_ptr<GDALMDArray>> arrays_;
+    mutable std::map<std::string, std::shared_ptr<Zarr3Group>> groups_;
     mutable std::map<std::string, std::shared_ptr<GDALDimension>>
         dims_; // shared by name within this group
 };

@@ -1,0 +1,59 @@
+// State shared by the groups and arrays of one multidimensional dataset: the
+// store, whether it was opened for writing, and the arrays to flush at close.
+#pragma once
+
+#include "zarr3/array.hpp"
+
+#include <memory>
+#include <mutex>
+#include <string>
+#include <vector>
+
+namespace zarr3drv {
+
+class MDContext {
+  public:
+    MDContext(std::shared_ptr<zarr3::Store> store, bool writable)
+        : store_(std::move(store)), writable_(writable) {}
+
+    const std::shared_ptr<zarr3::Store>& store() const { return store_; }
+    bool writable() const { return writable_; }
+
+    // Remembers an array so that Flush() writes its buffered partial chunks.
+    void Track(const std::shared_ptr<zarr3::Array>& a) {
+        std::lock_guard lk(mu_);
+        arrays_.push_back(a);
+    }
+    // Flushes every live tracked array; throws the first error met after
+    // trying them all.
+    void Flush() {
+        std::vector<std::shared_ptr<zarr3::Array>> live;
+        {
+            std::lock_guard lk(mu_);
+            std::vector<std::weak_ptr<zarr3::Array>> keep;
+            for (auto& w : arrays_)
+                if (auto a = w.lock()) {
+                    live.push_back(a);
+                    keep.push_back(w);
+                }
+            arrays_ = std::move(keep);
+        }
+        std::string first;
+        for (auto& a : live) {
+            try {
+                a->flush();
+            } catch (const std::exception& e) {
+                if (first.empty()) first = a->describe() + ": " + e.what();
+            }
+        }
+        if (!first.empty()) throw zarr3::Error(first);
+    }
+
+  private:
+    std::shared_ptr<zarr3::Store> store_;
+    bool writable_;
+    std::mutex mu_;
+    std::vector<std::weak_ptr<zarr3::Array>> arrays_;
+};
+
+} // namespace zarr3drv

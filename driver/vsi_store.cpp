@@ -130,11 +130,20 @@ std::optional<zarr3::Bytes> VSIStore::get(const std::string& key) {
 
 std::optional<std::vector<zarr3::Bytes>>
 VSIStore::get_ranges(const std::string& key, const std::vector<zarr3::ByteRange>& ranges) {
+    std::optional<uint64_t> total;
+    return get_ranges_sized(key, ranges, total);
+}
+
+std::optional<std::vector<zarr3::Bytes>>
+VSIStore::get_ranges_sized(const std::string& key, const std::vector<zarr3::ByteRange>& ranges,
+                           std::optional<uint64_t>& total) {
+    total.reset();
     const NoDirListingScope no_listing(root_);
     const std::string path = path_of(key);
     VSIFilePtr fp = open_read(path, remote_);
     if (!fp) return std::nullopt;
     const uint64_t n = file_size(fp.get(), path);
+    total = n;
     std::vector<zarr3::Bytes> out(ranges.size());
     std::vector<uint64_t> offsets(ranges.size());
     for (size_t i = 0; i < ranges.size(); ++i) {

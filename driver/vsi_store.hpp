@@ -42,6 +42,11 @@ class VSIStore : public zarr3::Store {
     std::optional<zarr3::Bytes> get(const std::string& key) override;
     std::optional<std::vector<zarr3::Bytes>>
     get_ranges(const std::string& key, const std::vector<zarr3::ByteRange>& ranges) override;
+    // Also reports the object's size: GDAL learnt it when opening the object
+    // (local stat, HTTP HEAD or first-block GET), so it costs no request.
+    std::optional<std::vector<zarr3::Bytes>>
+    get_ranges_sized(const std::string& key, const std::vector<zarr3::ByteRange>& ranges,
+                     std::optional<uint64_t>& total) override;
     std::optional<uint64_t> size(const std::string& key) override;
     // Writes "<key>.tmp.<pid>.<n>" then renames it into place; falls back to a
     // direct write where the file system cannot rename (e.g. /vsis3/).

@@ -42,5 +42,6 @@ passed=$(count passed)
 failed=$(( $(count failed) + $(count error) + $(count errors) ))
 skipped=$(count skipped)
 if [[ "$skipped" -ne 0 || "$passed" -eq 0 ]]; then rc=1; fi
-echo "SUMMARY: apps (QGIS, rasterio) pytest $passed passed, $failed failed, $skipped skipped in $((t3 - t2))s"
+# Also appended to the log, so .ci/run can grep '^SUMMARY' in $BUILD_DIR/apps-pytest.log.
+echo "SUMMARY: apps (QGIS, rasterio) pytest $passed passed, $failed failed, $skipped skipped in $((t3 - t2))s" | tee -a "$log"
 exit $rc

@@ -58,6 +58,16 @@ GDALDataset* Zarr3OpenClassic(GDALOpenInfo* poOpenInfo, std::shared_ptr<zarr3::S
 GDALDataset* Zarr3OpenMultidim(GDALOpenInfo* poOpenInfo, std::shared_ptr<zarr3::Store> store,
                                const zarr3drv::OpenTarget& target);
 
+// pfnCreateMultiDimensional: an empty store (root group) opened for writing. (driver/md_dataset.cpp)
+GDALDataset* Zarr3CreateMultidim(const char* pszName, CSLConstList papszRootGroupOptions,
+                                 CSLConstList papszOptions);
+// CreateCopy of a source without raster bands but with a root group (e.g.
+// gdalmdimtranslate): creates the store and copies the hierarchy; ARRAY:
+// options go to each array. (driver/md_dataset.cpp)
+GDALDataset* Zarr3CreateCopyMultidim(const char* pszName, GDALDataset* src, int strict,
+                                     CSLConstList options, GDALProgressFunc progress,
+                                     void* progress_data);
+
 // The module is built with hidden visibility: export the entry point explicitly.
 #if defined(_WIN32)
 #define ZARR3_EXPORT __declspec(dllexport)

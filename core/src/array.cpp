@@ -234,7 +234,8 @@ void Array::write(const Selection& sel, const void* in, const std::vector<int64_
         auto oldest = wbuf_->entries.begin();
         for (auto it = wbuf_->entries.begin(); it != wbuf_->entries.end(); ++it)
             if (it->second.seq < oldest->second.seq) oldest = it;
-        flush_entry_locked(oldest->first);
+        const std::string key = oldest->first; // copy: the entry is erased
+        flush_entry_locked(key);
     }
 }
 
@@ -320,8 +321,11 @@ void Array::flush_entry_locked(const std::string& key) {
 }
 
 void Array::flush_locked() {
-    while (!wbuf_->entries.empty())
-        flush_entry_locked(wbuf_->entries.begin()->first);
+    while (!wbuf_->entries.empty()) {
+        // A copy: flush_entry_locked erases the entry that owns the map key.
+        const std::string key = wbuf_->entries.begin()->first;
+        flush_entry_locked(key);
+    }
 }
 
 void Array::flush() {

@@ -1,0 +1,57 @@
+#!/usr/bin/env bash
+# ASan + UBSan build (gcc) of the core tests and the GDAL plugin; runs ctest,
+# then the pytest suite with the ASan runtime preloaded into the (not
+# instrumented) python and GDAL_DRIVER_PATH on the sanitized plugin.
+# Prints a SANITIZE summary line; exits non-zero when anything fails or a
+# sanitizer reports an error.
+#   scripts/sanitize.sh [pytest args...]
+# Env: SANITIZE_BUILD_DIR (default build-sanitize), JOBS (default 2), PYTHON.
+set -uo pipefail
+cd "$(dirname "${BASH_SOURCE[0]}")/.."
+ROOT=$(pwd)
+BUILD=${SANITIZE_BUILD_DIR:-$ROOT/build-sanitize}
+JOBS=${JOBS:-2}
+PYTHON=${PYTHON:-/usr/bin/python3}
+mkdir -p "$BUILD"
+
+CC=gcc CXX=g++ cmake -S "$ROOT" -B "$BUILD" -DZARR3_WERROR=ON -DZARR3_SANITIZE=address,undefined \
+  -DCMAKE_BUILD_TYPE=RelWithDebInfo >"$BUILD/cmake.log" 2>&1 \
+  || { cat "$BUILD/cmake.log"; echo "SANITIZE: configure failed"; exit 1; }
+cmake --build "$BUILD" -j"$JOBS" >"$BUILD/build.log" 2>&1 \
+  || { tail -40 "$BUILD/build.log"; echo "SANITIZE: build failed"; exit 1; }
+
+# Sanitizer reports abort the process (-fno-sanitize-recover=undefined, ASan
+# halts on the first error); log them to files as well so nothing is missed.
+LOGDIR="$BUILD/sanitizer-logs"
+rm -rf "$LOGDIR" && mkdir -p "$LOGDIR"
+export UBSAN_OPTIONS="print_stacktrace=1:halt_on_error=1:log_path=$LOGDIR/ubsan"
+rc=0
+
+ASAN_OPTIONS="detect_leaks=1:abort_on_error=1:log_path=$LOGDIR/asan-ctest" \
+  ctest --test-dir "$BUILD" --output-on-failure -j"$JOBS" 2>&1 | tee "$BUILD/ctest.log"
+[ "${PIPESTATUS[0]}" -eq 0 ] || rc=1
+
+ASAN_RT=$(gcc -print-file-name=libasan.so)
+# python leaks by design (detect_leaks=0); GDAL and numpy are not
+# instrumented, hence no container-overflow checks across them.
+LD_PRELOAD="$ASAN_RT" \
+  ASAN_OPTIONS="detect_leaks=0:detect_container_overflow=0:log_path=$LOGDIR/asan-pytest" \
+  GDAL_DRIVER_PATH="$BUILD" "$PYTHON" -m pytest "$ROOT/autotest" -q -p no:cacheprovider "$@" \
+  2>&1 | tee "$BUILD/pytest.log"
+[ "${PIPESTATUS[0]}" -eq 0 ] || rc=1
+
+reports=$(cat "$LOGDIR"/* 2>/dev/null | grep -cE "ERROR: (Address|Leak)Sanitizer|runtime error:")
+if [ "$reports" -gt 0 ]; then
+  rc=1
+  echo "=== sanitizer reports ($LOGDIR)"
+  grep -hE -A12 "ERROR: (Address|Leak)Sanitizer|runtime error:" "$LOGDIR"/* | head -80
+fi
+
+ct=$(grep -E 'tests passed, [0-9]+ tests? failed out of [0-9]+' "$BUILD/ctest.log" | tail -1)
+ct_total=$(sed -nE 's/.*out of ([0-9]+).*/\1/p' <<<"$ct"); ct_failed=$(sed -nE 's/.*, ([0-9]+) tests? failed.*/\1/p' <<<"$ct")
+ct_total=${ct_total:-0}; ct_failed=${ct_failed:-0}
+py=$(grep -E '[0-9]+ (passed|failed|error|errors|skipped)' "$BUILD/pytest.log" | tail -1)
+count() { grep -oE "[0-9]+ $1" <<<"$py" | grep -oE '[0-9]+' || echo 0; }
+py_failed=$(( $(count failed) + $(count error) + $(count errors) ))
+echo "SANITIZE: ctest $((ct_total - ct_failed)) passed, $ct_failed failed; pytest $(count passed) passed, $py_failed failed, $(count skipped) skipped; sanitizer reports $reports"
+exit $rc

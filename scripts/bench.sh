@@ -6,7 +6,8 @@
 #
 # usage: scripts/bench.sh
 # environment: BENCH_BUILD_DIR (default <repo>/build-bench), BENCH_REPS (default 5),
-#              BENCH_JOBS (default 2), BENCH_KEEP=1 keeps the data folder.
+#              BENCH_JOBS (default 2), BENCH_KEEP=1 keeps the data folder,
+#              BENCH_PLUGIN_DIR (default: the build folder) where gdal_Zarr3.so is loaded from.
 set -euo pipefail
 
 REPO=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
@@ -14,6 +15,7 @@ BUILD=${BENCH_BUILD_DIR:-$REPO/build-bench}
 REPS=${BENCH_REPS:-5}
 JOBS=${BENCH_JOBS:-2}
 PY=/usr/bin/python3
+PLUGIN_DIR=${BENCH_PLUGIN_DIR:-$BUILD} # folder holding gdal_Zarr3.so
 START=$(date +%s)
 
 cmake -S "$REPO" -B "$BUILD" -DZARR3_BUILD_BENCH=ON \
@@ -33,7 +35,7 @@ ZARR3_BENCH_DATA=$DATA "$BUILD/bench/zarr3_bench" --benchmark_repetitions="$REPS
   --benchmark_out="$DATA/kernels.json" --benchmark_out_format=json
 
 echo "== end to end through GDAL"
-$PY "$REPO/bench/e2e.py" --data "$DATA" --plugin-dir "$BUILD" --reps "$REPS" \
+$PY "$REPO/bench/e2e.py" --data "$DATA" --plugin-dir "$PLUGIN_DIR" --reps "$REPS" \
   --json "$DATA/e2e.json"
 
 {

@@ -1,6 +1,7 @@
 #include "io_options.hpp"
 
 #include "cpl_conv.h"
+#include "gdal_executor.hpp"
 #include "zarr3/sharding.hpp"
 
 #include <cstdlib>
@@ -15,9 +16,12 @@ zarr3::ReadOptions MakeReadOptions() {
     auto& cache = zarr3::ShardIndexCache::global();
     if (mb) cache.set_max_bytes(std::strtoull(mb, nullptr, 10) << 20);
     o.index_cache = &cache;
+    o.executor = zarr3gdal::make_executor(); // GDAL_NUM_THREADS
     return o;
 }
 
-void ConfigureArray(zarr3::Array& array) { array.set_read_options(MakeReadOptions()); }
+void ConfigureArray(zarr3::Array& array) {
+    array.set_read_options(MakeReadOptions());
+}
 
 } // namespace zarr3drv

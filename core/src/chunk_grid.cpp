@@ -61,6 +61,7 @@ AxisPartition AxisPartition::regular(uint64_t edge, uint64_t length, bool bare) 
 AxisPartition AxisPartition::from_runs(const std::vector<std::pair<uint64_t, uint64_t>>& runs,
                                        const std::string& where) {
     AxisPartition a;
+    a.runs_.reserve(runs.size());
     for (const auto& [edge, count] : runs) {
         if (edge == 0) throw FormatError(where + ": chunk edge must be >= 1");
         if (count == 0) throw FormatError(where + ": run count must be >= 1");
@@ -225,8 +226,17 @@ AxisPartition parse_rect_axis(const json& a, uint64_t length, const std::string&
     std::vector<std::pair<uint64_t, uint64_t>> runs;
     runs.reserve(a.size());
     for (size_t k = 0; k < a.size(); ++k) {
-        const std::string m = member + "[" + std::to_string(k) + "]";
         const json& e = a[k];
+        // Fast path for the common case (a plain positive integer edge): no
+        // member-name string is built unless there is an error to report.
+        if (e.is_number_integer()) {
+            const auto v = json_uint(e);
+            if (v && *v > 0) {
+                runs.emplace_back(*v, 1);
+                continue;
+            }
+        }
+        const std::string m = member + "[" + std::to_string(k) + "]";
         if (allow_pairs && e.is_array()) {
             if (e.size() != 2)
                 fail(where, m, "expected an [edge, count] pair, got " + dump_short(e));

@@ -169,10 +169,17 @@ void CodecChain::decode(ByteView encoded, const ChunkSpec& spec, uint8_t* out) c
     sizes[0] = ab_->encoded_size(specs.back());
     for (size_t k = 0; k < bb_.size(); ++k)
         sizes[k + 1] = sizes[k] ? bb_[k]->encoded_size(*sizes[k]) : std::nullopt;
+    // Upper bounds of the same sizes, so that a compressed frame claiming a
+    // huge size is refused even where the exact size is unknown (e.g. a
+    // compressor after sharding_indexed).
+    std::vector<uint64_t> bounds(bb_.size() + 1);
+    bounds[0] = ab_->max_encoded_size(specs.back());
+    for (size_t k = 0; k < bb_.size(); ++k)
+        bounds[k + 1] = bb_[k]->max_encoded_size(bounds[k]);
     Bytes holder;
     ByteView cur = encoded;
     for (size_t k = bb_.size(); k-- > 0;) {
-        holder = bb_[k]->decode(cur, sizes[k], kMaxChunkBytes);
+        holder = bb_[k]->decode(cur, sizes[k], std::min(bounds[k], kMaxChunkBytes));
         cur = holder;
     }
     if (aa_.empty()) {
@@ -184,6 +191,16 @@ void CodecChain::decode(ByteView encoded, const ChunkSpec& spec, uint8_t* out) c
     for (size_t k = aa_.size(); k-- > 0;)
         a = aa_[k]->decode(std::move(a), specs[k]);
     if (!a.empty()) std::memcpy(out, a.data(), a.size());
+}
+
+uint64_t CodecChain::max_encoded_size(const ChunkSpec& spec) const {
+    ChunkSpec cur = spec;
+    for (const auto& c : aa_)
+        cur = c->encoded_spec(cur);
+    uint64_t n = ab_->max_encoded_size(cur);
+    for (const auto& c : bb_)
+        n = c->max_encoded_size(n);
+    return n;
 }
 
 bool CodecChain::supports_partial_read() const {

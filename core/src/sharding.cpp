@@ -227,3 +227,17 @@ Bytes ShardingCodec::encode(ByteView decoded, const ChunkSpec& spec) const {
 }
 
 } // namespace zarr3
+
+namespace zarr3 {
+
+uint64_t ShardingCodec::max_encoded_size(const ChunkSpec& spec) const {
+    const Shape cps = chunks_per_shard(spec.shape, "sharding_indexed");
+    const uint64_t n = checked_product(cps, "number of inner chunks per shard");
+    const uint64_t inner = inner_.max_encoded_size(inner_spec(spec));
+    const uint64_t isz = index_size(cps);
+    // Saturate: the bound only limits what a decompressor may allocate.
+    if (inner != 0 && n > (kMaxChunkBytes - isz) / inner) return kMaxChunkBytes;
+    return isz + n * inner;
+}
+
+} // namespace zarr3

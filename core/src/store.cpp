@@ -57,6 +57,18 @@ std::string join_key(const std::string& a, const std::string& b) {
 }
 
 // ------------------------------------------------------------ MemoryStore
+MemoryStore::MemoryStore() {
+    static std::atomic<uint64_t> serial{0};
+    uri_ = "memory://" + std::to_string(++serial);
+}
+
+std::optional<std::vector<Bytes>>
+MemoryStore::get_ranges_sized(const std::string& key, const std::vector<ByteRange>& ranges,
+                              std::optional<uint64_t>& total) {
+    total = size(key);
+    return get_ranges(key, ranges);
+}
+
 std::optional<Bytes> MemoryStore::get(const std::string& key) {
     std::lock_guard lk(mu_);
     auto it = data_.find(key);

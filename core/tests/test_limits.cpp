@@ -177,7 +177,7 @@ TEST(LimitsClaims, ChunkClaimingHugeSizeRefusedByArray) {
 // encoded size varies); their bound is kMaxChunkBytes, so a 3 GiB claim is
 // allocated before the frame is found corrupt. Enable when CodecChain::decode
 // bounds intermediate sizes by the chunk's decoded size (see fuzz report).
-TEST(LimitsClaims, DISABLED_ShardOuterZstdClaimingHugeSizeRefused) {
+TEST(LimitsClaims, ShardOuterZstdClaimingHugeSizeRefused) {
     std::shared_ptr<MemoryStore> store;
     const json shard = {
         {"name", "sharding_indexed"},
@@ -345,7 +345,7 @@ TEST(LimitsShardIndex, HalfEmptyEntryAndBadChecksumRefused) {
 // A partial read of a shard whose index is at the end does not know the shard
 // size, so an entry reaching into the index is read as data. Enable when the
 // partial read learns the size (e.g. from the suffix request) and checks it.
-TEST(LimitsShardIndex, DISABLED_PartialReadEntryOverlappingEndIndexRefused) {
+TEST(LimitsShardIndex, PartialReadEntryOverlappingEndIndexRefused) {
     ShardFixture end(false);
     end.expect_refused(end.build({{56, 16}, {16, 16}, {32, 16}, {48, 16}}));
     end.expect_refused(end.build({{64, 16}, {16, 16}, {32, 16}, {48, 16}}));

@@ -83,8 +83,8 @@ class MemoryByteSource : public ByteSource {
 };
 
 struct ReadOptions {
-    Executor executor;                  // empty = serial
-    uint64_t coalesce_gap = 16 * 1024;  // merge inner-chunk ranges separated by <= this many bytes
+    Executor executor;                 // empty = serial
+    uint64_t coalesce_gap = 16 * 1024; // merge inner-chunk ranges separated by <= this many bytes
     ShardIndexCache* index_cache = nullptr; // null = no caching
 };
 
@@ -107,6 +107,17 @@ class ArrayToBytesCodec {
     virtual void decode(ByteView encoded, const ChunkSpec& spec, uint8_t* out) const = 0;
     // Exact encoded size when it depends only on the spec (bytes codec).
     virtual std::optional<uint64_t> encoded_size(const ChunkSpec&) const { return std::nullopt; }
+    // Largest encoded size any valid encoding of `spec` can have; bounds
+    // decompression of the bytes->bytes codecs that follow.
+    virtual uint64_t max_encoded_size(const ChunkSpec& spec) const {
+        return encoded_size(spec).value_or(saturating_bound(spec.num_bytes()));
+    }
+    // A generous compressed-size bound (worst-case expansion of zstd, gzip,
+    // blosc and friends is far below this), saturating at kMaxChunkBytes.
+    static uint64_t saturating_bound(uint64_t n) {
+        const uint64_t b = n + n / 8 + 4096;
+        return b < n || b > kMaxChunkBytes ? kMaxChunkBytes : b;
+    }
     // True when encode/decode are plain byte copies for `spec` (bytes codec
     // without byte swapping): the chain may then skip them.
     virtual bool is_plain_copy(const ChunkSpec&) const { return false; }
@@ -135,6 +146,11 @@ class BytesToBytesCodec {
     virtual bool decode_into(ByteView, uint8_t*, uint64_t) const { return false; }
     // Encoded size as a function of the decoded size, when fixed (crc32c: +4).
     virtual std::optional<uint64_t> encoded_size(uint64_t) const { return std::nullopt; }
+    // Largest encoded size for a decoded size of at most `n`.
+    virtual uint64_t max_encoded_size(uint64_t n) const {
+        if (auto e = encoded_size(n)) return *e;
+        return ArrayToBytesCodec::saturating_bound(n);
+    }
     virtual nlohmann::json to_json() const = 0;
 };
 
@@ -154,6 +170,8 @@ class CodecChain {
     bool read_region(ByteSource& src, const ChunkSpec& spec, const Region& region,
                      const StridedView& out, const ReadOptions& opt) const;
     bool supports_partial_read() const;
+    // Largest encoded size of a chunk of `spec` (bounds decompression).
+    uint64_t max_encoded_size(const ChunkSpec& spec) const;
     const ArrayToBytesCodec& array_to_bytes() const { return *ab_; }
     const std::vector<std::shared_ptr<ArrayToArrayCodec>>& array_to_array() const { return aa_; }
     const std::vector<std::shared_ptr<BytesToBytesCodec>>& bytes_to_bytes() const { return bb_; }

@@ -56,6 +56,7 @@ class ShardingCodec : public ArrayToBytesCodec {
     bool read_partial(ByteSource& src, const ChunkSpec& spec, const Region& region,
                       const StridedView& out, const ReadOptions& opt) const override;
     void validate_grid(const ChunkGrid& g, const std::string& where) const override;
+    uint64_t max_encoded_size(const ChunkSpec& spec) const override;
     nlohmann::json to_json() const override;
 
     const Shape& inner_chunk_shape() const { return inner_shape_; }

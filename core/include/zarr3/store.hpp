@@ -55,10 +55,13 @@ std::string join_key(const std::string& a, const std::string& b);
 
 class MemoryStore : public Store {
   public:
-    std::string uri() const override {
-        return "memory://" + std::to_string(reinterpret_cast<uintptr_t>(this));
-    }
+    MemoryStore();
+    // Unique per instance for the life of the process (caches key on it).
+    std::string uri() const override { return uri_; }
     std::optional<Bytes> get(const std::string& key) override;
+    std::optional<std::vector<Bytes>> get_ranges_sized(const std::string& key,
+                                                       const std::vector<ByteRange>& ranges,
+                                                       std::optional<uint64_t>& total) override;
     std::optional<uint64_t> size(const std::string& key) override;
     void put(const std::string& key, ByteView value) override;
     void erase(const std::string& key) override;
@@ -68,6 +71,7 @@ class MemoryStore : public Store {
   private:
     mutable std::mutex mu_;
     std::map<std::string, Bytes> data_;
+    std::string uri_;
 };
 
 // A directory on the local file system. put() writes a temporary file in the

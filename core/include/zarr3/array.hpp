@@ -90,8 +90,9 @@ class Array {
 class Group {
   public:
     static std::shared_ptr<Group> open(std::shared_ptr<Store> store, const std::string& path);
-    static std::shared_ptr<Group> create(std::shared_ptr<Store> store, const std::string& path,
-                                         const nlohmann::json& attributes = nlohmann::json::object());
+    static std::shared_ptr<Group>
+    create(std::shared_ptr<Store> store, const std::string& path,
+           const nlohmann::json& attributes = nlohmann::json::object());
     const GroupMetadata& metadata() const { return meta_; }
     const std::string& path() const { return path_; }
     std::shared_ptr<Store> store() const { return store_; }

@@ -72,7 +72,7 @@ class ChunkGrid {
     size_t rank() const { return axes_.size(); }
     const AxisPartition& axis(size_t i) const { return axes_[i]; }
     AxisPartition& axis(size_t i) { return axes_[i]; }
-    Shape grid_shape() const;                               // chunks per axis
+    Shape grid_shape() const;                                   // chunks per axis
     Shape chunk_shape(const std::vector<uint64_t>& idx) const;  // full edges of that chunk
     Shape chunk_origin(const std::vector<uint64_t>& idx) const; // first element of that chunk
     void resize(const Shape& new_shape);

@@ -10,7 +10,8 @@
 #include <string>
 #include <vector>
 
-static_assert(std::endian::native == std::endian::little, "zarr3 core assumes a little-endian host");
+static_assert(std::endian::native == std::endian::little,
+              "zarr3 core assumes a little-endian host");
 
 namespace zarr3 {
 
@@ -43,7 +44,7 @@ using Executor = std::function<void(size_t n, const std::function<void(size_t)>&
 Executor serial_executor();
 
 // Limits that protect against hostile inputs.
-constexpr uint64_t kMaxMetadataBytes = 256ull << 20;  // a zarr.json larger than this is refused
-constexpr uint64_t kMaxChunkBytes = 4ull << 30;       // a decoded chunk/shard larger than this is refused
+constexpr uint64_t kMaxMetadataBytes = 256ull << 20; // a zarr.json larger than this is refused
+constexpr uint64_t kMaxChunkBytes = 4ull << 30; // a decoded chunk/shard larger than this is refused
 
 } // namespace zarr3

@@ -10,10 +10,11 @@ namespace zarr3 {
 enum class DTypeKind { Bool, Int, UInt, Float, Complex, Raw };
 
 struct DataType {
-    std::string name;       // canonical v3 name: "int16", "float32", "complex64", "r24", ...
+    std::string name; // canonical v3 name: "int16", "float32", "complex64", "r24", ...
     DTypeKind kind = DTypeKind::Raw;
-    uint32_t size = 1;      // bytes per element
-    uint32_t swap_unit = 1; // byte-swap unit for the bytes codec (component size for complex, 1 for raw)
+    uint32_t size = 1; // bytes per element
+    uint32_t swap_unit =
+        1; // byte-swap unit for the bytes codec (component size for complex, 1 for raw)
 
     bool operator==(const DataType& o) const { return name == o.name; }
 };

@@ -17,13 +17,14 @@ struct ArrayMetadata {
     DataType dtype;
     ChunkGrid grid;
     ChunkKeyEncoding key_encoding;
-    Bytes fill_value;                   // one element, little-endian
-    nlohmann::json codecs_json;         // as written (normalised to objects)
+    Bytes fill_value;           // one element, little-endian
+    nlohmann::json codecs_json; // as written (normalised to objects)
     CodecChain codecs;
     std::vector<std::optional<std::string>> dimension_names; // empty when absent
     nlohmann::json attributes = nlohmann::json::object();
-    std::vector<std::string> warnings;  // non-fatal issues met while parsing
-    nlohmann::json extra_members = nlohmann::json::object(); // "must_understand": false members, kept
+    std::vector<std::string> warnings; // non-fatal issues met while parsing
+    nlohmann::json extra_members =
+        nlohmann::json::object(); // "must_understand": false members, kept
 
     size_t rank() const { return shape.size(); }
     // Spec of chunk `idx` (full edges).

@@ -2,6 +2,7 @@
 #include "zarr3_driver.hpp"
 
 #include "driver_options.hpp"
+#include "raster_dataset.hpp"
 #include "vsi_store.hpp"
 #include "zarr3/metadata.hpp"
 
@@ -131,13 +132,11 @@ GDALDataset* Open(GDALOpenInfo* oi) {
             t.has_array = true;
         }
     }
-    if (oi->eAccess == GA_Update) {
-        CPLError(CE_Failure, CPLE_NotSupported,
-                 "%s: the Zarr3 driver does not support update access yet", t.root.c_str());
-        return nullptr;
-    }
+    // Update access: classic (raster_dataset.cpp) and multidim (md_dataset.cpp).
+    const bool writable = oi->eAccess == GA_Update;
     std::shared_ptr<zarr3::Store> store;
-    if (!Guard(t.root, [&] { store = std::make_shared<VSIStore>(t.root, false); })) return nullptr;
+    if (!Guard(t.root, [&] { store = std::make_shared<VSIStore>(t.root, writable); }))
+        return nullptr;
     if (t.prefixed) {
         const std::string where = store->uri() + "/zarr.json";
         std::optional<uint64_t> sz;
@@ -159,6 +158,14 @@ GDALDataset* Open(GDALOpenInfo* oi) {
         ds = nullptr;
     }
     return ds;
+}
+
+// Multidimensional sources (a root group, no bands) go to the hierarchy copy.
+GDALDataset* CreateCopy(const char* name, GDALDataset* src, int strict, char** options,
+                        GDALProgressFunc progress, void* progress_data) {
+    if (src->GetRasterCount() == 0 && src->GetRootGroup())
+        return Zarr3CreateCopyMultidim(name, src, strict, options, progress, progress_data);
+    return Zarr3CreateCopy(name, src, strict, options, progress, progress_data);
 }
 
 } // namespace
@@ -245,6 +252,10 @@ extern "C" ZARR3_EXPORT void GDALRegister_Zarr3() {
     drv->SetMetadataItem("ZARR3_VERSION", ZARR3_VERSION);
     drv->pfnIdentify = zarr3drv::Identify;
     drv->pfnOpen = zarr3drv::Open;
+    drv->pfnCreate = zarr3drv::Zarr3Create;    // classic raster (raster_create.cpp)
+    drv->pfnCreateCopy = zarr3drv::CreateCopy; // gdal_translate / gdalmdimtranslate
+    drv->pfnDelete = zarr3drv::Zarr3Delete;
+    drv->pfnCreateMultiDimensional = Zarr3CreateMultidim;
 
     auto* dm = GetGDALDriverManager();
     dm->RegisterDriver(drv);

@@ -1,6 +1,7 @@
 // Zarr v3 data type <-> GDAL data type mapping.
 #include "gdal_types.hpp"
 
+#include <algorithm>
 #include <cstring>
 
 namespace zarr3drv {
@@ -73,6 +74,30 @@ GDALDataType GDALTypeFor(const zarr3::DataType& dt) {
 bool SameRepresentation(const zarr3::DataType& dt) {
     const GDALDataType t = GDALTypeFor(dt);
     return t != GDT_Unknown && static_cast<uint32_t>(GDALGetDataTypeSizeBytes(t)) == dt.size;
+}
+
+void NarrowFromGDAL(const zarr3::DataType& dt, const void* src, void* dst, size_t n) {
+    if (SameRepresentation(dt)) {
+        if (dst != src) std::memcpy(dst, src, n * dt.size);
+        return;
+    }
+    if (dt.kind == zarr3::DTypeKind::Float && dt.size == 2) {
+        const auto* s = static_cast<const float*>(src);
+        auto* d = static_cast<uint8_t*>(dst);
+        for (size_t i = 0; i < n; ++i) {
+            const uint16_t h = zarr3::float_to_half(s[i]);
+            std::memcpy(d + 2 * i, &h, 2);
+        }
+        return;
+    }
+    if (dt.kind == zarr3::DTypeKind::Int && dt.size == 1) {
+        const auto* s = static_cast<const int16_t*>(src);
+        auto* d = static_cast<int8_t*>(dst);
+        for (size_t i = 0; i < n; ++i)
+            d[i] = static_cast<int8_t>(std::clamp<int16_t>(s[i], -128, 127));
+        return;
+    }
+    throw zarr3::Error("data type " + dt.name + " has no GDAL equivalent");
 }
 
 void WidenToGDAL(const zarr3::DataType& dt, const void* src, void* dst, size_t n) {

@@ -21,6 +21,9 @@ bool SameRepresentation(const zarr3::DataType& dt);
 // Converts `n` dense native elements of `dt` into `n` dense elements of
 // GDALTypeFor(dt) (float16 -> float32, int8 -> int16 on old GDAL).
 void WidenToGDAL(const zarr3::DataType& dt, const void* src, void* dst, size_t n);
+// Converts `n` dense elements of GDALTypeFor(dt) into stored elements of `dt`
+// (inverse of WidenToGDAL; float32 -> float16 rounds to nearest even).
+void NarrowFromGDAL(const zarr3::DataType& dt, const void* src, void* dst, size_t n);
 
 // Human-readable reason a type cannot be exposed ("" when it can).
 std::string UnsupportedTypeReason(const zarr3::DataType& dt);

@@ -131,8 +131,4 @@ std::string DimensionTypeFromName(const std::string& name);
 // the type when Zarr3 cannot store it (strings, compounds, CInt16/CInt32).
 zarr3::DataType ZarrTypeForGDAL(const GDALExtendedDataType& dt);
 
-// Converts `n` dense elements of GDALTypeFor(dt) into stored elements of `dt`
-// (inverse of WidenToGDAL; float32 -> float16 rounds to nearest even).
-void NarrowFromGDAL(const zarr3::DataType& dt, const void* src, void* dst, size_t n);
-
 } // namespace zarr3drv

@@ -69,30 +69,6 @@ zarr3::DataType ZarrTypeForGDAL(const GDALExtendedDataType& dt) {
     return zarr3::data_type_from_name(name);
 }
 
-void NarrowFromGDAL(const zarr3::DataType& dt, const void* src, void* dst, size_t n) {
-    if (SameRepresentation(dt)) {
-        if (dst != src) std::memcpy(dst, src, n * dt.size);
-        return;
-    }
-    if (dt.kind == zarr3::DTypeKind::Float && dt.size == 2) {
-        const auto* s = static_cast<const float*>(src);
-        auto* d = static_cast<uint8_t*>(dst);
-        for (size_t i = 0; i < n; ++i) {
-            const uint16_t h = zarr3::float_to_half(s[i]);
-            std::memcpy(d + 2 * i, &h, 2);
-        }
-        return;
-    }
-    if (dt.kind == zarr3::DTypeKind::Int && dt.size == 1) {
-        const auto* s = static_cast<const int16_t*>(src);
-        auto* d = static_cast<int8_t*>(dst);
-        for (size_t i = 0; i < n; ++i)
-            d[i] = static_cast<int8_t>(std::clamp<int16_t>(s[i], -128, 127));
-        return;
-    }
-    throw zarr3::Error("data type " + dt.name + " has no GDAL equivalent");
-}
-
 bool Zarr3MDArray::CheckWritable(const char* what) const {
     if (IsWritable()) return true;
     CPLError(CE_Failure, CPLE_NotSupported, "%s: cannot %s: the dataset is opened read-only",

@@ -12,35 +12,6 @@
 
 namespace zarr3drv {
 
-namespace {
-
-// Exposed GDAL type -> stored element type (float32 -> float16, int16 -> int8).
-void ToNative(const zarr3::DataType& dt, const void* src, void* dst, size_t n) {
-    if (SameRepresentation(dt)) {
-        if (dst != src) std::memcpy(dst, src, n * dt.size);
-        return;
-    }
-    if (dt.kind == zarr3::DTypeKind::Float && dt.size == 2) {
-        const auto* s = static_cast<const float*>(src);
-        auto* d = static_cast<uint8_t*>(dst);
-        for (size_t i = 0; i < n; ++i) {
-            const uint16_t h = zarr3::float_to_half(s[i]);
-            std::memcpy(d + 2 * i, &h, 2);
-        }
-        return;
-    }
-    if (dt.kind == zarr3::DTypeKind::Int && dt.size == 1) {
-        const auto* s = static_cast<const int16_t*>(src);
-        auto* d = static_cast<int8_t*>(dst);
-        for (size_t i = 0; i < n; ++i)
-            d[i] = static_cast<int8_t>(std::clamp<int16_t>(s[i], -128, 127));
-        return;
-    }
-    throw zarr3::Error("data type " + dt.name + " has no GDAL equivalent");
-}
-
-} // namespace
-
 // ------------------------------------------------------------------ dataset helpers
 
 zarr3::Selection Zarr3RasterDataset::Window(int band, int x, int y, int w, int h) const {
@@ -117,7 +88,7 @@ bool Zarr3RasterDataset::DirectIO(GDALRWFlag rw, int x, int y, int w, int h, voi
             } else {
                 GDALCopyWords64(dst, buf_type, static_cast<int>(pixel), wide.data(), dtype_,
                                 static_cast<int>(exp), w);
-                ToNative(dt, wide.data(), row, static_cast<size_t>(w));
+                NarrowFromGDAL(dt, wide.data(), row, static_cast<size_t>(w));
             }
         }
     if (rw == GF_Write) array_->write(sel, tmp.data(), strides);
@@ -329,7 +300,7 @@ CPLErr Zarr3RasterBand::SetNoDataValue(double v) {
     GByte wide[16] = {};
     GDALCopyWords64(&v, GDT_Float64, 0, wide, eDataType, 0, 1);
     zarr3::Bytes b(dt.size);
-    ToNative(dt, wide, b.data(), 1);
+    NarrowFromGDAL(dt, wide, b.data(), 1);
     return SetFill(b);
 }
 

@@ -11,33 +11,6 @@ PACKAGES=(
   nginx-light
 )
 
-missing=()
-for p in "${PACKAGES[@]}"; do
-  status=$(dpkg-query -W -f='${Status}' "$p" 2>/dev/null || true)
-  if [[ "$status" != "install ok installed" ]]; then
-    missing+=("$p")
-  fi
-done
-
-if [[ ${#missing[@]} -eq 0 ]]; then
-  echo "deps: all ${#PACKAGES[@]} packages present"
-  exit 0
-fi
-
-echo "deps: installing ${missing[*]}"
-SUDO=""
-if [[ $(id -u) -ne 0 ]]; then
-  if command -v sudo >/dev/null; then SUDO="sudo"; else
-    echo "deps: need root (or sudo) to install: ${missing[*]}" >&2
-    exit 1
-  fi
-fi
-export DEBIAN_FRONTEND=noninteractive
-# Update the package lists once if they are empty or the install fails for lack of them.
-if ! compgen -G "/var/lib/apt/lists/*_Packages" >/dev/null; then
-  $SUDO apt-get update -q
-fi
-if ! $SUDO apt-get install -y -q --no-install-recommends "${missing[@]}" </dev/null; then
-  $SUDO apt-get update -q
-  $SUDO apt-get install -y -q --no-install-recommends "${missing[@]}" </dev/null
-fi
+# shellcheck source=apt_install.sh
+source "$(dirname "${BASH_SOURCE[0]}")/apt_install.sh"
+apt_install_missing deps "${PACKAGES[@]}"

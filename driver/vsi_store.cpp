@@ -1,6 +1,8 @@
 // VSIStore: the Zarr key/value store over GDAL VSI file handles.
 #include "vsi_store.hpp"
 
+#include <mutex>
+
 #include "cpl_conv.h"
 #include "cpl_error.h"
 #include "cpl_string.h"
@@ -220,9 +222,14 @@ void VSIStore::put(const std::string& key, zarr3::ByteView value) {
     const std::string path = path_of(key);
     const std::string dir = CPLGetPath(path.c_str());
     if (!dir.empty()) {
+        // Chunks are written from several threads: VSIMkdirRecursive gives up
+        // when another thread creates an intermediate folder first, so folder
+        // creation is serialised. Object stores have no folders: failure is
+        // ignored there (the write below reports real problems).
+        static std::mutex mkdir_mu;
+        std::lock_guard lk(mkdir_mu);
         VSIStatBufL st;
-        if (VSIStatL(dir.c_str(), &st) != 0)
-            VSIMkdirRecursive(dir.c_str(), 0755); // object stores have no folders: ignore failure
+        if (VSIStatL(dir.c_str(), &st) != 0) VSIMkdirRecursive(dir.c_str(), 0755);
     }
     const std::string tmp = path + ".tmp." + std::to_string(static_cast<long>(getpid())) + "." +
                             std::to_string(counter_.fetch_add(1));

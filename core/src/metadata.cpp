@@ -151,7 +151,13 @@ ArrayMetadata parse_array_metadata(const json& j, const std::string& where) {
     m.dtype = parse_data_type(require(j, "data_type", where), where);
     m.grid = ChunkGrid::parse(require(j, "chunk_grid", where), m.shape, where);
     m.key_encoding = ChunkKeyEncoding::parse(require(j, "chunk_key_encoding", where), where);
-    m.fill_value = parse_fill_value(require(j, "fill_value", where), m.dtype, where);
+    if (const auto& fv = require(j, "fill_value", where); fv.is_null()) {
+        // Written by GDAL 3.8-3.10 for arrays without nodata; read as zero.
+        m.fill_value.assign(m.dtype.size, 0);
+        m.warnings.push_back(where + ": fill_value is null; reading missing chunks as 0");
+    } else {
+        m.fill_value = parse_fill_value(fv, m.dtype, where);
+    }
 
     if (const auto it = j.find("attributes"); it != j.end()) {
         if (!it->is_object())

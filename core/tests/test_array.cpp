@@ -229,3 +229,16 @@ TEST(StoreKeys, EscapingKeysAreRefused) {
 }
 
 } // namespace
+
+namespace {
+TEST(ArrayFill, NullFillValueFromGdal310ReadsAsZeroWithWarning) {
+    auto j = array_json(
+        {4}, regular({2}), "int16",
+        json::array({{{"name", "bytes"}, {"configuration", {{"endian", "little"}}}}}), nullptr);
+    const auto m = parse_array_metadata(j, "gdal310/zarr.json");
+    ASSERT_EQ(m.fill_value.size(), 2u);
+    EXPECT_EQ(m.fill_value[0] | m.fill_value[1], 0);
+    ASSERT_FALSE(m.warnings.empty());
+    EXPECT_NE(m.warnings[0].find("fill_value is null"), std::string::npos);
+}
+} // namespace

@@ -16,7 +16,7 @@ COMPAT_READY=.zarr3-compat-ready
 # Packages installed into the chroot (build + test dependencies, GDAL 3.10, zarr-python 3).
 COMPAT_PACKAGES=(build-essential cmake pkg-config libgdal-dev gdal-bin python3-gdal python3-numpy
   python3-pytest nlohmann-json3-dev libzstd-dev libblosc-dev libdeflate-dev zlib1g-dev libgtest-dev
-  python3-zarr)
+  python3-zarr nginx-light)
 
 clog() { printf '[%s] %s\n' "${COMPAT_LOG_TAG:-compat}" "$*" >&2; }
 

@@ -32,9 +32,12 @@ ASAN_OPTIONS="detect_leaks=1:abort_on_error=1:log_path=$LOGDIR/asan-ctest" \
 [ "${PIPESTATUS[0]}" -eq 0 ] || rc=1
 
 ASAN_RT=$(gcc -print-file-name=libasan.so)
+# libstdc++ must be loaded with the runtime: python itself does not link it, and
+# ASan's __cxa_throw interceptor aborts when the real symbol is not there yet.
+STDCXX_RT=$(gcc -print-file-name=libstdc++.so.6)
 # python leaks by design (detect_leaks=0); GDAL and numpy are not
 # instrumented, hence no container-overflow checks across them.
-LD_PRELOAD="$ASAN_RT" \
+LD_PRELOAD="$ASAN_RT $STDCXX_RT" \
   ASAN_OPTIONS="detect_leaks=0:detect_container_overflow=0:log_path=$LOGDIR/asan-pytest" \
   GDAL_DRIVER_PATH="$BUILD" "$PYTHON" -m pytest "$ROOT/autotest" -q -p no:cacheprovider "$@" \
   2>&1 | tee "$BUILD/pytest.log"

@@ -206,7 +206,16 @@ ArrayMetadata parse_array_metadata(const json& j, const std::string& where) {
         fail(where, "chunk_grid", e.what());
     }
 
-    const json& codecs = require(j, "codecs", where);
+    // GDAL 3.8-3.10 write uncompressed v3 arrays without a "codecs" member:
+    // read those as little-endian bytes, with a warning (an empty list is
+    // still refused).
+    static const json kLittleEndianBytes =
+        json::array({{{"name", "bytes"}, {"configuration", {{"endian", "little"}}}}});
+    const bool no_codecs = !j.contains("codecs");
+    if (no_codecs)
+        m.warnings.push_back(where + ": no codecs member (as GDAL 3.8-3.10 write); reading as "
+                                     "little-endian bytes");
+    const json& codecs = no_codecs ? kLittleEndianBytes : j["codecs"];
     if (!codecs.is_array() || codecs.empty())
         fail(where, "codecs", "expected a non-empty list of codecs, got " + dump_short(codecs));
     m.codecs_json = json::array();

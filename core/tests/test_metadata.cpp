@@ -178,7 +178,6 @@ TEST(Metadata, MalformedRefused) {
          [](json& j) { j["zarr_format"] = "https://purl.org/zarr/spec/protocol/core/3.0"; },
          {"zarr_format", "draft"}},
         {"missing node_type", [](json& j) { j.erase("node_type"); }, {"node_type", "missing"}},
-        {"missing codecs", [](json& j) { j.erase("codecs"); }, {"codecs", "missing"}},
         {"empty codecs", [](json& j) { j["codecs"] = json::array(); }, {"codecs", "non-empty"}},
         {"storage_transformers",
          [](json& j) { j["storage_transformers"] = json::parse(R"([{"name":"x"}])"); },
@@ -295,3 +294,16 @@ TEST(Metadata, Groups) {
     EXPECT_THROW(parse_array_metadata(j, "g"), FormatError);
     EXPECT_THROW(parse_group_metadata(json::parse(kBase), "a"), FormatError);
 }
+
+namespace {
+TEST(Metadata, MissingCodecsAsGdal310WritesReadsLittleEndianWithWarning) {
+    auto j = json::parse(R"({"zarr_format": 3, "node_type": "array", "shape": [2, 2],
+        "data_type": "int16", "fill_value": 0,
+        "chunk_grid": {"name": "regular", "configuration": {"chunk_shape": [2, 2]}},
+        "chunk_key_encoding": {"name": "default"}})");
+    const auto m = parse_array_metadata(j, "gdal310.zarr/a/zarr.json");
+    EXPECT_EQ(m.codecs.array_to_bytes().name(), "bytes");
+    ASSERT_FALSE(m.warnings.empty());
+    EXPECT_NE(m.warnings[0].find("no codecs member"), std::string::npos);
+}
+} // namespace

@@ -395,3 +395,20 @@ def test_sample_store_classic(run_tool):
     assert ds.RasterCount == 365
     assert ds.GetRasterBand(1).GetBlockSize() == [32, 16] or ds.GetRasterBand(1).GetBlockSize()[0] > 0
     assert ds.GetSpatialRef().GetAuthorityCode(None) == "4326"
+
+
+def test_create_copy_and_multidim_create_with_relative_paths(tmp_path, monkeypatch):
+    """`gdal_translate -of Zarr3 in.tif out.zarr` in the current folder (a bare relative name)."""
+    monkeypatch.chdir(tmp_path)
+    src = gdal.GetDriverByName("MEM").Create("", 20, 10, 1, gdal.GDT_Int16)
+    src.GetRasterBand(1).WriteArray(np.arange(200, dtype=np.int16).reshape(10, 20))
+    drv = gdal.GetDriverByName("Zarr3")
+    out = drv.CreateCopy("rel.zarr", src, options=["BLOCKSIZE=5,10"])
+    assert out is not None
+    out = None
+    ds = gdal.OpenEx("rel.zarr", allowed_drivers=["Zarr3"])
+    assert ds.GetRasterBand(1).ReadAsArray().tobytes() == np.arange(200, dtype=np.int16).tobytes()
+    md = drv.CreateMultiDimensional("relmd.zarr")
+    assert md is not None
+    md = None
+    assert (tmp_path / "relmd.zarr" / "zarr.json").exists()

@@ -133,7 +133,9 @@ Prepared Prepare(const char* name, int xsize, int ysize, int nbands, GDALDataTyp
 }
 
 std::unique_ptr<Zarr3RasterDataset> CreateDataset(const Prepared& p, bool deferred) {
-    if (VSIMkdirRecursive(p.root.c_str(), 0755) != 0) {
+    // VSIMkdirRecursive fails on a bare relative name ("out.zarr": its parent
+    // is ""), so try a plain mkdir first.
+    if (VSIMkdir(p.root.c_str(), 0755) != 0 && VSIMkdirRecursive(p.root.c_str(), 0755) != 0) {
         VSIStatBufL st;
         if (VSIStatL(p.root.c_str(), &st) != 0 || !VSI_ISDIR(st.st_mode))
             throw zarr3::Error(p.root + ": cannot create the folder");

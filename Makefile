@@ -8,7 +8,7 @@ JOBS ?= 2
 CMAKE_FLAGS ?=
 ABS_BUILD_DIR = $(abspath $(BUILD_DIR))
 
-.PHONY: all deps configure build test ctest pytest demo install sample test-compat test-interop test-sanitize fuzz bench clean
+.PHONY: all deps configure build test ctest pytest demo install sample test-compat test-interop test-sanitize test-tsan fuzz bench clean
 
 all: build
 
@@ -57,6 +57,10 @@ test-interop: build
 # ASan + UBSan build running ctest and pytest (scripts/sanitize.sh).
 test-sanitize:
 	bash scripts/sanitize.sh
+
+# ThreadSanitizer run of the core's threaded tests (scripts/tsan.sh).
+test-tsan:
+	bash scripts/tsan.sh
 
 # libFuzzer targets for FUZZ_SECONDS each (default 30).
 fuzz:

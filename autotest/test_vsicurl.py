@@ -404,3 +404,23 @@ def test_vsimem_store():
     finally:
         for n in names:
             gdal.Unlink(n)
+
+
+def test_multidim_over_http_opens_arrays_by_name(served):
+    """HTTP folders cannot be listed: OpenMDArray reads the array's zarr.json directly."""
+    server, _ = served
+    ds = gdal.OpenEx(vsicurl(server, "shard_regular_zstd.zarr"), gdal.OF_MULTIDIM_RASTER)
+    assert ds is not None and ds.GetDriver().ShortName == "Zarr3"
+    rg = ds.GetRootGroup()
+    assert rg.OpenMDArray("a").ReadAsArray().tobytes() == expected("shard_regular_zstd").tobytes()
+    assert rg.OpenMDArrayFromFullname("/a") is not None
+    try:
+        missing = rg.OpenMDArray("no_such_array")
+    except RuntimeError:  # with gdal.UseExceptions()
+        missing = None
+    assert missing is None
+    geo = gdal.OpenEx(vsicurl(server, "geo_group.zarr"), gdal.OF_MULTIDIM_RASTER).GetRootGroup()
+    air = geo.OpenMDArray("air")
+    local = gdal.OpenEx(str(CONFORMANCE / "geo_group" / "store.zarr"), gdal.OF_MULTIDIM_RASTER)
+    assert air.ReadAsArray().tobytes() == \
+        local.GetRootGroup().OpenMDArray("air").ReadAsArray().tobytes()

@@ -215,7 +215,14 @@ std::shared_ptr<GDALMDArray> Zarr3Group::OpenArrayImpl(const std::string& name) 
     if (cached != arrays_.end()) return cached->second;
     std::shared_ptr<zarr3::Array> za;
     if (group_) {
-        if (!Contains(group_->array_names(), name)) return nullptr;
+        if (!Contains(group_->array_names(), name)) {
+            // Stores over HTTP cannot be listed: look for the node's zarr.json
+            // directly (consolidated metadata, when present, is authoritative).
+            if (group_->metadata().consolidated || name.empty()) return nullptr;
+            zarr3::validate_key(name);
+            auto j = zarr3::read_node_json(*group_->store(), zarr3::join_key(group_->path(), name));
+            if (!j || !j->is_object() || j->value("node_type", "") != "array") return nullptr;
+        }
         za = group_->open_array(name);
     } else {
         if (name != root_array_name_) return nullptr;

@@ -28,7 +28,9 @@ pytestmark = pytest.mark.skipif(os.environ.get("ZARR3_INTEROP") != "1",
                                 reason="interop tests run via scripts/interop.sh (ZARR3_INTEROP=1)")
 
 REPO = Path(__file__).resolve().parents[1]
-CONFORMANCE = Path(os.environ.get("ZARR3_CONFORMANCE_DIR", REPO.parent / "shared" / "conformance"))
+CONFORMANCE = Path(os.environ.get("ZARR3_CONFORMANCE",
+                                  os.environ.get("ZARR3_CONFORMANCE_DIR",
+                                                 REPO.parent / "shared" / "conformance"))).resolve()
 TOOLS = {"zarr-python": "ZARR3_ZARR_PYTHON_CMD", "zarrita": "ZARR3_ZARRITA_CMD"}
 UNSUPPORTED_EXIT = 3
 

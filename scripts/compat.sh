@@ -121,7 +121,7 @@ print("Zarr3:", d.GetMetadataItem("DMD_LONGNAME"), "| built-in Zarr:", gdal.GetD
     --output-on-failure --output-junit "$BUILD/ctest.xml" || status=1
   tail -n 3 "$ROOT/tmp/ctest.log" >&2
 
-  CHROOT_ENV=(GDAL_DRIVER_PATH="$BUILD" PYTHONDONTWRITEBYTECODE=1)
+  CHROOT_ENV=(GDAL_DRIVER_PATH="$BUILD" PYTHONDONTWRITEBYTECODE=1 ZARR3_CONFORMANCE="$SHARED/conformance")
   if [ "${COMPAT_INTEROP:-1}" = 1 ]; then
     CHROOT_ENV+=(ZARR3_INTEROP=1 "ZARR3_ZARR_PYTHON_CMD=python3 $REPO/scripts/interop/zarr_python_io.py")
   fi

@@ -92,7 +92,7 @@ if [ "$MODE" = setup ]; then
 fi
 
 bind_same "$ROOT" "$REPO" ro
-bind_same "$ROOT" "$SHARED" ro
+bind_shared "$ROOT" "$REPO" "$SHARED"
 
 status=0
 built=1

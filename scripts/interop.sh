@@ -74,7 +74,7 @@ fi
 trap 'chroot_umount_all "$ROOT" || clog "warning: mounts remain below $ROOT"' EXIT
 chroot_prepare "$ROOT" "$SUITE" "$COMPAT_MIRROR" || exit 1
 bind_same "$ROOT" "$REPO" ro
-[ -d "$SHARED" ] && bind_same "$ROOT" "$SHARED" ro
+bind_shared "$ROOT" "$REPO" "$SHARED"
 bind_same "$ROOT" "$TMPD" rw
 ZPY="chroot $ROOT /usr/bin/env -i PATH=/usr/bin:/bin LANG=C.UTF-8 HOME=/root PYTHONDONTWRITEBYTECODE=1 python3 $REPO/scripts/interop/zarr_python_io.py"
 clog "zarr-python: $($ZPY version)"

@@ -106,6 +106,20 @@ bind_same() {
   if [ "$mode" = ro ]; then mount -o remount,bind,ro "$root$dir"; fi
 }
 
+# bind_shared ROOT REPO SHARED: the corpus beside the repo, at its real path and, when
+# ../shared is reached through a symlink, at that path too (the link is not in the chroot).
+bind_shared() {
+  local root=$1 repo=$2 shared=$3 logical
+  [ -d "$shared" ] || return 0
+  bind_same "$root" "$shared" ro
+  logical="$(cd "$repo/.." && pwd)/shared"
+  if [ "$logical" != "$shared" ]; then
+    mkdir -p "$root$logical"
+    mount --bind "$shared" "$root$logical"
+    mount -o remount,bind,ro "$root$logical"
+  fi
+}
+
 # chroot_mount ROOT: /proc, /dev (rbind, slave), /dev/shm from the host; /tmp is the chroot's own.
 chroot_mount() {
   local root=$1

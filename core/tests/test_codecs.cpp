@@ -1,4 +1,5 @@
 // Unit tests of the individual codecs (the chain is in test_codec_chain.cpp).
+#include "codec_test_util.hpp"
 #include "codecs/codecs_internal.hpp"
 #include "zarr3/codec.hpp"
 
@@ -12,42 +13,9 @@
 
 using namespace zarr3;
 using nlohmann::json;
+using namespace codectest;
 
 namespace {
-
-DataType dt(const std::string& name, DTypeKind kind, uint32_t size, uint32_t swap) {
-    DataType d;
-    d.name = name;
-    d.kind = kind;
-    d.size = size;
-    d.swap_unit = swap;
-    return d;
-}
-DataType int16_t_() {
-    return dt("int16", DTypeKind::Int, 2, 2);
-}
-DataType int32_t_() {
-    return dt("int32", DTypeKind::Int, 4, 4);
-}
-DataType uint8_t_() {
-    return dt("uint8", DTypeKind::UInt, 1, 1);
-}
-
-ChunkSpec spec_of(Shape shape, DataType d) {
-    ChunkSpec s;
-    s.shape = std::move(shape);
-    s.fill_value = Bytes(d.size, 0);
-    s.dtype = std::move(d);
-    return s;
-}
-
-Bytes random_bytes(size_t n, uint32_t seed, int alphabet = 256) {
-    std::mt19937 rng(seed);
-    Bytes b(n);
-    for (auto& x : b)
-        x = uint8_t(rng() % alphabet);
-    return b;
-}
 
 // Compressible: small alphabet with runs.
 Bytes sample(size_t n, uint32_t seed = 1) {

@@ -1,0 +1,46 @@
+// Helpers shared by the codec unit tests.
+#pragma once
+
+#include "zarr3/codec.hpp"
+
+#include <random>
+
+namespace codectest {
+
+using namespace zarr3;
+
+inline DataType dt(const std::string& name, DTypeKind kind, uint32_t size, uint32_t swap) {
+    DataType d;
+    d.name = name;
+    d.kind = kind;
+    d.size = size;
+    d.swap_unit = swap;
+    return d;
+}
+inline DataType int16_t_() {
+    return dt("int16", DTypeKind::Int, 2, 2);
+}
+inline DataType int32_t_() {
+    return dt("int32", DTypeKind::Int, 4, 4);
+}
+inline DataType uint8_t_() {
+    return dt("uint8", DTypeKind::UInt, 1, 1);
+}
+
+inline ChunkSpec spec_of(Shape shape, DataType d) {
+    ChunkSpec s;
+    s.shape = std::move(shape);
+    s.fill_value = Bytes(d.size, 0);
+    s.dtype = std::move(d);
+    return s;
+}
+
+inline Bytes random_bytes(size_t n, uint32_t seed, int alphabet = 256) {
+    std::mt19937 rng(seed);
+    Bytes b(n);
+    for (auto& x : b)
+        x = uint8_t(rng() % alphabet);
+    return b;
+}
+
+} // namespace codectest

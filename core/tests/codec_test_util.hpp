@@ -4,6 +4,7 @@
 #include "zarr3/codec.hpp"
 
 #include <random>
+#include <string>
 
 namespace codectest {
 
@@ -41,6 +42,18 @@ inline Bytes random_bytes(size_t n, uint32_t seed, int alphabet = 256) {
     for (auto& x : b)
         x = uint8_t(rng() % alphabet);
     return b;
+}
+
+// Message of the FormatError `f` throws (or a marker saying it threw none / another type).
+template <typename F> std::string error_of(F&& f) {
+    try {
+        f();
+    } catch (const FormatError& e) {
+        return e.what();
+    } catch (const std::exception& e) {
+        return std::string("NOT A FormatError: ") + e.what();
+    }
+    return "NO ERROR";
 }
 
 } // namespace codectest

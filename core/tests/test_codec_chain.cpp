@@ -14,19 +14,6 @@ using nlohmann::json;
 using namespace codectest;
 namespace {
 
-// Compressible: small alphabet with runs.
-
-template <typename F> std::string error_of(F&& f) {
-    try {
-        f();
-    } catch (const FormatError& e) {
-        return e.what();
-    } catch (const std::exception& e) {
-        return std::string("NOT A FormatError: ") + e.what();
-    }
-    return "NO ERROR";
-}
-
 // ------------------------------------------------------------------ crc32c
 
 std::string chain_error(const json& codecs, const ChunkSpec& s) {

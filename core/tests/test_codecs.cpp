@@ -25,17 +25,6 @@ Bytes sample(size_t n, uint32_t seed = 1) {
     return b;
 }
 
-template <typename F> std::string error_of(F&& f) {
-    try {
-        f();
-    } catch (const FormatError& e) {
-        return e.what();
-    } catch (const std::exception& e) {
-        return std::string("NOT A FormatError: ") + e.what();
-    }
-    return "NO ERROR";
-}
-
 Bytes u8(std::initializer_list<int> v) {
     Bytes b;
     for (int x : v)

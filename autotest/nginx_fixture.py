@@ -28,6 +28,8 @@ class Request:
     range: str  # Range header ("" when none)
     status: int
     body_bytes: int
+    probe: str = ""  # X-Zarr3-Probe request header ("" when none)
+    connection: int = 0  # nginx connection serial number (equal = reused)
 
     def __repr__(self):
         q = f"?{self.args}" if self.args else ""
@@ -44,7 +46,7 @@ pid {tmp}/nginx.pid;
 error_log {tmp}/error.log warn;
 events {{ worker_connections 256; }}
 http {{
-    log_format zarr3 '$request_method\\t$uri\\t$args\\t$http_range\\t$status\\t$body_bytes_sent';
+    log_format zarr3 '$request_method\\t$uri\\t$args\\t$http_range\\t$status\\t$body_bytes_sent\\t$http_x_zarr3_probe\\t$connection';
     access_log {tmp}/access.log zarr3;
     client_body_temp_path {tmp}/body;
     proxy_temp_path {tmp}/proxy;
@@ -59,6 +61,11 @@ http {{
         server_name localhost;
         root {root};
         autoindex off;
+        # The same files from a server that ignores Range (answers 200 + all).
+        location /norange/ {{
+            alias {root}/;
+            max_ranges 0;
+        }}
     }}
 }}
 """
@@ -151,11 +158,12 @@ class NginxServer:
         out = []
         for line in self._lines()[since:]:
             f = line.split("\t")
-            if len(f) != 6:
+            if len(f) != 8:
                 continue
             args = "" if f[2] == "-" else f[2]
             rng = "" if f[3] == "-" else f[3]
-            out.append(Request(f[0], f[1], args, rng, int(f[4]), int(f[5])))
+            probe = "" if f[6] == "-" else f[6]
+            out.append(Request(f[0], f[1], args, rng, int(f[4]), int(f[5]), probe, int(f[7])))
         return out
 
 

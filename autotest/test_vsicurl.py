@@ -1,17 +1,19 @@
 """Cloud-native reads through GDAL's VSI layer (/vsicurl/, /vsis3/, /vsizip/,
 /vsimem/), with the HTTP requests counted in a real nginx's access log.
 
-Request model (GDAL 3.6, measured): the driver opens remote objects with
-GDAL_DISABLE_READDIR_ON_OPEN=EMPTY_DIR in effect (thread-local, unless the
-user set it), so opening a key never lists its folder. GDAL learns an
-object's existence and size with one HEAD per URL (cached by GDAL for the
-process); a missing object is a HEAD answered 404 (= absent chunk). Byte
-ranges are fetched with GET + Range, widened by GDAL to its 16 KiB blocks
-(CPL_VSIL_CURL_CHUNK_SIZE), which GDAL also caches.
-  - opening an array path = HEAD zarr.json + GET zarr.json
-  - one inner chunk of a shard = HEAD shard + GET index (last block) + GET data
-  - several adjacent inner chunks = HEAD + GET index + one GET (merged range)
-  - again, same or new dataset = no index request (process-wide index cache)
+Request model: on /vsicurl/ URLs and object stores (/vsis3/, /vsigs/, /vsiaz/,
+/vsioss/, signed by GDAL) the driver reads objects with its own GETs through
+CPLHTTPFetch (GDAL_HTTP_* settings apply), never a HEAD: GDAL's /vsicurl/ would
+first learn every object's size. A missing object is a GET answered 404 (=
+absent chunk). Folders are never listed.
+  - opening an array path = GET zarr.json, nothing else
+  - one inner chunk of a shard = GET index (suffix range, whose Content-Range
+    gives the shard size) + GET data (exact byte range)
+  - several adjacent inner chunks = GET index + one GET (merged range)
+  - again, same or new dataset = no index request (process-wide index cache);
+    the data range is fetched again (no byte cache besides GDAL's block cache)
+ZARR3_HTTP_DIRECT=NO reads through GDAL's /vsicurl/ instead (HEAD per object,
+16 KiB blocks cached by GDAL). Chained paths (/vsizip//vsicurl/...) always do.
 """
 import os
 import shutil
@@ -87,10 +89,12 @@ def shard_requests(reqs, store, key):
 
 
 def classify(reqs, size):
-    """Splits requests to one shard into (heads, index GETs, data GETs)."""
+    """Splits requests to one shard into (heads, index GETs, data GETs). The
+    index is a suffix range (direct reads) or a range ending at the last byte
+    (GDAL's /vsicurl/)."""
     heads = [r for r in reqs if r.method == "HEAD"]
     gets = [r for r in reqs if r.method == "GET"]
-    index = [r for r in gets if r.range.endswith(f"-{size - 1}")]
+    index = [r for r in gets if r.range == f"bytes=-{INDEX_BYTES}" or r.range.endswith(f"-{size - 1}")]
     data = [r for r in gets if r not in index]
     return heads, index, data
 
@@ -122,16 +126,15 @@ def test_open_prefixed_array_path_reads_only_zarr_json(served):
     ds, md = open_md(f'ZARR3:"{vsicurl(server, "big1.zarr")}"')
     reqs = server.requests(m)
     assert md.GetDimensionCount() == 2 and [d.GetSize() for d in md.GetDimensions()] == list(SHAPE)
-    # No listing, no probing of sibling files: one HEAD + one GET of zarr.json.
-    assert [(r.method, r.uri) for r in reqs] == [
-        ("HEAD", f"/{BUCKET}/big1.zarr/zarr.json"),
-        ("GET", f"/{BUCKET}/big1.zarr/zarr.json"),
+    # No listing, no probing of sibling files, no HEAD: one GET of zarr.json.
+    assert [(r.method, r.uri, r.range) for r in reqs] == [
+        ("GET", f"/{BUCKET}/big1.zarr/zarr.json", ""),
     ], reqs
 
 
 def test_open_plain_url_no_listing(served):
     """Unprefixed URL: GDALOpenInfo itself stats the folder URL (HEAD x.zarr ->
-    301, HEAD x.zarr/ -> 403 on nginx); everything else is zarr.json."""
+    301, HEAD x.zarr/ -> 403 on nginx); the driver asks for zarr.json once."""
     server, _ = served
     m = server.mark()
     ds, md = open_md(vsicurl(server, "big2.zarr"))
@@ -140,7 +143,7 @@ def test_open_plain_url_no_listing(served):
     ours = [r for r in reqs if r.uri.endswith("/zarr.json")]
     assert all(r.method == "HEAD" and r.uri.rstrip("/") == f"/{BUCKET}/big2.zarr" for r in folder), reqs
     assert len(folder) <= 2, reqs
-    assert [r.method for r in ours] == ["HEAD", "GET"], reqs
+    assert [r.method for r in ours] == ["GET"], reqs
     assert not any(r.args for r in reqs), reqs  # no S3-style listing either
 
 
@@ -156,17 +159,19 @@ def test_one_inner_chunk_is_index_plus_one_range(served, big):
     got = read(md, 0, 0, 100, 120)  # inside inner chunk 0 of shard c/0/0
     reqs = split_gmac(server.requests(m))
     assert np.array_equal(got, big[0:100, 0:120])
-    assert len(reqs) == 3 and len(shard_requests(reqs, "big3.zarr", "c/0/0")) == 3, reqs
+    # Exactly 2 requests: the index (suffix range) and the inner chunk's bytes.
+    assert len(reqs) == 2 and len(shard_requests(reqs, "big3.zarr", "c/0/0")) == 2, reqs
     heads, index, data = classify(reqs, size)
-    assert len(heads) == 1 and len(index) == 1 and len(data) == 1, reqs
-    assert ranges_cover(index, [(size - INDEX_BYTES, INDEX_BYTES)])
-    assert ranges_cover(data, [tuple(idx[0])])
+    assert heads == [] and len(index) == 1 and len(data) == 1, reqs
+    assert index[0].range == f"bytes=-{INDEX_BYTES}" and index[0].body_bytes == INDEX_BYTES
+    o, n = (int(v) for v in idx[0])
+    assert data[0].range == f"bytes={o}-{o + n - 1}" and data[0].body_bytes == n
     assert all(r.status == 206 for r in index + data)
 
-    # Again, same dataset: index from the cache, data from GDAL's block cache.
+    # Again, same dataset: index from the cache, the inner chunk's range again.
     m = server.mark()
     assert np.array_equal(read(md, 0, 0, 100, 120), big[0:100, 0:120])
-    assert server.requests(m) == []
+    assert [r.range for r in split_gmac(server.requests(m))] == [f"bytes={o}-{o + n - 1}"]
 
     # New dataset after clearing GDAL's HTTP caches: no index request.
     gdal.VSICurlClearCache()
@@ -175,7 +180,7 @@ def test_one_inner_chunk_is_index_plus_one_range(served, big):
     assert np.array_equal(read(md2, 0, 0, 100, 120), big[0:100, 0:120])
     reqs = split_gmac(server.requests(m))
     heads, index, data = classify(reqs, size)
-    assert index == [] and len(heads) == 1 and len(data) == 1, reqs
+    assert index == [] and heads == [] and len(data) == 1, reqs
 
 
 def test_adjacent_inner_chunks_one_merged_range(served, big):
@@ -188,8 +193,10 @@ def test_adjacent_inner_chunks_one_merged_range(served, big):
     reqs = split_gmac(server.requests(m))
     assert np.array_equal(got, big[522:622, 512:896])
     heads, index, data = classify(reqs, size)
-    assert len(reqs) == 3 and len(heads) == 1 and len(index) == 1 and len(data) == 1, reqs
+    assert len(reqs) == 2 and heads == [] and len(index) == 1 and len(data) == 1, reqs
     assert ranges_cover(data, [tuple(idx[k]) for k in (0, 1, 2)])
+    # Exactly the three chunks' bytes (they are stored back to back).
+    assert data[0].body_bytes == sum(int(idx[k][1]) for k in (0, 1, 2))
 
 
 def test_coalesce_gap_option(served, big):
@@ -201,9 +208,9 @@ def test_coalesce_gap_option(served, big):
     idx = shard_index(local / "c/0/1")
     gap = int(idx[4][0] - (idx[1][0] + idx[1][1]))
     assert gap > 16384
-    # GDAL 3.6 fetches several ranges as parallel GETs, exact bytes; with
-    # GDAL_HTTP_MULTIRANGE=SINGLE_GET as one multi-range GET (nginx answers
-    # multipart/byteranges).
+    # Several ranges are parallel GETs, exact bytes; with
+    # GDAL_HTTP_MULTIRANGE=SINGLE_GET one multi-range GET (nginx answers
+    # multipart/byteranges), as GDAL's own /vsicurl/ does.
     cases = (("big5.zarr", None, None, 2), ("big6.zarr", "1000000", None, 1),
              ("big10.zarr", None, "SINGLE_GET", 1))
     for name, opt, multi, ndata in cases:
@@ -214,7 +221,7 @@ def test_coalesce_gap_option(served, big):
         reqs = split_gmac(server.requests(m))
         assert np.array_equal(got, big[0:256, 512:768])
         heads, index, data = classify(reqs, size)
-        assert len(heads) == 1 and len(index) == 1 and len(data) == ndata, (opt, reqs)
+        assert heads == [] and len(index) == 1 and len(data) == ndata, (opt, reqs)
         if multi:
             assert data[0].range.count(",") == 1, data
             whole = [(0, int(idx[1][0] + idx[1][1])), (int(idx[4][0]), int(idx[5][0] + idx[5][1] - idx[4][0]))]
@@ -247,11 +254,12 @@ def test_window_512_report(served, big):
             f"({n['HEAD']} HEAD, {n['GET']} GET), {http_bytes} body bytes; "
             f"local: {local_reads} reads, {local_bytes} bytes"
         )
-        if label == "aligned":  # whole shard: HEAD + one GET of the whole object
-            assert n == {"HEAD": 1, "GET": 1}, reqs
-            assert http_bytes == local_bytes
-        else:  # 4 shards x (HEAD + index + 2 data runs)
-            assert n == {"HEAD": 4, "GET": 12}, reqs
+        if label == "aligned":  # whole shard: one GET of the whole object
+            assert n == {"HEAD": 0, "GET": 1}, reqs
+        else:  # 4 shards x (index + 2 data runs)
+            assert n == {"HEAD": 0, "GET": 12}, reqs
+        assert len(reqs) == local_reads
+        assert http_bytes == local_bytes  # exact ranges: not a byte more than a local read
     print("\n" + "\n".join(lines))
 
 
@@ -304,8 +312,8 @@ def classic(name):
 
 
 def test_missing_chunk_404_reads_fill(served):
-    """A regular (unsharded) store with missing chunks: each is one HEAD
-    answered 404 and reads as the fill value; no listing, no retry."""
+    """A regular (unsharded) store with missing chunks: each is one GET
+    answered 404 and reads as the fill value; no listing, no retry, no HEAD."""
     server, _ = served
     m = server.mark()
     ds = classic(f'ZARR3:"{vsicurl(server, "rect_missing_chunks.zarr")}":/a')
@@ -314,7 +322,8 @@ def test_missing_chunk_404_reads_fill(served):
     exp = expected("rect_missing_chunks")
     assert got.shape == exp.shape and got.tobytes() == exp.tobytes()
     missing = [r for r in reqs if r.status == 404]
-    assert len(missing) == 4 and all(r.method == "HEAD" and "/a/c/" in r.uri for r in missing), reqs
+    assert len(missing) == 4 and all(r.method == "GET" and "/a/c/" in r.uri for r in missing), reqs
+    assert not [r for r in reqs if r.method == "HEAD"], reqs
     assert not [r for r in reqs if r.status not in (200, 206, 404)], reqs
     assert all(not r.uri.endswith("/") for r in reqs), reqs  # never a folder URL
     assert len({(r.method, r.uri) for r in reqs}) == len(reqs), reqs  # nothing asked twice
@@ -355,13 +364,10 @@ def test_vsis3_against_nginx(served, big):
         reqs = split_gmac(server.requests(m))
         assert np.array_equal(got, big[1024:1088, 1152:1408])
         assert all(r.uri == f"/{BUCKET}/big9.zarr/c/2/2" and not r.args for r in reqs), reqs
-        # /vsis3/ learns existence and size with a GET of the first 16 KiB
-        # block (kept in GDAL's cache) instead of a HEAD.
+        # No probe of the first 16 KiB block (GDAL's /vsis3/ way to learn the
+        # size): the index and one merged data range, unsigned (no-sign mode).
         heads, index, data = classify(reqs, size)
-        probe = [r for r in data if r.range == "bytes=0-16383"]
-        data = [r for r in data if r not in probe]
-        assert len(reqs) == 3 and heads == [] and len(probe) == 1, reqs
-        assert len(index) == 1 and len(data) == 1, reqs
+        assert len(reqs) == 2 and heads == [] and len(index) == 1 and len(data) == 1, reqs
     finally:
         for k, v in olds.items():
             gdal.SetConfigOption(k, v)
@@ -424,3 +430,96 @@ def test_multidim_over_http_opens_arrays_by_name(served):
     local = gdal.OpenEx(str(CONFORMANCE / "geo_group" / "store.zarr"), gdal.OF_MULTIDIM_RASTER)
     assert air.ReadAsArray().tobytes() == \
         local.GetRootGroup().OpenMDArray("air").ReadAsArray().tobytes()
+
+
+# --- direct HTTP reads: configuration, fallbacks, errors ---------------------
+
+
+def test_direct_off_reads_through_vsicurl(served, big):
+    """ZARR3_HTTP_DIRECT=NO: GDAL's /vsicurl/ (a HEAD per object), same values."""
+    server, local = served
+    with config_option("ZARR3_HTTP_DIRECT", "NO"):
+        ds, md = open_md(f'ZARR3:"{vsicurl(server, "big11.zarr")}"')
+        m = server.mark()
+        got = read(md, 0, 0, 100, 120)
+    reqs = split_gmac(server.requests(m))
+    assert np.array_equal(got, big[0:100, 0:120])
+    heads, index, data = classify(reqs, (local / "c/0/0").stat().st_size)
+    assert len(heads) == 1 and len(index) == 1 and len(data) == 1, reqs
+
+
+def test_headers_forwarded_and_connections_reused(served, big):
+    """GDAL_HTTP_HEADERS reaches every request, also the parallel range GETs
+    made from helper threads and when set thread-locally; requests of one
+    thread share a kept-alive connection."""
+    server, _ = served
+    gdal.SetThreadLocalConfigOption("GDAL_HTTP_HEADERS", "X-Zarr3-Probe: hello")
+    try:
+        m = server.mark()
+        ds, md = open_md(f'ZARR3:"{vsicurl(server, "big12.zarr")}"')
+        got = read(md, 0, 512, 256, 256)  # index + 2 data ranges (parallel)
+        got2 = read(md, 0, 0, 100, 120)  # another shard: index + 1 range
+        reqs = split_gmac(server.requests(m))
+    finally:
+        gdal.SetThreadLocalConfigOption("GDAL_HTTP_HEADERS", None)
+    assert np.array_equal(got, big[0:256, 512:768]) and np.array_equal(got2, big[0:100, 0:120])
+    assert len(reqs) >= 6 and all(r.probe == "hello" for r in reqs), reqs
+    assert len({r.connection for r in reqs}) < len(reqs), [r.connection for r in reqs]
+
+
+def test_vsis3_signed_requests(served, big):
+    """With credentials, object-store reads use the URL GDAL signs for the path."""
+    server, _ = served
+    opts = {
+        "AWS_S3_ENDPOINT": f"127.0.0.1:{server.port}",
+        "AWS_HTTPS": "NO",
+        "AWS_VIRTUAL_HOSTING": "FALSE",
+        "AWS_NO_SIGN_REQUEST": "NO",
+        "AWS_ACCESS_KEY_ID": "AKIDEXAMPLE",
+        "AWS_SECRET_ACCESS_KEY": "wJalrXUtnFEMI/K7MDENG+bPxRfiCYEXAMPLEKEY",
+        "AWS_REGION": "us-east-1",
+    }
+    olds = {k: gdal.GetConfigOption(k) for k in opts}
+    for k, v in opts.items():
+        gdal.SetConfigOption(k, v)
+    try:
+        ds, md = open_md(f'ZARR3:"/vsis3/{BUCKET}/big13.zarr"')
+        m = server.mark()
+        got = read(md, 1024, 1024 + 128, 64, 256)
+        reqs = split_gmac(server.requests(m))
+    finally:
+        for k, v in olds.items():
+            gdal.SetConfigOption(k, v)
+    assert np.array_equal(got, big[1024:1088, 1152:1408])
+    assert len(reqs) == 2 and all(r.method == "GET" for r in reqs), reqs
+    assert all("X-Amz-Signature=" in r.args and "AKIDEXAMPLE" in r.args for r in reqs), reqs
+
+
+def test_server_ignoring_ranges(served, big):
+    """A server that answers Range with 200 and the whole object: the driver
+    cuts what it needs out of it (values exact, no error)."""
+    server, _ = served
+    url = f"/vsicurl/{server.url}/norange/{BUCKET}/big14.zarr"
+    ds, md = open_md(f'ZARR3:"{url}"')
+    m = server.mark()
+    got = read(md, 0, 512, 256, 256)
+    reqs = split_gmac(server.requests(m))
+    assert np.array_equal(got, big[0:256, 512:768])
+    assert reqs and all(r.status == 200 for r in reqs), reqs
+
+
+def test_truncated_shard_over_http_is_an_error(served, tmp_path):
+    """A shard shorter than its index: a clear error naming the object."""
+    server, local = served
+    bad = server.root / BUCKET / "truncated.zarr"
+    shutil.copytree(local, bad, dirs_exist_ok=True)
+    (bad / "c/0/0").write_bytes((local / "c/0/0").read_bytes()[:100])
+    ds, md = open_md(f'ZARR3:"{vsicurl(server, "truncated.zarr")}"')
+    with pytest.raises(RuntimeError) as err:
+        gdal.UseExceptions()
+        try:
+            md.ReadAsArray(array_start_idx=[0, 0], count=[10, 10])
+        finally:
+            gdal.DontUseExceptions()
+    msg = str(err.value)
+    assert "truncated.zarr/c/0/0" in msg and "larger than the file (100 bytes)" in msg, msg

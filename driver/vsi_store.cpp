@@ -108,6 +108,7 @@ VSIStore::VSIStore(std::string root, bool writable)
     : root_(std::move(root)), writable_(writable), remote_(IsRemoteVSIPath(root_)) {
     while (root_.size() > 1 && root_.back() == '/')
         root_.pop_back();
+    if (remote_) http_ = HttpDirect::ForRoot(root_);
 }
 
 std::string VSIStore::path_of(const std::string& key) const {
@@ -117,16 +118,72 @@ std::string VSIStore::path_of(const std::string& key) const {
 }
 
 std::optional<zarr3::Bytes> VSIStore::get(const std::string& key) {
-    const NoDirListingScope no_listing(root_);
+    return get_bounded(key, zarr3::kMaxChunkBytes);
+}
+
+namespace {
+bool is_meta_key(const std::string& key) {
+    constexpr std::string_view name = "zarr.json";
+    return key == name || (key.size() > name.size() && key.ends_with(name) &&
+                           key[key.size() - name.size() - 1] == '/');
+}
+constexpr uint64_t kMetaCacheBytes = 16ull << 20;
+} // namespace
+
+std::optional<zarr3::Bytes> VSIStore::cached_meta(const std::string& key) {
+    if (!is_meta_key(key)) return std::nullopt;
+    std::lock_guard lk(meta_mu_);
+    const auto it = meta_.find(key);
+    if (it == meta_.end()) return std::nullopt;
+    return it->second;
+}
+
+void VSIStore::remember_meta(const std::string& key, const zarr3::Bytes& value) {
+    if (!is_meta_key(key)) return;
+    std::lock_guard lk(meta_mu_);
+    if (meta_.count(key) || meta_bytes_ + value.size() > kMetaCacheBytes) return;
+    meta_bytes_ += value.size();
+    meta_.emplace(key, value);
+}
+
+void VSIStore::forget_meta(const std::string& key) {
+    std::lock_guard lk(meta_mu_);
+    const auto it = meta_.find(key);
+    if (it == meta_.end()) return;
+    meta_bytes_ -= it->second.size();
+    meta_.erase(it);
+}
+
+std::optional<zarr3::Bytes> VSIStore::get_bounded(const std::string& key, uint64_t limit) {
     const std::string path = path_of(key);
-    VSIFilePtr fp = open_read(path, remote_);
-    if (!fp) return std::nullopt;
-    const uint64_t n = file_size(fp.get(), path);
-    if (n > zarr3::kMaxChunkBytes)
-        throw zarr3::FormatError(path + ": file of " + std::to_string(n) + " bytes exceeds the " +
-                                 std::to_string(zarr3::kMaxChunkBytes) + "-byte limit");
-    zarr3::Bytes out(static_cast<size_t>(n));
-    read_exact(fp.get(), 0, out.data(), n, path);
+    auto too_large = [&](uint64_t n) {
+        return zarr3::FormatError(path + ": " + std::to_string(n) + " bytes exceeds the limit of " +
+                                  std::to_string(limit) + " bytes");
+    };
+    if (auto hit = cached_meta(key)) {
+        if (hit->size() > limit) throw too_large(hit->size());
+        return hit;
+    }
+    std::optional<zarr3::Bytes> out;
+    bool done = false;
+    if (http_) {
+        try {
+            out = http_->get(path, limit);
+            done = true;
+        } catch (const HttpDirect::Unusable& e) {
+            CPLDebug("Zarr3", "%s; reading through VSI", e.what());
+        }
+    }
+    if (!done) {
+        const NoDirListingScope no_listing(root_);
+        VSIFilePtr fp = open_read(path, remote_);
+        if (!fp) return std::nullopt;
+        const uint64_t n = file_size(fp.get(), path);
+        if (n > limit) throw too_large(n);
+        out.emplace(static_cast<size_t>(n));
+        read_exact(fp.get(), 0, out->data(), n, path);
+    }
+    if (out) remember_meta(key, *out);
     return out;
 }
 
@@ -140,8 +197,16 @@ std::optional<std::vector<zarr3::Bytes>>
 VSIStore::get_ranges_sized(const std::string& key, const std::vector<zarr3::ByteRange>& ranges,
                            std::optional<uint64_t>& total) {
     total.reset();
-    const NoDirListingScope no_listing(root_);
     const std::string path = path_of(key);
+    if (http_) {
+        try {
+            return http_->get_ranges(path, ranges, total);
+        } catch (const HttpDirect::Unusable& e) {
+            CPLDebug("Zarr3", "%s; reading through VSI", e.what());
+            total.reset();
+        }
+    }
+    const NoDirListingScope no_listing(root_);
     VSIFilePtr fp = open_read(path, remote_);
     if (!fp) return std::nullopt;
     const uint64_t n = file_size(fp.get(), path);
@@ -188,8 +253,16 @@ VSIStore::get_ranges_sized(const std::string& key, const std::vector<zarr3::Byte
 }
 
 std::optional<uint64_t> VSIStore::size(const std::string& key) {
-    const NoDirListingScope no_listing(root_);
     const std::string path = path_of(key);
+    if (auto hit = cached_meta(key)) return hit->size();
+    if (http_) {
+        try {
+            return http_->size(path);
+        } catch (const HttpDirect::Unusable& e) {
+            CPLDebug("Zarr3", "%s; reading through VSI", e.what());
+        }
+    }
+    const NoDirListingScope no_listing(root_);
     if (remote_) {
         // One request (HEAD, or a first-block GET for /vsis3/ and co) whose
         // answer GDAL caches for the following get(); a stat of a missing S3
@@ -218,6 +291,7 @@ void VSIStore::write_file(const std::string& path, zarr3::ByteView value,
 
 void VSIStore::put(const std::string& key, zarr3::ByteView value) {
     if (!writable_) throw zarr3::Error(root_ + ": store is opened read-only, cannot write " + key);
+    forget_meta(key);
     const NoDirListingScope no_listing(root_);
     const std::string path = path_of(key);
     const std::string dir = CPLGetPath(path.c_str());
@@ -251,6 +325,7 @@ void VSIStore::put(const std::string& key, zarr3::ByteView value) {
 void VSIStore::erase(const std::string& key) {
     const NoDirListingScope no_listing(root_);
     if (!writable_) throw zarr3::Error(root_ + ": store is opened read-only, cannot erase " + key);
+    forget_meta(key);
     const std::string path = path_of(key);
     if (!is_file(path)) return;
     if (VSIUnlink(path.c_str()) != 0) throw zarr3::Error(path + ": cannot delete");

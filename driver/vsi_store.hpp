@@ -2,10 +2,13 @@
 // /vsicurl/, /vsis3/, /vsizip/, ...).
 #pragma once
 
+#include "http_direct.hpp"
 #include "zarr3/store.hpp"
 
 #include <atomic>
+#include <map>
 #include <memory>
+#include <mutex>
 #include <string>
 
 class CPLConfigOptionSetter;
@@ -48,6 +51,8 @@ class VSIStore : public zarr3::Store {
     get_ranges_sized(const std::string& key, const std::vector<zarr3::ByteRange>& ranges,
                      std::optional<uint64_t>& total) override;
     std::optional<uint64_t> size(const std::string& key) override;
+    // One request on HTTP stores (the size comes with the value).
+    std::optional<zarr3::Bytes> get_bounded(const std::string& key, uint64_t limit) override;
     // Writes "<key>.tmp.<pid>.<n>" then renames it into place; falls back to a
     // direct write where the file system cannot rename (e.g. /vsis3/).
     void put(const std::string& key, zarr3::ByteView value) override;
@@ -62,6 +67,18 @@ class VSIStore : public zarr3::Store {
     std::string root_;
     bool writable_;
     bool remote_;
+    // Direct HTTP reads (no HEAD per object) for /vsicurl/ URLs and object
+    // stores; a request it cannot use falls back to VSI.
+    std::unique_ptr<HttpDirect> http_;
+    // The zarr.json documents read through this store (up to 16 MiB in all),
+    // so that opening a dataset reads each once; put/erase drop them. Each
+    // dataset has its own store: another open sees changes made meanwhile.
+    std::optional<zarr3::Bytes> cached_meta(const std::string& key);
+    void remember_meta(const std::string& key, const zarr3::Bytes& value);
+    void forget_meta(const std::string& key);
+    std::mutex meta_mu_;
+    std::map<std::string, zarr3::Bytes> meta_;
+    uint64_t meta_bytes_ = 0;
     std::atomic<uint64_t> counter_{0};
 };
 

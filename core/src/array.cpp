@@ -21,12 +21,7 @@ Selection Selection::all(const Shape& shape) {
 std::optional<nlohmann::json> read_node_json(Store& store, const std::string& path) {
     const std::string key = join_key(path, "zarr.json");
     const std::string where = store.uri() + "/" + key;
-    auto sz = store.size(key);
-    if (!sz) return std::nullopt;
-    if (*sz > kMaxMetadataBytes)
-        throw FormatError(where + ": metadata of " + std::to_string(*sz) +
-                          " bytes exceeds the limit of " + std::to_string(kMaxMetadataBytes));
-    auto bytes = store.get(key);
+    auto bytes = store.get_bounded(key, kMaxMetadataBytes);
     if (!bytes) return std::nullopt;
     return parse_json_text(
         std::string_view(reinterpret_cast<const char*>(bytes->data()), bytes->size()), where);

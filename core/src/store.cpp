@@ -14,6 +14,19 @@ namespace zarr3 {
 
 namespace fs = std::filesystem;
 
+std::optional<Bytes> Store::get_bounded(const std::string& key, uint64_t limit) {
+    const auto n = size(key);
+    if (!n) return std::nullopt;
+    if (*n > limit)
+        throw FormatError(uri() + "/" + key + ": " + std::to_string(*n) +
+                          " bytes exceeds the limit of " + std::to_string(limit) + " bytes");
+    auto v = get(key);
+    if (v && v->size() > limit)
+        throw FormatError(uri() + "/" + key + ": " + std::to_string(v->size()) +
+                          " bytes exceeds the limit of " + std::to_string(limit) + " bytes");
+    return v;
+}
+
 std::optional<std::vector<Bytes>> Store::get_ranges(const std::string& key,
                                                     const std::vector<ByteRange>& ranges) {
     auto all = get(key);
@@ -291,6 +304,15 @@ std::optional<uint64_t> CountingStore::size(const std::string& key) {
     ++c_.sizes;
     log_.push_back("size " + key);
     return inner_->size(key);
+}
+
+std::optional<Bytes> CountingStore::get_bounded(const std::string& key, uint64_t limit) {
+    auto r = inner_->get_bounded(key, limit);
+    std::lock_guard lk(mu_);
+    ++c_.gets;
+    if (r) c_.bytes += r->size();
+    log_.push_back("get " + key);
+    return r;
 }
 
 void CountingStore::put(const std::string& key, ByteView value) {

@@ -31,6 +31,10 @@ class Store {
     virtual std::optional<std::vector<Bytes>> get_ranges(const std::string& key,
                                                          const std::vector<ByteRange>& ranges);
     virtual std::optional<uint64_t> size(const std::string& key) = 0;
+    // Whole value if it holds at most `limit` bytes; nullopt when absent;
+    // FormatError naming the key when larger. The default asks size() first;
+    // stores that learn the size with the value (one HTTP GET) override it.
+    virtual std::optional<Bytes> get_bounded(const std::string& key, uint64_t limit);
     // get_ranges that also reports the value's total size when the store
     // learns it without an extra request (a file's fstat, an HTTP
     // Content-Range); `total` stays empty otherwise.
@@ -110,6 +114,7 @@ class CountingStore : public Store {
                                                        const std::vector<ByteRange>& ranges,
                                                        std::optional<uint64_t>& total) override;
     std::optional<uint64_t> size(const std::string& key) override;
+    std::optional<Bytes> get_bounded(const std::string& key, uint64_t limit) override;
     void put(const std::string& key, ByteView value) override;
     void erase(const std::string& key) override;
     std::vector<std::string> list_dir(const std::string& prefix) override;

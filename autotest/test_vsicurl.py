@@ -523,3 +523,34 @@ def test_truncated_shard_over_http_is_an_error(served, tmp_path):
             gdal.DontUseExceptions()
     msg = str(err.value)
     assert "truncated.zarr/c/0/0" in msg and "larger than the file (100 bytes)" in msg, msg
+
+
+def test_consolidated_metadata_over_http(served):
+    """A group with inline consolidated metadata: listing and opening its
+    arrays over HTTP reads the root zarr.json only (no child zarr.json)."""
+    import json
+
+    server, _ = served
+    src = CONFORMANCE / "geo_group" / "store.zarr"
+    dst = server.root / BUCKET / "geo_consolidated.zarr"
+    shutil.copytree(src, dst)
+    root = json.loads((dst / "zarr.json").read_text())
+    children = {p.parent.name: json.loads(p.read_text()) for p in dst.glob("*/zarr.json")}
+    root["consolidated_metadata"] = {"kind": "inline", "must_understand": False, "metadata": children}
+    (dst / "zarr.json").write_text(json.dumps(root))
+
+    m = server.mark()
+    ds = gdal.OpenEx(f'ZARR3:"{vsicurl(server, "geo_consolidated.zarr")}"', gdal.OF_MULTIDIM_RASTER)
+    rg = ds.GetRootGroup()
+    assert sorted(rg.GetMDArrayNames()) == sorted(children)
+    arrays = {n: rg.OpenMDArray(n) for n in children}
+    assert [d.GetSize() for d in arrays["air"].GetDimensions()] == [12, 18, 36]
+    reqs = server.requests(m)
+    assert {r.uri for r in reqs} == {f"/{BUCKET}/geo_consolidated.zarr/zarr.json"}, reqs
+    assert all(r.method == "GET" for r in reqs), reqs
+
+    m = server.mark()
+    got = arrays["air"].ReadAsArray()
+    reqs = split_gmac(server.requests(m))
+    assert got.tobytes() == expected("geo_group", "air").tobytes()
+    assert reqs and all("/air/c" in r.uri and r.method == "GET" for r in reqs), reqs

@@ -381,13 +381,15 @@ std::string HttpDirect::url_of(const std::string& path) const {
     if (!no_sign_option_.empty() &&
         CPLTestBool(VSIGetPathSpecificOption(path.c_str(), no_sign_option_.c_str(), "NO"))) {
         const char* url = VSIGetActualURL(path.c_str());
-        if (url == nullptr) throw Unusable(path + ": no URL");
+        // (GDAL 3.6 gives no URL for /vsiaz/ without a key: it returns the path.)
+        if (url == nullptr || !STARTS_WITH_CI(url, "http")) throw Unusable(path + ": no URL");
         return url;
     }
     char* signed_url = VSIGetSignedURL(path.c_str(), nullptr);
     if (signed_url == nullptr) throw Unusable(path + ": cannot sign a URL");
     std::string out = signed_url;
     CPLFree(signed_url);
+    if (!STARTS_WITH_CI(out.c_str(), "http")) throw Unusable(path + ": no URL");
     return out;
 }
 

@@ -1,41 +1,14 @@
 """A small Zarr v3 writer for test data: a 2-D root array with sharding_indexed
-(bytes + gzip inner codecs, bytes + crc32c index at the end). Python's
-standard library has no zstd, hence gzip."""
+(bytes + gzip inner codecs, bytes + crc32c index at the end). The shard encoder
+is scripts/shard_encoder.py, shared with scripts/make_sample.py."""
 import json
-import struct
-import zlib
+import sys
 from pathlib import Path
 
 import numpy as np
 
-
-def _crc32c_table():
-    table = []
-    for i in range(256):
-        c = i
-        for _ in range(8):
-            c = (c >> 1) ^ 0x82F63B78 if c & 1 else c >> 1
-        table.append(c)
-    return table
-
-
-_TABLE = _crc32c_table()
-
-
-def crc32c(data: bytes) -> int:
-    c = 0xFFFFFFFF
-    for b in data:
-        c = _TABLE[(c ^ b) & 0xFF] ^ (c >> 8)
-    return c ^ 0xFFFFFFFF
-
-
-assert crc32c(b"123456789") == 0xE3069283
-
-
-def gzip_bytes(raw: bytes, level=1) -> bytes:
-    co = zlib.compressobj(level, zlib.DEFLATED, 31)
-    out = co.compress(raw) + co.flush()
-    return out[:4] + b"\0\0\0\0" + out[8:9] + b"\xff" + out[10:]
+sys.path.append(str(Path(__file__).resolve().parent.parent / "scripts"))
+from shard_encoder import crc32c, encode_shard, gzip_bytes  # noqa: E402,F401  (crc32c: for tests)
 
 
 def make_data(shape=(2048, 2048), dtype="<u2", seed=0):
@@ -86,21 +59,18 @@ def write_sharded_store(root, data, shard=(512, 512), inner=(128, 128), fill=0):
     sizes = {}
     for sy in range(0, h, shard[0]):
         for sx in range(0, w, shard[1]):
-            body = bytearray()
-            entries = []
+            chunks = []
             for iy in range(sy, sy + shard[0], inner[0]):
                 for ix in range(sx, sx + shard[1], inner[1]):
                     block = np.full(inner, fill, dtype=dt)
                     part = data[iy : iy + inner[0], ix : ix + inner[1]]
                     block[: part.shape[0], : part.shape[1]] = part
-                    enc = gzip_bytes(np.ascontiguousarray(block).astype(dt.newbyteorder("<")).tobytes())
-                    entries.append((len(body), len(enc)))
-                    body += enc
-            idx = b"".join(struct.pack("<QQ", o, n) for o, n in entries)
+                    le = np.ascontiguousarray(block).astype(dt.newbyteorder("<")).tobytes()
+                    chunks.append(gzip_bytes(le, level=1))
             key = f"c/{sy // shard[0]}/{sx // shard[1]}"
             path = root / key
             path.parent.mkdir(parents=True, exist_ok=True)
-            blob = bytes(body) + idx + struct.pack("<I", crc32c(idx))
+            blob = encode_shard(chunks)
             path.write_bytes(blob)
             sizes[key] = len(blob)
     return sizes

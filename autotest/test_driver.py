@@ -12,6 +12,7 @@ import pytest
 from osgeo import gdal
 
 from conftest import REPO, config_option
+from zarr_meta_util import CS, DELETE, base_array_meta, mutate
 
 V3_CASE = "geo_group"
 
@@ -295,69 +296,39 @@ def test_garbage_zarr_json(tmp_path, run_tool):
     assert str(root / "zarr.json") in p.stderr
 
 
-def _base_array_meta():
-    return {
-        "zarr_format": 3,
-        "node_type": "array",
-        "shape": [10, 6],
-        "data_type": "int16",
-        "chunk_grid": {"name": "rectilinear", "configuration": {"kind": "inline", "chunk_shapes": [[4, 6], 3]}},
-        "chunk_key_encoding": {"name": "default", "configuration": {"separator": "/"}},
-        "fill_value": 0,
-        "codecs": [{"name": "bytes", "configuration": {"endian": "little"}}],
-    }
-
-
-def _mutate(path, value):
-    def f(m):
-        d = m
-        for k in path[:-1]:
-            d = d[k]
-        if value is _DELETE:
-            del d[path[-1]]
-        else:
-            d[path[-1]] = value
-        return m
-
-    return f
-
-
-_DELETE = object()
-_CS = ("chunk_grid", "configuration", "chunk_shapes")
-
 # (id, mutation, words of which at least one must appear in the message)
 MALFORMED = [
-    ("zero_edge", _mutate(_CS, [[4, 0, 6], 3]), ["edge", "chunk_shapes"]),
-    ("negative_edge", _mutate(_CS, [[4, -6], 3]), ["edge", "chunk_shapes", "negative"]),
-    ("rle_count_zero", _mutate(_CS, [[[5, 0], 10], 3]), ["count", "chunk_shapes"]),
-    ("edges_short", _mutate(_CS, [[4, 5], 3]), ["sum", "short", "cover", "chunk_shapes"]),
-    ("axis_count_mismatch", _mutate(_CS, [[4, 6]]), ["axes", "axis", "rank", "dimension", "chunk_shapes"]),
-    ("unknown_grid", _mutate(("chunk_grid", "name"), "hexagonal"), ["hexagonal"]),
-    ("missing_kind", _mutate(("chunk_grid", "configuration", "kind"), _DELETE), ["kind"]),
-    ("bad_kind", _mutate(("chunk_grid", "configuration", "kind"), "external"), ["kind", "external"]),
-    ("unknown_codec", _mutate(("codecs",), [{"name": "bytes", "configuration": {"endian": "little"}}, {"name": "lzma9000"}]), ["lzma9000"]),
-    ("no_codecs", _mutate(("codecs",), []), ["codecs"]),
-    ("unknown_dtype", _mutate(("data_type",), "int128"), ["int128"]),
-    ("bad_fill_value", _mutate(("fill_value",), "banana"), ["fill_value"]),
-    ("fill_value_out_of_range", _mutate(("fill_value",), 70000), ["fill_value"]),
-    ("shape_overflow", _mutate(("shape",), [2**63, 2**63]), ["overflow", "shape", "large", "exceed"]),
-    ("edge_overflow", _mutate(_CS, [[[2**62, 8]], 3]), ["overflow", "chunk_shapes", "large", "exceed"]),
-    ("negative_shape", _mutate(("shape",), [-10, 6]), ["shape"]),
-    ("missing_shape", _mutate(("shape",), _DELETE), ["shape"]),
-    ("bad_node_type", _mutate(("node_type",), "table"), ["node_type"]),
-    ("unknown_member", _mutate(("frobnicate",), {"x": 1}), ["frobnicate"]),
-    ("storage_transformer", _mutate(("storage_transformers",), [{"name": "foo"}]), ["storage_transformers"]),
-    ("bad_dimension_names", _mutate(("dimension_names",), ["y"]), ["dimension_names"]),
-    ("bad_separator", _mutate(("chunk_key_encoding", "configuration", "separator"), "|"), ["separator"]),
-    ("bad_endian", _mutate(("codecs",), [{"name": "bytes", "configuration": {"endian": "middle"}}]), ["endian"]),
+    ("zero_edge", mutate(CS, [[4, 0, 6], 3]), ["edge", "chunk_shapes"]),
+    ("negative_edge", mutate(CS, [[4, -6], 3]), ["edge", "chunk_shapes", "negative"]),
+    ("rle_count_zero", mutate(CS, [[[5, 0], 10], 3]), ["count", "chunk_shapes"]),
+    ("edges_short", mutate(CS, [[4, 5], 3]), ["sum", "short", "cover", "chunk_shapes"]),
+    ("axis_count_mismatch", mutate(CS, [[4, 6]]), ["axes", "axis", "rank", "dimension", "chunk_shapes"]),
+    ("unknown_grid", mutate(("chunk_grid", "name"), "hexagonal"), ["hexagonal"]),
+    ("missing_kind", mutate(("chunk_grid", "configuration", "kind"), DELETE), ["kind"]),
+    ("bad_kind", mutate(("chunk_grid", "configuration", "kind"), "external"), ["kind", "external"]),
+    ("unknown_codec", mutate(("codecs",), [{"name": "bytes", "configuration": {"endian": "little"}}, {"name": "lzma9000"}]), ["lzma9000"]),
+    ("no_codecs", mutate(("codecs",), []), ["codecs"]),
+    ("unknown_dtype", mutate(("data_type",), "int128"), ["int128"]),
+    ("bad_fill_value", mutate(("fill_value",), "banana"), ["fill_value"]),
+    ("fill_value_out_of_range", mutate(("fill_value",), 70000), ["fill_value"]),
+    ("shape_overflow", mutate(("shape",), [2**63, 2**63]), ["overflow", "shape", "large", "exceed"]),
+    ("edge_overflow", mutate(CS, [[[2**62, 8]], 3]), ["overflow", "chunk_shapes", "large", "exceed"]),
+    ("negative_shape", mutate(("shape",), [-10, 6]), ["shape"]),
+    ("missing_shape", mutate(("shape",), DELETE), ["shape"]),
+    ("bad_node_type", mutate(("node_type",), "table"), ["node_type"]),
+    ("unknown_member", mutate(("frobnicate",), {"x": 1}), ["frobnicate"]),
+    ("storage_transformer", mutate(("storage_transformers",), [{"name": "foo"}]), ["storage_transformers"]),
+    ("bad_dimension_names", mutate(("dimension_names",), ["y"]), ["dimension_names"]),
+    ("bad_separator", mutate(("chunk_key_encoding", "configuration", "separator"), "|"), ["separator"]),
+    ("bad_endian", mutate(("codecs",), [{"name": "bytes", "configuration": {"endian": "middle"}}]), ["endian"]),
 ]
 
 
-@pytest.mark.parametrize("name,mutate,words", MALFORMED, ids=[m[0] for m in MALFORMED])
-def test_malformed_metadata_refused(tmp_path, name, mutate, words):
+@pytest.mark.parametrize("name,change,words", MALFORMED, ids=[m[0] for m in MALFORMED])
+def test_malformed_metadata_refused(tmp_path, name, change, words):
     root = tmp_path / f"{name}.zarr"
     root.mkdir()
-    (root / "zarr.json").write_text(json.dumps(mutate(_base_array_meta())))
+    (root / "zarr.json").write_text(json.dumps(change(base_array_meta())))
     for flags in (gdal.OF_MULTIDIM_RASTER, 0):
         msg = open_error(root, flags)
         assert str(root / "zarr.json") in msg, msg
@@ -367,7 +338,7 @@ def test_malformed_metadata_refused(tmp_path, name, mutate, words):
 def test_truncated_json(tmp_path):
     root = tmp_path / "truncated.zarr"
     root.mkdir()
-    (root / "zarr.json").write_text(json.dumps(_base_array_meta())[:-20])
+    (root / "zarr.json").write_text(json.dumps(base_array_meta())[:-20])
     msg = open_error(root, gdal.OF_MULTIDIM_RASTER)
     assert str(root / "zarr.json") in msg
 
@@ -375,7 +346,7 @@ def test_truncated_json(tmp_path):
 def test_missing_chunk_reads_fill_and_corrupt_chunk_errors(tmp_path):
     root = tmp_path / "corrupt.zarr"
     root.mkdir()
-    meta = _base_array_meta()
+    meta = base_array_meta()
     meta["fill_value"] = -7
     meta["codecs"] = [{"name": "bytes", "configuration": {"endian": "little"}}, {"name": "gzip", "configuration": {"level": 1}}]
     (root / "zarr.json").write_text(json.dumps(meta))
@@ -393,7 +364,7 @@ def test_missing_chunk_reads_fill_and_corrupt_chunk_errors(tmp_path):
 def test_raw_type_refused_politely(tmp_path):
     root = tmp_path / "raw.zarr"
     root.mkdir()
-    meta = _base_array_meta()
+    meta = base_array_meta()
     meta["data_type"] = "r24"
     meta["fill_value"] = "0x000000"
     meta["codecs"] = [{"name": "bytes"}]

@@ -4,18 +4,17 @@ fail with a GDAL error naming the store or a file inside it, never crash."""
 import json
 import os
 import resource
-import shutil
 import struct
 import subprocess
 import sys
 import time
-import zlib
 
 import numpy as np
 import pytest
 from osgeo import gdal
 
-from sharded_writer import crc32c
+from sharded_writer import crc32c, gzip_bytes
+from zarr_meta_util import CS, DELETE, base_array_meta, mutate
 
 ASAN = "asan" in os.environ.get("LD_PRELOAD", "")
 
@@ -81,19 +80,6 @@ def run_reader(path):
 BASE_DATA = np.arange(60, dtype="<i2").reshape(10, 6)
 
 
-def base_meta():
-    return {
-        "zarr_format": 3,
-        "node_type": "array",
-        "shape": [10, 6],
-        "data_type": "int16",
-        "chunk_grid": {"name": "rectilinear", "configuration": {"kind": "inline", "chunk_shapes": [[4, 6], 3]}},
-        "chunk_key_encoding": {"name": "default", "configuration": {"separator": "/"}},
-        "fill_value": 0,
-        "codecs": [{"name": "bytes", "configuration": {"endian": "little"}}],
-    }
-
-
 def write_base_chunks(root, encode=lambda b: b):
     """Chunks of the base array (rows [0,4) and [4,10), cols [0,3) and [3,6))."""
     for i, (r0, r1) in enumerate(((0, 4), (4, 10))):
@@ -112,11 +98,11 @@ def json_store(text):
     return build
 
 
-def meta_store(mutate, chunks=False):
+def meta_store(change, chunks=False):
     def build(root):
         root.mkdir()
-        m = base_meta()
-        mutate(m)
+        m = base_array_meta()
+        change(m)
         (root / "zarr.json").write_text(json.dumps(m))
         if chunks:
             write_base_chunks(root)
@@ -125,32 +111,11 @@ def meta_store(mutate, chunks=False):
     return build
 
 
-def set_(path, value):
-    def f(m):
-        d = m
-        for k in path[:-1]:
-            d = d[k]
-        d[path[-1]] = value
-
-    return f
-
-
-def del_(path):
-    def f(m):
-        d = m
-        for k in path[:-1]:
-            d = d[k]
-        del d[path[-1]]
-
-    return f
-
-
-CS = ("chunk_grid", "configuration", "chunk_shapes")
 BYTES = {"name": "bytes", "configuration": {"endian": "little"}}
 
 
 def regular(shape):
-    return set_(("chunk_grid",), {"name": "regular", "configuration": {"chunk_shape": shape}})
+    return mutate(("chunk_grid",), {"name": "regular", "configuration": {"chunk_shape": shape}})
 
 
 def sharding(inner, index_codecs=None, shard=(8, 8)):
@@ -174,7 +139,7 @@ def sharding(inner, index_codecs=None, shard=(8, 8)):
 def coded_store(codecs, encode, fill=0):
     def build(root):
         root.mkdir()
-        m = base_meta()
+        m = base_array_meta()
         m["codecs"] = codecs
         m["fill_value"] = fill
         (root / "zarr.json").write_text(json.dumps(m))
@@ -182,11 +147,6 @@ def coded_store(codecs, encode, fill=0):
         return root
 
     return build
-
-
-def gzip_bytes(raw):
-    co = zlib.compressobj(1, zlib.DEFLATED, 31)
-    return co.compress(raw) + co.flush()
 
 
 GZIP = {"name": "gzip", "configuration": {"level": 1}}
@@ -269,7 +229,7 @@ def consolidated_store(names):
         root.mkdir()
         outside = root.parent / "x"
         outside.mkdir(exist_ok=True)
-        arr = base_meta()
+        arr = base_array_meta()
         (outside / "zarr.json").write_text(json.dumps(arr))
         write_base_chunks(outside)
         meta = {n: arr for n in names}
@@ -294,7 +254,7 @@ def escaping_path_store(array_path):
         (root / "zarr.json").write_text(json.dumps({"zarr_format": 3, "node_type": "group", "attributes": {}}))
         outside = root.parent / "x"
         outside.mkdir(exist_ok=True)
-        (outside / "zarr.json").write_text(json.dumps(base_meta()))
+        (outside / "zarr.json").write_text(json.dumps(base_array_meta()))
         write_base_chunks(outside)
         return f'ZARR3:"{root}":{array_path}', root
 
@@ -306,56 +266,56 @@ BIG = 9223372036854775807
 CASES = [
     # JSON
     ("bad_json", json_store("{ this is not json")),
-    ("truncated_json", json_store(json.dumps(base_meta())[:-25])),
+    ("truncated_json", json_store(json.dumps(base_array_meta())[:-25])),
     ("empty_json", json_store("")),
     ("binary_json", json_store(b"\x00\xff\xfe{\x01")),
     ("json_top_array", json_store("[1, 2, 3]")),
     ("json_deep_nesting", json_store("[" * 200000 + "]" * 200000)),
     ("json_deep_object", json_store('{"a":' * 100000 + "1" + "}" * 100000)),
     # grids
-    ("zero_edge", meta_store(set_(CS, [[4, 0, 6], 3]))),
-    ("negative_edge", meta_store(set_(CS, [[4, -6], 3]))),
-    ("float_edge", meta_store(set_(CS, [[4.5, 6], 3]))),
-    ("rle_count_zero", meta_store(set_(CS, [[[5, 0], 10], 3]))),
-    ("rle_count_negative", meta_store(set_(CS, [[[5, -2], 10], 3]))),
-    ("rle_value_zero", meta_store(set_(CS, [[[0, 3], 10], 3]))),
-    ("rle_run_count_overflow", meta_store(set_(CS, [[[3, BIG]], 3]))),
-    ("rle_two_runs_overflow", meta_store(set_(CS, [[[2, BIG], [2, BIG]], 3]))),
-    ("rle_run_count_u64", meta_store(set_(CS, [[[2, 2**64 - 1]], 3]))),
-    ("rle_run_count_too_big_for_json_u64", meta_store(set_(CS, [[[1, 2**64]], 3]))),
-    ("rle_sum_overflow", meta_store(set_(CS, [[[2**62, 8]], 3]))),
-    ("rle_bad_pair", meta_store(set_(CS, [[[5, 2, 1]], 3]))),
-    ("edges_short", meta_store(set_(CS, [[4, 5], 3]))),
-    ("rank_mismatch_short", meta_store(set_(CS, [[4, 6]]))),
-    ("rank_mismatch_long", meta_store(set_(CS, [[4, 6], 3, 3]))),
-    ("chunk_shapes_not_list", meta_store(set_(CS, "4,6"))),
-    ("rectilinear_no_kind", meta_store(del_(("chunk_grid", "configuration", "kind")))),
+    ("zero_edge", meta_store(mutate(CS, [[4, 0, 6], 3]))),
+    ("negative_edge", meta_store(mutate(CS, [[4, -6], 3]))),
+    ("float_edge", meta_store(mutate(CS, [[4.5, 6], 3]))),
+    ("rle_count_zero", meta_store(mutate(CS, [[[5, 0], 10], 3]))),
+    ("rle_count_negative", meta_store(mutate(CS, [[[5, -2], 10], 3]))),
+    ("rle_value_zero", meta_store(mutate(CS, [[[0, 3], 10], 3]))),
+    ("rle_run_count_overflow", meta_store(mutate(CS, [[[3, BIG]], 3]))),
+    ("rle_two_runs_overflow", meta_store(mutate(CS, [[[2, BIG], [2, BIG]], 3]))),
+    ("rle_run_count_u64", meta_store(mutate(CS, [[[2, 2**64 - 1]], 3]))),
+    ("rle_run_count_too_big_for_json_u64", meta_store(mutate(CS, [[[1, 2**64]], 3]))),
+    ("rle_sum_overflow", meta_store(mutate(CS, [[[2**62, 8]], 3]))),
+    ("rle_bad_pair", meta_store(mutate(CS, [[[5, 2, 1]], 3]))),
+    ("edges_short", meta_store(mutate(CS, [[4, 5], 3]))),
+    ("rank_mismatch_short", meta_store(mutate(CS, [[4, 6]]))),
+    ("rank_mismatch_long", meta_store(mutate(CS, [[4, 6], 3, 3]))),
+    ("chunk_shapes_not_list", meta_store(mutate(CS, "4,6"))),
+    ("rectilinear_no_kind", meta_store(mutate(("chunk_grid", "configuration", "kind"), DELETE))),
     ("regular_zero", meta_store(regular([0, 3]))),
     ("regular_negative", meta_store(regular([4, -3]))),
     ("regular_rank_mismatch", meta_store(regular([4]))),
-    ("unknown_grid", meta_store(set_(("chunk_grid", "name"), "hexagonal"))),
+    ("unknown_grid", meta_store(mutate(("chunk_grid", "name"), "hexagonal"))),
     # shape
-    ("negative_shape", meta_store(set_(("shape",), [-10, 6]))),
-    ("shape_overflow", meta_store(set_(("shape",), [2**63, 2**63]))),
-    ("shape_not_list", meta_store(set_(("shape",), 10))),
+    ("negative_shape", meta_store(mutate(("shape",), [-10, 6]))),
+    ("shape_overflow", meta_store(mutate(("shape",), [2**63, 2**63]))),
+    ("shape_not_list", meta_store(mutate(("shape",), 10))),
     # codecs / types / keys / members
-    ("unknown_codec", meta_store(set_(("codecs",), [BYTES, {"name": "lzma9000"}]))),
-    ("two_array_bytes_codecs", meta_store(set_(("codecs",), [BYTES, BYTES]))),
-    ("bad_endian", meta_store(set_(("codecs",), [{"name": "bytes", "configuration": {"endian": "middle"}}]))),
-    ("bad_transpose", meta_store(set_(("codecs",), [{"name": "transpose", "configuration": {"order": [0, 0]}}, BYTES]))),
-    ("gzip_bad_level", meta_store(set_(("codecs",), [BYTES, {"name": "gzip", "configuration": {"level": "max"}}]))),
-    ("unknown_dtype", meta_store(set_(("data_type",), "int128"))),
-    ("unknown_key_encoding", meta_store(set_(("chunk_key_encoding", "name"), "morton"))),
-    ("bad_separator", meta_store(set_(("chunk_key_encoding", "configuration", "separator"), "|"))),
-    ("unknown_member", meta_store(set_(("frobnicate",), {"x": 1}))),
-    ("unknown_member_must_understand_true", meta_store(set_(("frobnicate",), {"must_understand": True}))),
-    ("storage_transformer", meta_store(set_(("storage_transformers",), [{"name": "foo"}]))),
-    ("missing_node_type", meta_store(del_(("node_type",)))),
-    ("bad_dimension_names", meta_store(set_(("dimension_names",), ["y"]))),
+    ("unknown_codec", meta_store(mutate(("codecs",), [BYTES, {"name": "lzma9000"}]))),
+    ("two_array_bytes_codecs", meta_store(mutate(("codecs",), [BYTES, BYTES]))),
+    ("bad_endian", meta_store(mutate(("codecs",), [{"name": "bytes", "configuration": {"endian": "middle"}}]))),
+    ("bad_transpose", meta_store(mutate(("codecs",), [{"name": "transpose", "configuration": {"order": [0, 0]}}, BYTES]))),
+    ("gzip_bad_level", meta_store(mutate(("codecs",), [BYTES, {"name": "gzip", "configuration": {"level": "max"}}]))),
+    ("unknown_dtype", meta_store(mutate(("data_type",), "int128"))),
+    ("unknown_key_encoding", meta_store(mutate(("chunk_key_encoding", "name"), "morton"))),
+    ("bad_separator", meta_store(mutate(("chunk_key_encoding", "configuration", "separator"), "|"))),
+    ("unknown_member", meta_store(mutate(("frobnicate",), {"x": 1}))),
+    ("unknown_member_must_understand_true", meta_store(mutate(("frobnicate",), {"must_understand": True}))),
+    ("storage_transformer", meta_store(mutate(("storage_transformers",), [{"name": "foo"}]))),
+    ("missing_node_type", meta_store(mutate(("node_type",), DELETE))),
+    ("bad_dimension_names", meta_store(mutate(("dimension_names",), ["y"]))),
     # fill values
-    ("fill_banana", meta_store(set_(("fill_value",), "banana"))),
-    ("fill_out_of_range", meta_store(set_(("fill_value",), 70000))),
-    ("fill_fraction_for_int", meta_store(set_(("fill_value",), 1.5))),
+    ("fill_banana", meta_store(mutate(("fill_value",), "banana"))),
+    ("fill_out_of_range", meta_store(mutate(("fill_value",), 70000))),
+    ("fill_fraction_for_int", meta_store(mutate(("fill_value",), 1.5))),
     ("fill_hex_wrong_width", meta_store(lambda m: m.update(data_type="float32", fill_value="0x12"))),
     ("fill_complex_for_float", meta_store(lambda m: m.update(data_type="float64", fill_value=[1, 2]))),
     # sharding metadata
@@ -367,9 +327,9 @@ CASES = [
     ("truncated_chunk", coded_store([BYTES], lambda b: b[:-3])),
     ("oversized_chunk", coded_store([BYTES], lambda b: b + b"\0" * 8)),
     ("garbage_gzip_chunk", coded_store([BYTES, GZIP], lambda b: b"definitely not gzip at all")),
-    ("truncated_gzip_chunk", coded_store([BYTES, GZIP], lambda b: gzip_bytes(b)[:-12])),
-    ("gzip_chunk_too_large", coded_store([BYTES, GZIP], lambda b: gzip_bytes(b"\0" * (64 << 20)))),
-    ("gzip_chunk_too_small", coded_store([BYTES, GZIP], lambda b: gzip_bytes(b[:4]))),
+    ("truncated_gzip_chunk", coded_store([BYTES, GZIP], lambda b: gzip_bytes(b, level=1)[:-12])),
+    ("gzip_chunk_too_large", coded_store([BYTES, GZIP], lambda b: gzip_bytes(b"\0" * (64 << 20), level=1))),
+    ("gzip_chunk_too_small", coded_store([BYTES, GZIP], lambda b: gzip_bytes(b[:4], level=1))),
     ("crc32c_mismatch", coded_store([BYTES, {"name": "crc32c"}], lambda b: b + b"\1\2\3\4")),
     ("crc32c_chunk_too_short", coded_store([BYTES, {"name": "crc32c"}], lambda b: b"\1\2")),
     ("garbage_zstd_chunk", zstd_store(lambda raw: raw[:8] + bytes(x ^ 0xA5 for x in raw[8:]))),
@@ -401,13 +361,21 @@ ESCAPES = [
 ]
 
 
-@pytest.mark.parametrize("name,build", CASES, ids=[c[0] for c in CASES])
-def test_malformed_store(tmp_path, name, build):
+def build_and_read(tmp_path, name, build):
+    """Builds case `name` under tmp_path/s and reads it in a subprocess within
+    10 s: (built, store root, reader result); `built` is what build returned
+    (the store, or (open name, store))."""
     (tmp_path / "s").mkdir()
     built = build(tmp_path / "s" / f"{name}.zarr")
     open_name, root = built if isinstance(built, tuple) else (built, built)
     res, elapsed = run_reader(open_name)
     assert elapsed < 10
+    return built, root, res
+
+
+@pytest.mark.parametrize("name,build", CASES, ids=[c[0] for c in CASES])
+def test_malformed_store(tmp_path, name, build):
+    _, root, res = build_and_read(tmp_path, name, build)
     msg = res["multidim"]
     assert msg is not None, f"{name}: multidimensional open and read succeeded"
     assert str(root) in msg, msg
@@ -417,11 +385,7 @@ def test_malformed_store(tmp_path, name, build):
 
 @pytest.mark.parametrize("name,build", ESCAPES, ids=[c[0] for c in ESCAPES])
 def test_names_never_escape_the_store(tmp_path, name, build):
-    (tmp_path / "s").mkdir()
-    built = build(tmp_path / "s" / f"{name}.zarr")
-    open_name, root = built if isinstance(built, tuple) else (built, built)
-    res, elapsed = run_reader(open_name)
-    assert elapsed < 10
+    built, root, res = build_and_read(tmp_path, name, build)
     outside_sum = float(BASE_DATA.sum())
     assert all(s != outside_sum for _, s in res.get("read", [])), res
     for mode in ("multidim", "classic"):
@@ -442,14 +406,14 @@ def test_valid_arrays_read_next_to_malformed_one(tmp_path):
     for name, offset in (("a", 0), ("b", 1000)):
         d = root / name
         d.mkdir()
-        (d / "zarr.json").write_text(json.dumps(base_meta()))
+        (d / "zarr.json").write_text(json.dumps(base_array_meta()))
         for i, (r0, r1) in enumerate(((0, 4), (4, 10))):
             for j, (c0, c1) in enumerate(((0, 3), (3, 6))):
                 (d / "c" / str(i)).mkdir(parents=True, exist_ok=True)
                 (d / "c" / str(i) / str(j)).write_bytes((BASE_DATA[r0:r1, c0:c1] + offset).astype("<i2").tobytes())
     bad = root / "c"
     bad.mkdir()
-    m = base_meta()
+    m = base_array_meta()
     m["chunk_grid"]["configuration"]["chunk_shapes"] = [[[3, BIG]], 3]
     (bad / "zarr.json").write_text(json.dumps(m))
     script = r"""

@@ -17,6 +17,48 @@ std::optional<Kind> scalar_kind(const nlohmann::json& v) {
     return std::nullopt;
 }
 
+bool IsIntegerType(GDALDataType t) {
+    return !GDALDataTypeIsFloating(t) && !GDALDataTypeIsComplex(t) && t != GDT_Unknown;
+}
+
+// Walks the selection of a scalar (`scalar`) or 1-D attribute: calls
+// fn(value index, element in the caller's buffer) for each selected element,
+// stopping at the first false. `Byte` is GByte or const GByte.
+template <class Byte, class Fn>
+bool ForEachElement(bool scalar, const GUInt64* start, const size_t* count, const GInt64* step,
+                    const GPtrDiff_t* stride, const GDALExtendedDataType& buf_type, Byte* buf,
+                    Fn&& fn) {
+    const size_t n = scalar ? 1 : count[0];
+    const size_t esize = buf_type.GetSize();
+    for (size_t i = 0; i < n; ++i) {
+        const size_t idx = scalar ? 0
+                                  : static_cast<size_t>(static_cast<GInt64>(start[0]) +
+                                                        static_cast<GInt64>(i) * step[0]);
+        Byte* p =
+            buf +
+            (scalar ? 0 : static_cast<GPtrDiff_t>(i) * stride[0] * static_cast<GPtrDiff_t>(esize));
+        if (!fn(idx, p)) return false;
+    }
+    return true;
+}
+
+// Copies one value of GDAL numeric type `t` into a caller's element.
+template <class T>
+bool CopyNumber(const T& x, GDALDataType t, GByte* dst, const GDALExtendedDataType& buf_type) {
+    return GDALExtendedDataType::CopyValue(&x, GDALExtendedDataType::Create(t), dst, buf_type);
+}
+
+// Reads one caller element as GDAL numeric type `t` (C++ type T) into `out`.
+template <class T>
+bool LoadNumber(const GByte* src, const GDALExtendedDataType& buf_type, GDALDataType t,
+                nlohmann::json& out) {
+    T x = 0;
+    if (!GDALExtendedDataType::CopyValue(src, buf_type, &x, GDALExtendedDataType::Create(t)))
+        return false;
+    out = x;
+    return true;
+}
+
 } // namespace
 
 JsonAttribute::JsonAttribute(const std::string& parent, const std::string& name,
@@ -87,26 +129,17 @@ std::shared_ptr<GDALAttribute> JsonAttribute::Create(const std::string& parent,
 bool JsonAttribute::IRead(const GUInt64* start, const size_t* count, const GInt64* step,
                           const GPtrDiff_t* stride, const GDALExtendedDataType& buf_type,
                           void* dst) const {
-    const size_t n = dims_.empty() ? 1 : count[0];
-    auto* out = static_cast<GByte*>(dst);
-    const size_t esize = buf_type.GetSize();
-    for (size_t i = 0; i < n; ++i) {
-        const size_t idx = dims_.empty() ? 0
-                                         : static_cast<size_t>(static_cast<GInt64>(start[0]) +
-                                                               static_cast<GInt64>(i) * step[0]);
-        GByte* d = out + (dims_.empty() ? 0
-                                        : static_cast<GPtrDiff_t>(i) * stride[0] *
-                                              static_cast<GPtrDiff_t>(esize));
-        if (!strings_.empty()) {
-            const char* s = strings_[idx].c_str();
-            if (!GDALExtendedDataType::CopyValue(&s, dt_, d, buf_type)) return false;
-        } else if (!ints_.empty()) {
-            if (!GDALExtendedDataType::CopyValue(&ints_[idx], dt_, d, buf_type)) return false;
-        } else {
-            if (!GDALExtendedDataType::CopyValue(&doubles_[idx], dt_, d, buf_type)) return false;
-        }
-    }
-    return true;
+    return ForEachElement(
+        dims_.empty(), start, count, step, stride, buf_type, static_cast<GByte*>(dst),
+        [&](size_t idx, GByte* d) {
+            if (!strings_.empty()) {
+                const char* s = strings_[idx].c_str();
+                return GDALExtendedDataType::CopyValue(&s, dt_, d, buf_type);
+            }
+            if (!ints_.empty())
+                return GDALExtendedDataType::CopyValue(&ints_[idx], dt_, d, buf_type);
+            return GDALExtendedDataType::CopyValue(&doubles_[idx], dt_, d, buf_type);
+        });
 }
 
 std::vector<std::shared_ptr<GDALAttribute>> MakeAttributes(const std::string& parent,
@@ -117,18 +150,6 @@ std::vector<std::shared_ptr<GDALAttribute>> MakeAttributes(const std::string& pa
         out.push_back(JsonAttribute::Create(parent, it.key(), it.value()));
     return out;
 }
-
-} // namespace zarr3drv
-
-namespace zarr3drv {
-
-namespace {
-
-bool IsIntegerType(GDALDataType t) {
-    return !GDALDataTypeIsFloating(t) && !GDALDataTypeIsComplex(t) && t != GDT_Unknown;
-}
-
-} // namespace
 
 WritableAttribute::WritableAttribute(const std::string& parent, const std::string& name,
                                      const std::vector<GUInt64>& dims,
@@ -177,79 +198,40 @@ nlohmann::json WritableAttribute::Value() const {
 bool WritableAttribute::IWrite(const GUInt64* start, const size_t* count, const GInt64* step,
                                const GPtrDiff_t* stride, const GDALExtendedDataType& buf_type,
                                const void* src) {
-    const size_t n = dims_.empty() ? 1 : count[0];
-    const auto* in = static_cast<const GByte*>(src);
-    const size_t bsize = buf_type.GetSize();
     const GDALDataType t = dt_.GetNumericDataType();
-    for (size_t i = 0; i < n; ++i) {
-        const size_t idx = dims_.empty() ? 0
-                                         : static_cast<size_t>(static_cast<GInt64>(start[0]) +
-                                                               static_cast<GInt64>(i) * step[0]);
-        const GByte* s = in + (dims_.empty() ? 0
-                                             : static_cast<GPtrDiff_t>(i) * stride[0] *
-                                                   static_cast<GPtrDiff_t>(bsize));
+    auto store = [&](size_t idx, const GByte* s) {
         if (dt_.GetClass() == GEDTC_STRING) {
             char* str = nullptr;
             if (!GDALExtendedDataType::CopyValue(s, buf_type, &str, dt_)) return false;
             values_[idx] = str ? nlohmann::json(std::string(str)) : nlohmann::json();
             CPLFree(str);
-        } else if (IsIntegerType(t) && t == GDT_UInt64) {
-            uint64_t v = 0;
-            if (!GDALExtendedDataType::CopyValue(s, buf_type, &v,
-                                                 GDALExtendedDataType::Create(GDT_UInt64)))
-                return false;
-            values_[idx] = v;
-        } else if (IsIntegerType(t)) {
-            int64_t v = 0;
-            if (!GDALExtendedDataType::CopyValue(s, buf_type, &v,
-                                                 GDALExtendedDataType::Create(GDT_Int64)))
-                return false;
-            values_[idx] = v;
-        } else {
-            double v = 0;
-            if (!GDALExtendedDataType::CopyValue(s, buf_type, &v,
-                                                 GDALExtendedDataType::Create(GDT_Float64)))
-                return false;
-            values_[idx] = v;
+            return true;
         }
-    }
-    return sink_(GetName(), Value());
+        if (t == GDT_UInt64) return LoadNumber<uint64_t>(s, buf_type, GDT_UInt64, values_[idx]);
+        if (IsIntegerType(t)) return LoadNumber<int64_t>(s, buf_type, GDT_Int64, values_[idx]);
+        return LoadNumber<double>(s, buf_type, GDT_Float64, values_[idx]);
+    };
+    const bool ok = ForEachElement(dims_.empty(), start, count, step, stride, buf_type,
+                                   static_cast<const GByte*>(src), store);
+    return ok && sink_(GetName(), Value());
 }
 
 bool WritableAttribute::IRead(const GUInt64* start, const size_t* count, const GInt64* step,
                               const GPtrDiff_t* stride, const GDALExtendedDataType& buf_type,
                               void* dst) const {
-    const size_t n = dims_.empty() ? 1 : count[0];
-    auto* out = static_cast<GByte*>(dst);
-    const size_t bsize = buf_type.GetSize();
-    for (size_t i = 0; i < n; ++i) {
-        const size_t idx = dims_.empty() ? 0
-                                         : static_cast<size_t>(static_cast<GInt64>(start[0]) +
-                                                               static_cast<GInt64>(i) * step[0]);
-        GByte* d = out + (dims_.empty() ? 0
-                                        : static_cast<GPtrDiff_t>(i) * stride[0] *
-                                              static_cast<GPtrDiff_t>(bsize));
-        const auto& v = values_[idx];
-        bool ok;
-        if (dt_.GetClass() == GEDTC_STRING) {
-            const char* p = v.is_string() ? v.get_ref<const std::string&>().c_str() : nullptr;
-            ok = GDALExtendedDataType::CopyValue(&p, dt_, d, buf_type);
-        } else if (v.is_number_unsigned()) {
-            const uint64_t x = v.get<uint64_t>();
-            ok = GDALExtendedDataType::CopyValue(&x, GDALExtendedDataType::Create(GDT_UInt64), d,
-                                                 buf_type);
-        } else if (v.is_number_integer()) {
-            const int64_t x = v.get<int64_t>();
-            ok = GDALExtendedDataType::CopyValue(&x, GDALExtendedDataType::Create(GDT_Int64), d,
-                                                 buf_type);
-        } else {
-            const double x = v.is_number() ? v.get<double>() : 0.0;
-            ok = GDALExtendedDataType::CopyValue(&x, GDALExtendedDataType::Create(GDT_Float64), d,
-                                                 buf_type);
-        }
-        if (!ok) return false;
-    }
-    return true;
+    return ForEachElement(
+        dims_.empty(), start, count, step, stride, buf_type, static_cast<GByte*>(dst),
+        [&](size_t idx, GByte* d) {
+            const auto& v = values_[idx];
+            if (dt_.GetClass() == GEDTC_STRING) {
+                const char* p = v.is_string() ? v.get_ref<const std::string&>().c_str() : nullptr;
+                return GDALExtendedDataType::CopyValue(&p, dt_, d, buf_type);
+            }
+            if (v.is_number_unsigned())
+                return CopyNumber(v.get<uint64_t>(), GDT_UInt64, d, buf_type);
+            if (v.is_number_integer()) return CopyNumber(v.get<int64_t>(), GDT_Int64, d, buf_type);
+            return CopyNumber(v.is_number() ? v.get<double>() : 0.0, GDT_Float64, d, buf_type);
+        });
 }
 
 } // namespace zarr3drv

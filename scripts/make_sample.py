@@ -12,12 +12,15 @@ The output is deterministic, so regenerating gives identical files.
 """
 import json
 import shutil
-import struct
 import sys
-import zlib
 from pathlib import Path
 
 import numpy as np
+
+_HERE = Path(__file__).resolve().parent
+if str(_HERE) not in sys.path:  # also when loaded by path (autotest/test_driver.py)
+    sys.path.insert(0, str(_HERE))
+from shard_encoder import encode_shard, gzip_bytes  # noqa: E402
 
 MONTHS = [31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31]
 NT, NY, NX = 365, 32, 64
@@ -28,36 +31,6 @@ CRS_WKT = (
     'CS[ellipsoidal,2],AXIS["geodetic latitude (Lat)",north],AXIS["geodetic longitude (Lon)",east],'
     'UNIT["degree",0.0174532925199433],ID["EPSG",4326]]'
 )
-
-
-def _crc32c_table():
-    table = []
-    for i in range(256):
-        c = i
-        for _ in range(8):
-            c = (c >> 1) ^ 0x82F63B78 if c & 1 else c >> 1
-        table.append(c)
-    return table
-
-
-_TABLE = _crc32c_table()
-
-
-def crc32c(data: bytes) -> int:
-    c = 0xFFFFFFFF
-    for b in data:
-        c = _TABLE[(c ^ b) & 0xFF] ^ (c >> 8)
-    return c ^ 0xFFFFFFFF
-
-
-assert crc32c(b"123456789") == 0xE3069283
-
-
-def gzip_bytes(raw: bytes, level=6) -> bytes:
-    co = zlib.compressobj(level, zlib.DEFLATED, 31)  # wbits 31: gzip container
-    out = co.compress(raw) + co.flush()
-    # Fixed header timestamp/OS so the output is reproducible.
-    return out[:4] + b"\0\0\0\0" + out[8:9] + b"\xff" + out[10:]
 
 
 def write_json(path: Path, obj):
@@ -84,7 +57,7 @@ def plain_array(root: Path, name, data: np.ndarray, dims, attrs, fill=0):
     write_json(root / name / "zarr.json", meta)
     key = "c" if data.ndim == 0 else "c/" + "/".join("0" * data.ndim)
     (root / name / key).parent.mkdir(parents=True, exist_ok=True)
-    (root / name / key).write_bytes(gzip_bytes(np.ascontiguousarray(data).tobytes()))
+    (root / name / key).write_bytes(gzip_bytes(np.ascontiguousarray(data).tobytes(), level=6))
 
 
 def temperature():
@@ -177,19 +150,15 @@ def main():
     for m, n in enumerate(MONTHS):
         shard = data[start:start + n]
         cps = (n // INNER[0], NY // INNER[1], NX // INNER[2])
-        body = bytearray()
-        index = np.zeros(cps + (2,), dtype="<u8")
+        chunks = []
         for i in range(cps[0]):
             for j in range(cps[1]):
                 for k in range(cps[2]):
                     inner = shard[i * INNER[0]:(i + 1) * INNER[0], j * INNER[1]:(j + 1) * INNER[1], k * INNER[2]:(k + 1) * INNER[2]]
-                    enc = gzip_bytes(np.ascontiguousarray(inner).tobytes())
-                    index[i, j, k] = (len(body), len(enc))
-                    body += enc
-        idx = index.tobytes()
+                    chunks.append(gzip_bytes(np.ascontiguousarray(inner).tobytes(), level=6))
         key = out / "t2m" / "c" / str(m) / "0" / "0"
         key.parent.mkdir(parents=True, exist_ok=True)
-        key.write_bytes(bytes(body) + idx + struct.pack("<I", crc32c(idx)))
+        key.write_bytes(encode_shard(chunks))
         start += n
     total = sum(f.stat().st_size for f in out.rglob("*") if f.is_file())
     print(f"wrote {out} ({total} bytes)")

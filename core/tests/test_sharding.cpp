@@ -1,5 +1,6 @@
-// sharding_indexed: conformance shards, request patterns of partial reads,
-// encode/decode round trips, nested sharding, malformed shards, index cache.
+// sharding_indexed reads: conformance shards, request patterns of partial
+// reads, index cache. Encode/decode round trips and malformed shards are in
+// test_sharding_codec.cpp.
 //
 // Request accounting (CountingStore::counts()): every store call is one
 // request: `gets` (whole value), `range_calls` (one get_ranges call, however
@@ -24,14 +25,6 @@ using nlohmann::json;
 namespace {
 
 const std::string kConf = ZARR3_CONFORMANCE_DIR;
-
-ChunkSpec make_spec(const Shape& shape, const std::string& dt, const json& fill) {
-    ChunkSpec s;
-    s.shape = shape;
-    s.dtype = data_type_from_name(dt);
-    s.fill_value = parse_fill_value(fill, s.dtype, "test fill_value");
-    return s;
-}
 
 // One sharded conformance array ("a" in the case's store).
 struct ConfCase {
@@ -128,6 +121,17 @@ std::shared_ptr<CountingStore> counting(const ConfCase& c) {
     return std::make_shared<CountingStore>(std::make_shared<FileStore>(c.store_dir, false));
 }
 
+// A conformance case read through a counting store with a private index cache.
+struct CountedReads {
+    ConfCase c;
+    std::shared_ptr<CountingStore> store;
+    ShardIndexCache cache;
+    ReadOptions opt;
+    explicit CountedReads(const char* name) : c(name), store(counting(c)) {
+        opt.index_cache = &cache;
+    }
+};
+
 void expect_counts(const CountingStore& s, uint64_t gets, uint64_t range_calls, uint64_t ranges) {
     std::string log;
     for (const auto& l : s.log())
@@ -172,12 +176,9 @@ TEST(ShardingConformance, PartialReadsMatchExpected) {
     // through read_partial in row bands of 7 (not aligned to inner chunks).
     for (const char* name : {"shard_regular_zstd", "shard_rect_outer", "shard_sparse_fill"}) {
         SCOPED_TRACE(name);
-        ConfCase c(name);
+        CountedReads reads(name);
+        auto& [c, store, cache, opt] = reads;
         ASSERT_TRUE(c.chain.supports_partial_read());
-        auto store = counting(c);
-        ShardIndexCache cache;
-        ReadOptions opt;
-        opt.index_cache = &cache;
         Bytes arr(c.expected.size(), 0xAB);
         for (const auto& idx : c.shard_indices()) {
             StoreByteSource src(*store, c.key_of(idx));
@@ -225,18 +226,14 @@ TEST(ShardingConformance, ArrayOpenOnFileStoreMatchesExpected) {
 // ------------------------------------------------------------ request patterns
 
 TEST(ShardingRequests, OneInnerChunkIsIndexPlusOneRange) {
-    ConfCase c("shard_regular_zstd");
-    auto store = counting(c);
-    ShardIndexCache cache;
-    ReadOptions opt;
-    opt.index_cache = &cache;
+    CountedReads reads("shard_regular_zstd");
+    auto& [c, store, cache, opt] = reads;
     StoreByteSource src(*store, "a/c/0/0");
     const ChunkSpec spec = c.spec_of({0, 0});
     const Bytes ref = *c.decode_shard({0, 0});
     std::vector<int32_t> out(100, -1);
     Region r{{10, 20}, {10, 10}, {}};
-    ASSERT_TRUE(c.codec->read_partial(
-        src, spec, r, {reinterpret_cast<uint8_t*>(out.data()), c_strides({10, 10}, 4)}, opt));
+    ASSERT_TRUE(c.codec->read_partial(src, spec, r, testutil::view_of(out, {10, 10}), opt));
     expect_counts(*store, 0, 2, 2); // index (suffix range) + one inner chunk
     const auto log = store->log();
     ASSERT_EQ(log.size(), 2u);
@@ -248,27 +245,22 @@ TEST(ShardingRequests, OneInnerChunkIsIndexPlusOneRange) {
 
     // Same shard again: the index comes from the cache.
     store->reset();
-    ASSERT_TRUE(
-        c.codec->read_partial(src, spec, Region{{0, 0}, {3, 3}, {}},
-                              {reinterpret_cast<uint8_t*>(out.data()), c_strides({3, 3}, 4)}, opt));
+    ASSERT_TRUE(c.codec->read_partial(src, spec, Region{{0, 0}, {3, 3}, {}},
+                                      testutil::view_of(out, {3, 3}), opt));
     expect_counts(*store, 0, 1, 1);
     EXPECT_EQ(out[4], refi[50 + 1]);
 }
 
 TEST(ShardingRequests, AdjacentInnerChunksMergeIntoOneRange) {
-    ConfCase c("shard_regular_zstd");
-    auto store = counting(c);
-    ShardIndexCache cache;
-    ReadOptions opt;
-    opt.index_cache = &cache;
+    CountedReads reads("shard_regular_zstd");
+    auto& [c, store, cache, opt] = reads;
     StoreByteSource src(*store, "a/c/1/1");
     const ChunkSpec spec = c.spec_of({1, 1});
     const Bytes ref = *c.decode_shard({1, 1});
     // Rows 5..24, cols 3..32: 3x4 = 12 inner chunks out of 30.
     std::vector<int32_t> out(20 * 30);
     Region r{{5, 3}, {20, 30}, {}};
-    ASSERT_TRUE(c.codec->read_partial(
-        src, spec, r, {reinterpret_cast<uint8_t*>(out.data()), c_strides({20, 30}, 4)}, opt));
+    ASSERT_TRUE(c.codec->read_partial(src, spec, r, testutil::view_of(out, {20, 30}), opt));
     expect_counts(*store, 0, 2, 2); // index + ONE merged range
     const auto* refi = reinterpret_cast<const int32_t*>(ref.data());
     for (int i = 0; i < 20; ++i)
@@ -280,31 +272,25 @@ TEST(ShardingRequests, AdjacentInnerChunksMergeIntoOneRange) {
     // of one get_ranges call.
     StoreByteSource src00(*store, "a/c/0/0");
     opt.coalesce_gap = 0;
-    ASSERT_TRUE(c.codec->read_partial(
-        src00, spec, Region{{0, 0}, {10, 20}, {}},
-        {reinterpret_cast<uint8_t*>(out.data()), c_strides({10, 20}, 4)}, opt));
+    ASSERT_TRUE(c.codec->read_partial(src00, spec, Region{{0, 0}, {10, 20}, {}},
+                                      testutil::view_of(out, {10, 20}), opt));
     store->reset();
-    ASSERT_TRUE(c.codec->read_partial(
-        src00, spec, Region{{0, 0}, {10, 20}, {}},
-        {reinterpret_cast<uint8_t*>(out.data()), c_strides({10, 20}, 4)}, opt));
+    ASSERT_TRUE(c.codec->read_partial(src00, spec, Region{{0, 0}, {10, 20}, {}},
+                                      testutil::view_of(out, {10, 20}), opt));
     expect_counts(*store, 0, 1, 2);
     EXPECT_EQ(store->log().at(0), "ranges a/c/0/0 0+278 551+281");
     // The default gap (16 KiB) merges them.
     opt.coalesce_gap = 16 * 1024;
     store->reset();
-    ASSERT_TRUE(c.codec->read_partial(
-        src00, spec, Region{{0, 0}, {10, 20}, {}},
-        {reinterpret_cast<uint8_t*>(out.data()), c_strides({10, 20}, 4)}, opt));
+    ASSERT_TRUE(c.codec->read_partial(src00, spec, Region{{0, 0}, {10, 20}, {}},
+                                      testutil::view_of(out, {10, 20}), opt));
     expect_counts(*store, 0, 1, 1);
     EXPECT_EQ(store->log().at(0), "ranges a/c/0/0 0+832");
 }
 
 TEST(ShardingRequests, FullShardIsOneRequest) {
-    ConfCase c("shard_regular_zstd");
-    auto store = counting(c);
-    ShardIndexCache cache;
-    ReadOptions opt;
-    opt.index_cache = &cache;
+    CountedReads reads("shard_regular_zstd");
+    auto& [c, store, cache, opt] = reads;
     StoreByteSource src(*store, "a/c/0/1");
     const ChunkSpec spec = c.spec_of({0, 1});
     const Bytes ref = *c.decode_shard({0, 1});
@@ -317,15 +303,14 @@ TEST(ShardingRequests, FullShardIsOneRequest) {
     store->reset();
     std::vector<int32_t> one(1);
     ASSERT_TRUE(c.codec->read_partial(src, spec, Region{{59, 49}, {1, 1}, {}},
-                                      {reinterpret_cast<uint8_t*>(one.data()), {4, 4}}, opt));
+                                      testutil::view_of(one, {1, 1}), opt));
     expect_counts(*store, 0, 1, 1);
     EXPECT_EQ(one[0], reinterpret_cast<const int32_t*>(ref.data())[59 * 50 + 49]);
     // A stepped selection touching every inner chunk also reads the whole shard.
     store->reset();
     std::vector<int32_t> st(12 * 10);
-    ASSERT_TRUE(c.codec->read_partial(
-        src, spec, Region{{2, 4}, {12, 10}, {5, 5}},
-        {reinterpret_cast<uint8_t*>(st.data()), c_strides({12, 10}, 4)}, opt));
+    ASSERT_TRUE(c.codec->read_partial(src, spec, Region{{2, 4}, {12, 10}, {5, 5}},
+                                      testutil::view_of(st, {12, 10}), opt));
     expect_counts(*store, 1, 0, 0);
     for (int i = 0; i < 12; ++i)
         for (int j = 0; j < 10; ++j)
@@ -334,14 +319,11 @@ TEST(ShardingRequests, FullShardIsOneRequest) {
 }
 
 TEST(ShardingRequests, SparseAndAbsentShards) {
-    ConfCase c("shard_sparse_fill");
-    auto store = counting(c);
-    ShardIndexCache cache;
-    ReadOptions opt;
-    opt.index_cache = &cache;
+    CountedReads reads("shard_sparse_fill");
+    auto& [c, store, cache, opt] = reads;
     const ChunkSpec spec = c.spec_of({0, 1});
     std::vector<float> out(20 * 20, 0.f);
-    const StridedView v{reinterpret_cast<uint8_t*>(out.data()), c_strides({20, 20}, 4)};
+    const StridedView v = testutil::view_of(out, {20, 20});
     // Shard 0/1 holds inner chunks (0,0), (1,0), (2,0) only: rows 20..39 of
     // columns 20..39 are empty inner chunks -> fill, no data request.
     StoreByteSource src(*store, "a/c/0/1");
@@ -358,11 +340,8 @@ TEST(ShardingRequests, SparseAndAbsentShards) {
 }
 
 TEST(ShardingRequests, ParallelExecutorDecodesEveryInnerChunk) {
-    ConfCase c("shard_rect_outer");
-    auto store = counting(c);
-    ShardIndexCache cache;
-    ReadOptions opt;
-    opt.index_cache = &cache;
+    CountedReads reads("shard_rect_outer");
+    auto& [c, store, cache, opt] = reads;
     std::atomic<int> calls{0};
     opt.executor = [&](size_t n, const std::function<void(size_t)>& task) {
         ++calls;
@@ -393,392 +372,6 @@ TEST(ShardingRequests, ParallelExecutorDecodesEveryInnerChunk) {
     }
     EXPECT_TRUE(arr == c.expected);
     EXPECT_EQ(calls.load(), 12);
-}
-
-// ------------------------------------------------------------ round trips
-
-namespace {
-
-json config_for(const Shape& inner, bool start, bool crc, const std::string& endian,
-                const json& inner_codecs =
-                    json::array({{{"name", "bytes"}, {"configuration", {{"endian", "little"}}}}})) {
-    json ic = json::array({{{"name", "bytes"}, {"configuration", {{"endian", endian}}}}});
-    if (crc) ic.push_back({{"name", "crc32c"}});
-    return {{"chunk_shape", inner},
-            {"codecs", inner_codecs},
-            {"index_codecs", ic},
-            {"index_location", start ? "start" : "end"}};
-}
-
-// 8x15 uint16 shard, inner 4x5 (2x3 inner chunks); inner chunks (0,1) and
-// (1,2) hold only the fill value 7.
-Bytes test_shard_data() {
-    std::vector<uint16_t> v(8 * 15);
-    for (int i = 0; i < 8; ++i)
-        for (int j = 0; j < 15; ++j) {
-            const int ci = i / 4, cj = j / 5;
-            const bool fill = (ci == 0 && cj == 1) || (ci == 1 && cj == 2);
-            v[i * 15 + j] = fill ? 7 : static_cast<uint16_t>(100 + i * 15 + j);
-        }
-    Bytes b(v.size() * 2);
-    std::memcpy(b.data(), v.data(), b.size());
-    return b;
-}
-
-std::vector<uint64_t> entries_of(const ShardingCodec& codec, const Bytes& shard, const Shape& cps) {
-    const uint64_t isz = codec.index_size(cps);
-    const ByteView all(shard);
-    const ByteView enc = codec.index_location() == ShardingCodec::IndexLocation::Start
-                             ? all.first(isz)
-                             : all.last(isz);
-    return codec.parse_index(enc, cps, shard.size(), "test")->entries;
-}
-
-} // namespace
-
-TEST(ShardingRoundTrip, IndexLocationCrcAndEndianness) {
-    const ChunkSpec spec = make_spec({8, 15}, "uint16", 7);
-    const Bytes data = test_shard_data();
-    for (bool start : {false, true})
-        for (bool crc : {false, true})
-            for (const char* endian : {"little", "big"}) {
-                SCOPED_TRACE(std::string(start ? "start" : "end") + (crc ? " crc " : " ") + endian);
-                ShardingCodec codec(config_for({4, 5}, start, crc, endian), spec, "test");
-                const Shape cps{2, 3};
-                const uint64_t isz = codec.index_size(cps);
-                EXPECT_EQ(isz, 96u + (crc ? 4 : 0));
-                const Bytes enc = codec.encode(data, spec);
-                EXPECT_EQ(enc.size(), isz + 4 * 40); // 4 stored inner chunks of 4x5 uint16
-                const auto e = entries_of(codec, enc, cps);
-                for (uint64_t lin = 0; lin < 6; ++lin) {
-                    const bool empty = lin == 1 || lin == 5;
-                    EXPECT_EQ(e[2 * lin] == kEmptyEntry, empty) << lin;
-                    EXPECT_EQ(e[2 * lin + 1] == kEmptyEntry, empty) << lin;
-                    if (!empty) {
-                        EXPECT_EQ(e[2 * lin + 1], 40u);
-                        EXPECT_GE(e[2 * lin], start ? isz : 0u);
-                        EXPECT_LE(e[2 * lin] + 40, start ? enc.size() : enc.size() - isz);
-                    }
-                }
-                // First entry's offset as stored, in the index's byte order.
-                const uint8_t* raw = start ? enc.data() : enc.data() + enc.size() - isz;
-                uint64_t first = 0;
-                for (int k = 0; k < 8; ++k)
-                    first |= static_cast<uint64_t>(raw[std::string(endian) == "big" ? 7 - k : k])
-                             << (8 * k);
-                EXPECT_EQ(first, start ? isz : 0u);
-                Bytes dec(data.size(), 0);
-                codec.decode(enc, spec, dec.data());
-                EXPECT_TRUE(dec == data);
-                // The JSON form rebuilds the same codec.
-                const json j = codec.to_json();
-                EXPECT_EQ(j["name"], "sharding_indexed");
-                ShardingCodec again(j["configuration"], spec, "test");
-                EXPECT_TRUE(again.encode(data, spec) == enc);
-            }
-}
-
-TEST(ShardingRoundTrip, AllFillShardHasEmptyIndex) {
-    const ChunkSpec spec = make_spec({8, 15}, "uint16", 7);
-    ShardingCodec codec(config_for({4, 5}, false, true, "little"), spec, "test");
-    Bytes data(8 * 15 * 2);
-    for (size_t i = 0; i < data.size(); i += 2)
-        data[i] = 7;
-    const Bytes enc = codec.encode(data, spec);
-    EXPECT_EQ(enc.size(), 100u);
-    for (uint64_t v : entries_of(codec, enc, {2, 3}))
-        EXPECT_EQ(v, kEmptyEntry);
-    Bytes dec(data.size(), 0xEE);
-    codec.decode(enc, spec, dec.data());
-    EXPECT_TRUE(dec == data);
-}
-
-TEST(ShardingRoundTrip, ChunksPerShardFollowsTheShardShape) {
-    // One codec serves shards of different shapes (rectilinear shard grid).
-    const ChunkSpec spec = make_spec({8, 15}, "uint16", 7);
-    ShardingCodec codec(config_for({4, 5}, false, true, "little"), spec, "test");
-    const ChunkSpec small = make_spec({4, 10}, "uint16", 7);
-    Bytes data(4 * 10 * 2);
-    for (size_t i = 0; i < data.size(); ++i)
-        data[i] = static_cast<uint8_t>(i * 3);
-    const Bytes enc = codec.encode(data, small);
-    EXPECT_EQ(enc.size(), 2 * 40 + 2 * 16 + 4u);
-    Bytes dec(data.size());
-    codec.decode(enc, small, dec.data());
-    EXPECT_TRUE(dec == data);
-    EXPECT_THROW(codec.encode(data, make_spec({5, 8}, "uint16", 7)), FormatError);
-}
-
-TEST(ShardingRoundTrip, NestedSharding) {
-    const ChunkSpec spec = make_spec({16, 16}, "int32", 0);
-    const json nested = json::array(
-        {{{"name", "sharding_indexed"},
-          {"configuration",
-           {{"chunk_shape", json::array({4, 4})},
-            {"codecs", json::array({{{"name", "bytes"}, {"configuration", {{"endian", "little"}}}},
-                                    {{"name", "zstd"}, {"configuration", {{"level", 1}}}}})},
-            {"index_codecs",
-             json::array({{{"name", "bytes"}, {"configuration", {{"endian", "big"}}}},
-                          {{"name", "crc32c"}}})}}}}});
-    ShardingCodec codec(config_for({8, 8}, false, true, "little", nested), spec, "test");
-    std::vector<int32_t> v(256);
-    for (int i = 0; i < 256; ++i)
-        v[i] = (i / 16 < 4 && i % 16 < 4) ? 0 : i * 1000 - 7;
-    Bytes data(1024);
-    std::memcpy(data.data(), v.data(), data.size());
-    const Bytes enc = codec.encode(data, spec);
-    Bytes dec(data.size());
-    codec.decode(enc, spec, dec.data());
-    EXPECT_TRUE(dec == data);
-
-    // Partial stepped read through a store: inner shards are read partially too.
-    auto mem = std::make_shared<MemoryStore>();
-    mem->put("s", enc);
-    CountingStore cs(mem);
-    StoreByteSource src(cs, "s");
-    ReadOptions opt;
-    std::vector<int32_t> out(6 * 5, -1);
-    // Rows 1..6, columns 3..11 step 2: outer inner chunks (0,0) and (0,1).
-    ASSERT_TRUE(codec.read_partial(src, spec, Region{{1, 3}, {6, 5}, {1, 2}},
-                                   {reinterpret_cast<uint8_t*>(out.data()), c_strides({6, 5}, 4)},
-                                   opt));
-    for (int i = 0; i < 6; ++i)
-        for (int j = 0; j < 5; ++j)
-            ASSERT_EQ(out[i * 5 + j], v[(1 + i) * 16 + 3 + 2 * j]);
-    EXPECT_EQ(cs.counts().range_calls, 2u); // outer index + one merged range
-    EXPECT_EQ(cs.counts().ranges, 2u);
-    EXPECT_EQ(cs.counts().gets, 0u);
-
-    // A nested inner shape that does not divide the outer inner chunk.
-    json bad = nested;
-    bad[0]["configuration"]["chunk_shape"] = json::array({3, 4});
-    EXPECT_THROW(ShardingCodec(config_for({8, 8}, false, true, "little", bad), spec, "test"),
-                 FormatError);
-}
-
-TEST(ShardingRoundTrip, StridedAndNegativeOutputViews) {
-    const ChunkSpec spec = make_spec({8, 15}, "uint16", 7);
-    ShardingCodec codec(config_for({4, 5}, true, true, "big"), spec, "test");
-    const Bytes data = test_shard_data();
-    const Bytes enc = codec.encode(data, spec);
-    MemoryByteSource src(enc, "mem shard");
-    // Rows 1..6 step 5 (2 rows), cols 14 down to 0 via a negative output
-    // stride (i.e. the row reversed), into a padded buffer.
-    std::vector<uint16_t> out(2 * 20, 0);
-    StridedView v{reinterpret_cast<uint8_t*>(out.data() + 14), {40, -2}};
-    ASSERT_TRUE(codec.read_partial(src, spec, Region{{1, 0}, {2, 15}, {5, 1}}, v, ReadOptions{}));
-    const auto* d = reinterpret_cast<const uint16_t*>(data.data());
-    for (int i = 0; i < 2; ++i)
-        for (int j = 0; j < 15; ++j)
-            ASSERT_EQ(out[i * 20 + 14 - j], d[(1 + 5 * i) * 15 + j]);
-    for (int i = 0; i < 2; ++i)
-        for (int j = 15; j < 20; ++j)
-            EXPECT_EQ(out[i * 20 + j], 0);
-    // A region leaving the shard is an error, not a crash.
-    EXPECT_THROW(codec.read_partial(src, spec, Region{{7, 0}, {2, 1}, {}}, v, ReadOptions{}),
-                 Error);
-}
-
-// ------------------------------------------------------------ malformed shards
-
-namespace {
-
-struct Broken {
-    ChunkSpec spec = make_spec({8, 15}, "uint16", 7);
-    ShardingCodec codec;
-    Bytes enc;
-    explicit Broken(bool crc, bool start = false)
-        : codec(config_for({4, 5}, start, crc, "little"), spec, "test") {
-        enc = codec.encode(test_shard_data(), spec);
-    }
-    uint64_t index_pos() const {
-        return codec.index_location() == ShardingCodec::IndexLocation::Start
-                   ? 0
-                   : enc.size() - codec.index_size({2, 3});
-    }
-    void set_entry(uint64_t lin, uint64_t off, uint64_t nb) {
-        std::memcpy(enc.data() + index_pos() + 16 * lin, &off, 8);
-        std::memcpy(enc.data() + index_pos() + 16 * lin + 8, &nb, 8);
-    }
-    std::string decode_error() const {
-        Bytes out(spec.num_bytes());
-        try {
-            codec.decode(enc, spec, out.data());
-        } catch (const FormatError& e) {
-            return e.what();
-        }
-        return "no error";
-    }
-};
-
-} // namespace
-
-TEST(ShardingMalformed, CorruptIndexChecksum) {
-    Broken b(true);
-    b.enc[b.index_pos() + 3] ^= 0x40;
-    const std::string err = b.decode_error();
-    EXPECT_NE(err.find("checksum"), std::string::npos) << err;
-    // Through a store, too.
-    auto mem = std::make_shared<MemoryStore>();
-    mem->put("x/c/0", b.enc);
-    StoreByteSource src(*mem, "x/c/0");
-    std::vector<uint16_t> out(4);
-    try {
-        b.codec.read_partial(src, b.spec, Region{{0, 0}, {2, 2}, {}},
-                             {reinterpret_cast<uint8_t*>(out.data()), {4, 2}}, ReadOptions{});
-        FAIL() << "no error";
-    } catch (const FormatError& e) {
-        EXPECT_NE(std::string(e.what()).find("checksum mismatch"), std::string::npos);
-        EXPECT_NE(std::string(e.what()).find("x/c/0"), std::string::npos) << e.what();
-    }
-}
-
-TEST(ShardingMalformed, EntriesOutsideTheDataRegion) {
-    {
-        Broken b(false);
-        b.set_entry(2, b.enc.size() - 96 - 10, 40); // overlaps the index at the end
-        const std::string err = b.decode_error();
-        EXPECT_NE(err.find("inner chunk (0,2)"), std::string::npos) << err;
-        EXPECT_NE(err.find("past the end"), std::string::npos) << err;
-    }
-    {
-        Broken b(false);
-        b.set_entry(0, ~0ull - 3, 5); // offset + nbytes overflows
-        EXPECT_NE(b.decode_error().find("overflows"), std::string::npos);
-    }
-    {
-        Broken b(false);
-        b.set_entry(3, kEmptyEntry, 40); // half empty
-        EXPECT_NE(b.decode_error().find("inner chunk (1,0)"), std::string::npos);
-    }
-    {
-        Broken b(false);
-        b.set_entry(0, 0, uint64_t{1} << 40); // huge nbytes: refused before any read
-        EXPECT_NE(b.decode_error().find("maximum"), std::string::npos);
-        // Partial read: refused while parsing the index, before the data range.
-        auto mem = std::make_shared<MemoryStore>();
-        mem->put("k", b.enc);
-        CountingStore cs(mem);
-        StoreByteSource src(cs, "k");
-        std::vector<uint16_t> out(1);
-        EXPECT_THROW(b.codec.read_partial(src, b.spec, Region{{0, 0}, {1, 1}, {}},
-                                          {reinterpret_cast<uint8_t*>(out.data()), {2, 2}},
-                                          ReadOptions{}),
-                     FormatError);
-        EXPECT_EQ(cs.counts().range_calls, 1u);
-    }
-    {
-        Broken b(false, true);
-        b.set_entry(0, 10, 40); // index at start: offset inside the index
-        EXPECT_NE(b.decode_error().find("points into the shard index"), std::string::npos);
-    }
-    {
-        // Partial read of an entry past the end of the value: the store
-        // refuses the range (the shard size is not fetched).
-        Broken b(false);
-        b.set_entry(0, b.enc.size() + 100, 40);
-        auto mem = std::make_shared<MemoryStore>();
-        mem->put("k", b.enc);
-        StoreByteSource src(*mem, "k");
-        std::vector<uint16_t> out(1);
-        EXPECT_THROW(b.codec.read_partial(src, b.spec, Region{{0, 0}, {1, 1}, {}},
-                                          {reinterpret_cast<uint8_t*>(out.data()), {2, 2}},
-                                          ReadOptions{}),
-                     FormatError);
-    }
-}
-
-TEST(ShardingMalformed, TruncatedShard) {
-    for (bool start : {false, true}) {
-        Broken b(true, start);
-        Bytes small(b.enc.begin(), b.enc.begin() + 50);
-        Bytes out(b.spec.num_bytes());
-        try {
-            b.codec.decode(small, b.spec, out.data());
-            FAIL() << "no error";
-        } catch (const FormatError& e) {
-            EXPECT_NE(std::string(e.what()).find("truncated"), std::string::npos) << e.what();
-        }
-        // Cut inside the data: the checksum (end) or bounds (start) catch it.
-        Bytes cut(b.enc.begin(), b.enc.end() - 30);
-        EXPECT_THROW(b.codec.decode(cut, b.spec, out.data()), FormatError);
-        auto mem = std::make_shared<MemoryStore>();
-        mem->put("k", small);
-        StoreByteSource src(*mem, "k");
-        EXPECT_THROW(b.codec.read_partial(src, b.spec, Region{{0, 0}, {1, 1}, {}},
-                                          {out.data(), {2, 2}}, ReadOptions{}),
-                     FormatError);
-        EXPECT_THROW(b.codec.read_partial(src, b.spec, Region{{0, 0}, {8, 15}, {}},
-                                          {out.data(), c_strides({8, 15}, 2)}, ReadOptions{}),
-                     FormatError);
-    }
-}
-
-TEST(ShardingMalformed, ConfigurationErrors) {
-    const ChunkSpec spec = make_spec({8, 15}, "uint16", 7);
-    auto expect_error = [&](json cfg, const std::string& needle) {
-        try {
-            ShardingCodec c(cfg, spec, "arr/zarr.json");
-            ADD_FAILURE() << "accepted " << cfg.dump();
-        } catch (const FormatError& e) {
-            EXPECT_NE(std::string(e.what()).find(needle), std::string::npos) << e.what();
-            EXPECT_NE(std::string(e.what()).find("arr/zarr.json"), std::string::npos) << e.what();
-        }
-    };
-    json good = config_for({4, 5}, false, true, "little");
-    json c = good;
-    c["index_codecs"] = json::array({{{"name", "bytes"}}, {{"name", "zstd"}}});
-    expect_error(c, "index_codecs");
-    c["index_codecs"] = json::array(
-        {{{"name", "transpose"}, {"configuration", {{"order", {1, 0}}}}}, {{"name", "bytes"}}});
-    expect_error(c, "index_codecs");
-    c["index_codecs"] = json::array();
-    expect_error(c, "index_codecs");
-    c = good;
-    c.erase("index_codecs");
-    expect_error(c, "index_codecs");
-    c = good;
-    c["chunk_shape"] = json::array({4});
-    expect_error(c, "chunk_shape");
-    c["chunk_shape"] = json::array({4, 0});
-    expect_error(c, "chunk_shape");
-    c = good;
-    c["index_location"] = "middle";
-    expect_error(c, "index_location");
-    c = good;
-    c.erase("codecs");
-    expect_error(c, "codecs");
-    c = good;
-    c.erase("index_location"); // defaults to end
-    EXPECT_EQ(ShardingCodec(c, spec, "t").index_location(), ShardingCodec::IndexLocation::End);
-}
-
-TEST(ShardingMalformed, ValidateGrid) {
-    const ChunkSpec spec = make_spec({20, 15}, "uint16", 0);
-    ShardingCodec codec(config_for({10, 5}, false, true, "little"), spec, "test");
-    EXPECT_NO_THROW(codec.validate_grid(ChunkGrid::make_regular({20, 15}, {100, 100}), "g"));
-    try {
-        codec.validate_grid(ChunkGrid::make_regular({20, 12}, {100, 100}), "g.json");
-        FAIL() << "no error";
-    } catch (const FormatError& e) {
-        EXPECT_NE(std::string(e.what()).find("axis 1"), std::string::npos) << e.what();
-        EXPECT_NE(std::string(e.what()).find("12"), std::string::npos) << e.what();
-    }
-    // Rectilinear: [[20, 3], 15] on axis 0 -> 15 is not a multiple of 10.
-    auto ax0 = AxisPartition::from_runs({{20, 3}, {15, 1}});
-    ax0.set_length(75);
-    auto ax1 = AxisPartition::from_runs({{5, 2}, {10, 4}});
-    ax1.set_length(50);
-    try {
-        codec.validate_grid(ChunkGrid::make_rectilinear({ax0, ax1}), "r.json");
-        FAIL() << "no error";
-    } catch (const FormatError& e) {
-        EXPECT_NE(std::string(e.what()).find("axis 0"), std::string::npos) << e.what();
-        EXPECT_NE(std::string(e.what()).find("shard edge 15"), std::string::npos) << e.what();
-    }
-    auto ok0 = AxisPartition::from_runs({{20, 3}, {10, 1}});
-    ok0.set_length(70);
-    EXPECT_NO_THROW(codec.validate_grid(ChunkGrid::make_rectilinear({ok0, ax1}), "r.json"));
 }
 
 // ------------------------------------------------------------ index cache

@@ -1,6 +1,8 @@
 // Helpers shared by core tests.
 #pragma once
 
+#include "zarr3/strided.hpp"
+
 #include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
@@ -36,5 +38,10 @@ struct TempDir {
     }
     std::string str() const { return path.string(); }
 };
+
+// A C-order view of `v` as an array of shape `shape`.
+template <class T> zarr3::StridedView view_of(std::vector<T>& v, const zarr3::Shape& shape) {
+    return {reinterpret_cast<uint8_t*>(v.data()), zarr3::c_strides(shape, sizeof(T))};
+}
 
 } // namespace testutil

@@ -61,23 +61,19 @@ enum class RootKind { NotOurs, ZarrV3, Broken };
 // Reads the root zarr.json of an unprefixed name and decides whether the
 // store is ours. Declines silently (no CPLError) when it is not Zarr v3 so
 // that later drivers get their turn; a zarr.json that is not JSON at all is
-// reported, naming the file.
-RootKind ClassifyRoot(const std::string& root) {
-    const std::string where = root + "/zarr.json";
+// reported, naming the file. One read: the store keeps the document for the
+// dataset that opens next (remote: one GET, no HEAD).
+RootKind ClassifyRoot(VSIStore& store) {
+    const std::string where = store.uri() + "/zarr.json";
     std::optional<zarr3::Bytes> bytes;
     {
         CPLErrorStateBackuper keep_state;
         CPLErrorHandlerPusher quiet(CPLQuietErrorHandler);
         try {
-            VSIStore store(root);
-            const auto n = store.size("zarr.json");
-            if (!n) return RootKind::NotOurs;
-            if (*n > zarr3::kMaxMetadataBytes) {
-                bytes.reset();
-            } else {
-                bytes = store.get("zarr.json");
-                if (!bytes) return RootKind::NotOurs;
-            }
+            bytes = store.get_bounded("zarr.json", zarr3::kMaxMetadataBytes);
+            if (!bytes) return RootKind::NotOurs;
+        } catch (const zarr3::FormatError&) {
+            bytes.reset(); // larger than the limit
         } catch (const std::exception&) {
             return RootKind::NotOurs;
         }
@@ -108,10 +104,13 @@ int Identify(GDALOpenInfo* oi) {
     const std::string f = oi->pszFilename;
     if (STARTS_WITH_CI(f.c_str(), kPrefix)) return TRUE;
     if (f == "zarr.json" || EndsWith(f, "/zarr.json")) return oi->bStatOK && !oi->bIsDirectory;
+    // Remote folders (object stores and HTTP servers often cannot even stat
+    // one): Open decides with one GET of zarr.json; a stat here would cost a
+    // HEAD more.
+    if (IsNetworkPath(f) && oi->fpL == nullptr) return GDAL_IDENTIFY_UNKNOWN;
     if (oi->bIsDirectory) return StatOK(RootOf(f) + "/zarr.json");
-    // Object stores and HTTP servers often cannot stat a "folder", nor can
-    // GDAL 3.6 stat implicit /vsimem/ folders.
-    if ((IsNetworkPath(f) || STARTS_WITH(f.c_str(), "/vsimem/")) && oi->fpL == nullptr)
+    // GDAL 3.6 cannot stat implicit /vsimem/ folders.
+    if (STARTS_WITH(f.c_str(), "/vsimem/") && oi->fpL == nullptr)
         return StatOK(RootOf(f) + "/zarr.json");
     return FALSE;
 }
@@ -120,11 +119,8 @@ GDALDataset* Open(GDALOpenInfo* oi) {
     if (!Identify(oi)) return nullptr;
     OpenTarget t;
     if (!ParseOpenTarget(oi->pszFilename, t)) return nullptr;
-    if (!t.prefixed) {
-        if (!CPLTestBool(CPLGetConfigOption("ZARR3_PRECEDENCE", "YES")))
-            return nullptr; // leave the store to GDAL's built-in Zarr driver
-        if (ClassifyRoot(t.root) != RootKind::ZarrV3) return nullptr;
-    }
+    if (!t.prefixed && !CPLTestBool(CPLGetConfigOption("ZARR3_PRECEDENCE", "YES")))
+        return nullptr; // leave the store to GDAL's built-in Zarr driver
     if (!t.has_array) {
         const char* arr = CSLFetchNameValue(oi->papszOpenOptions, "ARRAY");
         if (arr && arr[0]) {
@@ -134,14 +130,17 @@ GDALDataset* Open(GDALOpenInfo* oi) {
     }
     // Update access: classic (raster_dataset.cpp) and multidim (md_dataset.cpp).
     const bool writable = oi->eAccess == GA_Update;
-    std::shared_ptr<zarr3::Store> store;
+    std::shared_ptr<VSIStore> store;
     if (!Guard(t.root, [&] { store = std::make_shared<VSIStore>(t.root, writable); }))
         return nullptr;
+    if (!t.prefixed && ClassifyRoot(*store) != RootKind::ZarrV3) return nullptr;
     if (t.prefixed) {
         const std::string where = store->uri() + "/zarr.json";
-        std::optional<uint64_t> sz;
-        Guard(where, [&] { sz = store->size("zarr.json"); });
-        if (!sz) {
+        std::optional<zarr3::Bytes> root_json;
+        if (!Guard(where,
+                   [&] { root_json = store->get_bounded("zarr.json", zarr3::kMaxMetadataBytes); }))
+            return nullptr;
+        if (!root_json) {
             CPLError(CE_Failure, CPLE_OpenFailed, "%s: not found (no Zarr v3 store at %s)",
                      where.c_str(), t.root.c_str());
             return nullptr;

@@ -7,66 +7,18 @@
 //     edges_1m                   1-d array whose rectilinear axis lists 1,000,000 edges
 //   <out>/raw.f32               the decoded array (little-endian float32, C order)
 // Usage: zarr3_bench_gen <out-dir>
+#include "bench_data.hpp"
 #include "zarr3/array.hpp"
 
 #include <array>
-#include <atomic>
 #include <chrono>
-#include <cmath>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
-#include <iostream>
-#include <mutex>
-#include <random>
-#include <thread>
 
 namespace {
 
-constexpr uint64_t kN = 4096;
-
-// A smooth field plus noise, quantised to 1/64 so that zstd gets ~2-3x.
-std::vector<float> make_field() {
-    std::vector<float> v(kN * kN);
-    std::mt19937 rng(42);
-    std::normal_distribution<float> noise(0.f, 0.6f);
-    for (uint64_t y = 0; y < kN; ++y)
-        for (uint64_t x = 0; x < kN; ++x) {
-            const double fx = double(x), fy = double(y);
-            double f = 280.0 + 15.0 * std::sin(fx / 410.0) * std::cos(fy / 290.0) +
-                       4.0 * std::sin((fx + 2 * fy) / 97.0) + 0.002 * fy;
-            f += noise(rng);
-            v[y * kN + x] = float(std::round(f * 64.0) / 64.0);
-        }
-    return v;
-}
-
-// Core executor for generation speed only: one std::thread per hardware thread.
-zarr3::Executor thread_executor() {
-    return [](size_t n, const std::function<void(size_t)>& task) {
-        const size_t k = std::max(1u, std::thread::hardware_concurrency());
-        std::atomic<size_t> next{0};
-        std::exception_ptr err;
-        std::mutex mu;
-        auto loop = [&] {
-            for (size_t i; (i = next++) < n;) {
-                try {
-                    task(i);
-                } catch (...) {
-                    std::lock_guard lk(mu);
-                    if (!err) err = std::current_exception();
-                }
-            }
-        };
-        std::vector<std::thread> ts;
-        for (size_t t = 1; t < std::min(k, n); ++t)
-            ts.emplace_back(loop);
-        loop();
-        for (auto& t : ts)
-            t.join();
-        if (err) std::rethrow_exception(err);
-    };
-}
+using bench::kN;
 
 nlohmann::json base_meta(const nlohmann::json& grid, const nlohmann::json& codecs, uint64_t n0 = kN,
                          uint64_t n1 = kN) {
@@ -94,7 +46,7 @@ void write_array(const std::shared_ptr<zarr3::Store>& store, const std::string& 
     const auto t0 = std::chrono::steady_clock::now();
     auto meta = zarr3::parse_array_metadata(j, name + "/zarr.json");
     auto a = zarr3::Array::create(store, name, std::move(meta), true);
-    a->set_executor(thread_executor());
+    a->set_executor(bench::thread_executor());
     a->write(zarr3::Selection::all(a->metadata().shape), data.data());
     a->flush();
     const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
@@ -114,7 +66,7 @@ int main(int argc, char** argv) {
         std::filesystem::create_directories(root);
         auto store = std::make_shared<zarr3::FileStore>(root.string());
         zarr3::Group::create(store, "");
-        const auto data = make_field();
+        const auto data = bench::make_field();
         {
             std::ofstream f(out / "raw.f32", std::ios::binary);
             f.write(reinterpret_cast<const char*>(data.data()),
@@ -160,8 +112,8 @@ int main(int argc, char** argv) {
         // 1,000,000 explicit edges that never repeat twice in a row (no runs).
         nlohmann::json edges = nlohmann::json::array();
         uint64_t len = 0;
-        for (uint64_t i = 0; i < 1000000; ++i) {
-            const uint64_t e = 1 + (i * 7919) % 13 + (i % 2);
+        for (uint64_t i = 0; i < bench::kEdges; ++i) {
+            const uint64_t e = bench::edge_at(i);
             edges.push_back(e);
             len += e;
         }

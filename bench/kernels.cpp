@@ -9,6 +9,9 @@
 //   BM_WindowReads        100 random 512x512 windows of sharded_zstd through a
 //                         CountingStore (counters: bytes read and bytes needed)
 //   BM_OpenEdges1M / BM_ParseEdges1M   Array::open vs nlohmann::json::parse
+//   BM_OpenEdges1MOnePass  the same open through parse_node_metadata_text (edge
+//                         lists straight into runs), as the GDAL multidim path does
+#include "bench_data.hpp"
 #include "zarr3/array.hpp"
 #include "zarr3/sharding.hpp"
 
@@ -24,9 +27,9 @@
 namespace {
 
 namespace fs = std::filesystem;
-constexpr uint64_t kN = 4096;
-const char* const kArrays[] = {"regular_zstd", "rect_zstd", "sharded_zstd", "regular_gzip",
-                               "regular_blosc"};
+using bench::kArrays;
+using bench::kN;
+using bench::thread_executor;
 
 fs::path data_dir() {
     const char* d = std::getenv("ZARR3_BENCH_DATA");
@@ -43,33 +46,6 @@ zarr3::Bytes slurp(const fs::path& p) {
 
 std::shared_ptr<zarr3::Store> bench_store() {
     return std::make_shared<zarr3::FileStore>((data_dir() / "bench.zarr").string(), false);
-}
-
-// Executor for core-only runs (the GDAL plugin uses GDAL's pool instead).
-zarr3::Executor thread_executor(size_t threads) {
-    if (threads <= 1) return {};
-    return [threads](size_t n, const std::function<void(size_t)>& task) {
-        std::atomic<size_t> next{0};
-        std::exception_ptr err;
-        std::mutex mu;
-        auto loop = [&] {
-            for (size_t i; (i = next++) < n;) {
-                try {
-                    task(i);
-                } catch (...) {
-                    std::lock_guard lk(mu);
-                    if (!err) err = std::current_exception();
-                }
-            }
-        };
-        std::vector<std::thread> ts;
-        for (size_t t = 1; t < std::min(threads, n); ++t)
-            ts.emplace_back(loop);
-        loop();
-        for (auto& t : ts)
-            t.join();
-        if (err) std::rethrow_exception(err);
-    };
 }
 
 void BM_BareZstdDecode(benchmark::State& state) {
@@ -234,6 +210,20 @@ void BM_OpenEdges1M(benchmark::State& state) {
     }
 }
 BENCHMARK(BM_OpenEdges1M)->Unit(benchmark::kMillisecond)->UseRealTime();
+
+void BM_OpenEdges1MOnePass(benchmark::State& state) {
+    auto store = bench_store();
+    for (auto _ : state) {
+        const auto bytes = store->get_bounded("edges_1m/zarr.json", zarr3::kMaxMetadataBytes);
+        if (!bytes) state.SkipWithError("edges_1m/zarr.json missing");
+        auto node = zarr3::parse_node_metadata_text(
+            std::string_view(reinterpret_cast<const char*>(bytes->data()), bytes->size()),
+            "edges_1m/zarr.json");
+        auto a = zarr3::Array::open(store, "edges_1m", std::move(*node.array));
+        benchmark::DoNotOptimize(a.get());
+    }
+}
+BENCHMARK(BM_OpenEdges1MOnePass)->Unit(benchmark::kMillisecond)->UseRealTime();
 
 void BM_ParseEdges1M(benchmark::State& state) {
     const zarr3::Bytes b = slurp(data_dir() / "bench.zarr" / "edges_1m" / "zarr.json");

@@ -196,9 +196,10 @@ void Zarr3Group::LinkIndexingVariables(const std::shared_ptr<GDALMDArray>& arr,
         std::shared_ptr<GDALMDArray> var;
         if (d->GetName() == name) {
             if (arr->GetDimensionCount() == 1) var = arr;
-        } else if (group_ && Contains(group_->array_names(), d->GetName()) &&
+        } else if (group_ &&
                    d->GetFullName() ==
-                       (GetFullName() == "/" ? "/" : GetFullName() + "/") + d->GetName()) {
+                       (GetFullName() == "/" ? "/" : GetFullName() + "/") + d->GetName() &&
+                   Contains(group_->array_names(), d->GetName())) { // listing last: it is slow
             auto other = group_->open_array(d->GetName());
             const auto& om = other->metadata();
             if (om.rank() == 1 && om.shape[0] == d->GetSize() && om.dimension_names.size() == 1 &&
@@ -214,16 +215,25 @@ std::shared_ptr<GDALMDArray> Zarr3Group::OpenArrayImpl(const std::string& name) 
     auto cached = arrays_.find(name);
     if (cached != arrays_.end()) return cached->second;
     std::shared_ptr<zarr3::Array> za;
-    if (group_) {
-        if (!Contains(group_->array_names(), name)) {
-            // Stores over HTTP cannot be listed: look for the node's zarr.json
-            // directly (consolidated metadata, when present, is authoritative).
-            if (group_->metadata().consolidated || name.empty()) return nullptr;
-            zarr3::validate_key(name);
-            auto j = zarr3::read_node_json(*group_->store(), zarr3::join_key(group_->path(), name));
-            if (!j || !j->is_object() || j->value("node_type", "") != "array") return nullptr;
-        }
+    if (group_ && group_->metadata().consolidated) {
+        // Consolidated metadata is authoritative (and already parsed).
+        if (!Contains(group_->array_names(), name)) return nullptr;
         za = group_->open_array(name);
+    } else if (group_) {
+        // The node's zarr.json directly, read and parsed once: listing the
+        // group would parse every child's zarr.json, and Group::open_array
+        // would parse this one again (stores over HTTP cannot be listed anyway).
+        if (name.empty()) return nullptr;
+        zarr3::validate_key(name);
+        const std::string path = zarr3::join_key(group_->path(), name);
+        const std::string key = zarr3::join_key(path, "zarr.json");
+        const std::string where = group_->store()->uri() + "/" + key;
+        const auto bytes = group_->store()->get_bounded(key, zarr3::kMaxMetadataBytes);
+        if (!bytes) return nullptr;
+        auto node = zarr3::parse_node_metadata_text(
+            std::string_view(reinterpret_cast<const char*>(bytes->data()), bytes->size()), where);
+        if (!node.array) return nullptr; // a group
+        za = zarr3::Array::open(group_->store(), path, std::move(*node.array));
     } else {
         if (name != root_array_name_) return nullptr;
         za = root_array_;

@@ -58,6 +58,55 @@ std::string NormaliseNodePath(std::string p) {
 
 enum class RootKind { NotOurs, ZarrV3, Broken };
 
+// Checks that zarr.json text is JSON and reads its top-level zarr_format
+// without building a DOM (the document is parsed for real when the node is
+// opened; a root array may list a million chunk edges).
+class RootScan final : public nlohmann::json_sax<nlohmann::json> {
+  public:
+    bool top_is_object = false;
+    bool zarr_format_3 = false; // the last top-level "zarr_format" is the integer 3
+
+    bool null() override { return value(false); }
+    bool boolean(bool) override { return value(false); }
+    bool number_integer(number_integer_t v) override { return value(v == 3); }
+    bool number_unsigned(number_unsigned_t v) override { return value(v == 3); }
+    bool number_float(number_float_t, const string_t&) override { return value(false); }
+    bool string(string_t&) override { return value(false); }
+    bool binary(binary_t&) override { return value(false); }
+    bool start_object(std::size_t) override {
+        if (depth_ == 0) top_is_object = true;
+        return open();
+    }
+    bool start_array(std::size_t) override { return open(); }
+    bool end_object() override { return close(); }
+    bool end_array() override { return close(); }
+    bool key(string_t& k) override {
+        pending_ = depth_ == 1 && k == "zarr_format";
+        return true;
+    }
+    bool parse_error(std::size_t, const std::string&, const nlohmann::detail::exception&) override {
+        return false;
+    }
+
+  private:
+    bool value(bool is_3) {
+        if (pending_) zarr_format_3 = is_3;
+        pending_ = false;
+        return true;
+    }
+    bool open() {
+        if (pending_) zarr_format_3 = false; // an object or a list
+        pending_ = false;
+        return ++depth_ <= 512; // deeper: parse_json_text reports it
+    }
+    bool close() {
+        --depth_;
+        return true;
+    }
+    size_t depth_ = 0;
+    bool pending_ = false;
+};
+
 // Reads the root zarr.json of an unprefixed name and decides whether the
 // store is ours. Declines silently (no CPLError) when it is not Zarr v3 so
 // that later drivers get their turn; a zarr.json that is not JSON at all is
@@ -83,19 +132,22 @@ RootKind ClassifyRoot(VSIStore& store) {
                  where.c_str(), static_cast<unsigned long long>(zarr3::kMaxMetadataBytes));
         return RootKind::Broken;
     }
-    nlohmann::json j;
-    const bool parsed = Guard(where, [&] {
-        j = zarr3::parse_json_text(
-            std::string_view(reinterpret_cast<const char*>(bytes->data()), bytes->size()), where);
-    });
-    if (!parsed) return RootKind::Broken;
-    if (!j.is_object()) {
+    const std::string_view text(reinterpret_cast<const char*>(bytes->data()), bytes->size());
+    RootScan scan;
+    if (!nlohmann::json::sax_parse(text.begin(), text.end(), &scan)) {
+        // Not JSON (or nested too deep): parse_json_text names the byte and the problem.
+        Guard(where, [&] {
+            zarr3::parse_json_text(text, where);
+            throw zarr3::FormatError(where + ": invalid JSON");
+        });
+        return RootKind::Broken;
+    }
+    if (!scan.top_is_object) {
         CPLError(CE_Failure, CPLE_AppDefined, "%s: expected a JSON object at the top level",
                  where.c_str());
         return RootKind::Broken;
     }
-    const auto it = j.find("zarr_format");
-    if (it == j.end() || !it->is_number_integer() || it->get<int64_t>() != 3)
+    if (!scan.zarr_format_3)
         return RootKind::NotOurs; // v2 has no zarr.json; the v3 draft has a URL string here
     return RootKind::ZarrV3;
 }

@@ -2,9 +2,9 @@
 #include "zarr3/chunk_grid.hpp"
 
 #include "json_int.hpp"
+#include "json_text.hpp"
 
 #include <algorithm>
-#include <map>
 
 namespace zarr3 {
 namespace {
@@ -115,11 +115,38 @@ uint64_t AxisPartition::chunk_edge(uint64_t chunk) const {
 
 uint64_t AxisPartition::most_common_edge() const {
     if (runs_.empty()) return edge_;
-    std::map<uint64_t, uint64_t> chunks_per_edge;
-    for (const Run& r : runs_)
-        chunks_per_edge[r.edge] += r.count;
+    // Chunks per distinct edge. Few distinct edges (the usual case): a small
+    // table searched linearly; many: sorted pairs. Counts never overflow, as
+    // they sum to num_chunks().
+    constexpr size_t kSmall = 32;
+    std::vector<std::pair<uint64_t, uint64_t>> per_edge;
+    bool small = true;
+    for (const Run& r : runs_) {
+        auto it = std::find_if(per_edge.begin(), per_edge.end(),
+                               [&](const auto& p) { return p.first == r.edge; });
+        if (it != per_edge.end()) {
+            it->second += r.count;
+        } else if (per_edge.size() < kSmall) {
+            per_edge.emplace_back(r.edge, r.count);
+        } else {
+            small = false;
+            break;
+        }
+    }
+    if (!small) {
+        per_edge.clear();
+        per_edge.reserve(runs_.size());
+        for (const Run& r : runs_)
+            per_edge.emplace_back(r.edge, r.count);
+    }
+    std::sort(per_edge.begin(), per_edge.end(),
+              [](const auto& x, const auto& y) { return x.first < y.first; });
     uint64_t best = 0, best_count = 0;
-    for (const auto& [edge, count] : chunks_per_edge) { // ascending: ties go to the larger edge
+    for (size_t i = 0; i < per_edge.size();) { // ascending: ties go to the larger edge
+        const uint64_t edge = per_edge[i].first;
+        uint64_t count = 0;
+        for (; i < per_edge.size() && per_edge[i].first == edge; ++i)
+            count += per_edge[i].second;
         if (count >= best_count) {
             best = edge;
             best_count = count;
@@ -138,18 +165,22 @@ uint64_t AxisPartition::max_edge() const {
 void AxisPartition::append(uint64_t edge, uint64_t count) {
     if (edge == 0) throw Error("chunk edge must be >= 1");
     if (count == 0) throw Error("run count must be >= 1");
-    const uint64_t added = checked_mul(edge, count, "chunk grid extent");
-    const uint64_t new_extent = checked_add(extent(), added, "chunk grid extent");
-    const uint64_t new_chunks = checked_add(num_chunks(), count, "chunk count");
-    (void)new_extent;
-    (void)new_chunks;
+    const uint64_t old_extent = extent(), old_chunks = num_chunks();
+    uint64_t added = 0, new_extent = 0, new_chunks = 0;
+    if (__builtin_mul_overflow(edge, count, &added) ||
+        __builtin_add_overflow(old_extent, added, &new_extent) ||
+        __builtin_add_overflow(old_chunks, count, &new_chunks)) {
+        // Slow path only to raise the usual messages (checked_* build strings).
+        checked_add(old_extent, checked_mul(edge, count, "chunk grid extent"), "chunk grid extent");
+        checked_add(old_chunks, count, "chunk count");
+    }
     regular_ = false;
     bare_ = false;
     edge_ = 0;
     if (!runs_.empty() && runs_.back().edge == edge) {
         runs_.back().count += count;
     } else {
-        runs_.push_back(Run{extent(), num_chunks(), edge, count});
+        runs_.push_back(Run{old_extent, old_chunks, edge, count});
     }
 }
 
@@ -205,8 +236,10 @@ ChunkGrid ChunkGrid::make_rectilinear(std::vector<AxisPartition> axes) {
 namespace {
 
 // One rectilinear axis: a bare integer or a list of integers and [edge, count] pairs.
+// `collected`: the list's edges when the parser kept them out of the DOM.
 AxisPartition parse_rect_axis(const json& a, uint64_t length, const std::string& where,
-                              const std::string& list_member, size_t axis_index, bool allow_pairs) {
+                              const std::string& list_member, size_t axis_index, bool allow_pairs,
+                              AxisPartition* collected = nullptr) {
     const std::string member = list_member + "[" + std::to_string(axis_index) + "]";
     AxisPartition axis;
     if (a.is_number()) {
@@ -223,33 +256,50 @@ AxisPartition parse_rect_axis(const json& a, uint64_t length, const std::string&
              std::string("expected an integer or a list of ") +
                  (allow_pairs ? "edges and [edge, count] pairs" : "edges") + ", got " +
                  dump_short(a));
-    std::vector<std::pair<uint64_t, uint64_t>> runs;
-    runs.reserve(a.size());
-    for (size_t k = 0; k < a.size(); ++k) {
-        const json& e = a[k];
-        // Fast path for the common case (a plain positive integer edge): no
-        // member-name string is built unless there is an error to report.
-        if (e.is_number_integer()) {
-            const auto v = json_uint(e);
-            if (v && *v > 0) {
-                runs.emplace_back(*v, 1);
-                continue;
-            }
+    // Edges go straight into the run list; the member name is only built for
+    // an error. Room is reserved for the runs the list can make at most (so a
+    // million equal edges reserve one run).
+    if (collected && a.empty()) axis = std::move(*collected);
+    const auto& list = a.get_ref<const json::array_t&>();
+    size_t max_runs = 0;
+    uint64_t prev = 0;
+    for (const json& e : list) {
+        uint64_t v = 0; // a positive bare edge, else 0
+        if (const auto* u = e.get_ptr<const json::number_unsigned_t*>())
+            v = *u;
+        else if (const auto* i = e.get_ptr<const json::number_integer_t*>(); i && *i > 0)
+            v = static_cast<uint64_t>(*i);
+        max_runs += v == 0 || v != prev;
+        prev = v;
+    }
+    axis.reserve(max_runs);
+    const auto add = [&](uint64_t edge, uint64_t count) {
+        try {
+            axis.append(edge, count);
+        } catch (const Error& e) {
+            fail(where, member, e.what());
+        }
+    };
+    for (size_t k = 0; k < list.size(); ++k) {
+        const json& e = list[k];
+        // Fast paths for the common case (a plain positive integer edge).
+        if (const auto* u = e.get_ptr<const json::number_unsigned_t*>(); u && *u > 0) {
+            add(*u, 1);
+            continue;
+        }
+        if (const auto* i = e.get_ptr<const json::number_integer_t*>(); i && *i > 0) {
+            add(static_cast<uint64_t>(*i), 1);
+            continue;
         }
         const std::string m = member + "[" + std::to_string(k) + "]";
         if (allow_pairs && e.is_array()) {
             if (e.size() != 2)
                 fail(where, m, "expected an [edge, count] pair, got " + dump_short(e));
-            runs.emplace_back(positive_int(e[0], where, m + "[0]", "chunk edge"),
-                              positive_int(e[1], where, m + "[1]", "run count"));
+            const uint64_t edge = positive_int(e[0], where, m + "[0]", "chunk edge");
+            add(edge, positive_int(e[1], where, m + "[1]", "run count"));
         } else {
-            runs.emplace_back(positive_int(e, where, m, "chunk edge"), 1);
+            add(positive_int(e, where, m, "chunk edge"), 1);
         }
-    }
-    try {
-        axis = AxisPartition::from_runs(runs, member);
-    } catch (const Error& e) {
-        throw FormatError(where + ": " + e.what());
     }
     if (axis.extent() < length)
         fail(where, member,
@@ -263,6 +313,11 @@ AxisPartition parse_rect_axis(const json& a, uint64_t length, const std::string&
 } // namespace
 
 ChunkGrid ChunkGrid::parse(const json& j, const Shape& shape, const std::string& where) {
+    return detail::parse_chunk_grid(j, shape, where, nullptr);
+}
+
+ChunkGrid detail::parse_chunk_grid(const json& j, const Shape& shape, const std::string& where,
+                                   EdgeLists* edges) {
     if (j.is_string())
         fail(where, "chunk_grid",
              "\"" + j.get<std::string>() +
@@ -287,23 +342,24 @@ ChunkGrid ChunkGrid::parse(const json& j, const Shape& shape, const std::string&
                      std::to_string(rank) + ")");
     };
 
-    ChunkGrid g;
     if (name == "regular") {
         check_members(conf, {"chunk_shape"}, where, "chunk_grid.configuration");
         const std::string member = "chunk_grid.configuration.chunk_shape";
         if (!conf.contains("chunk_shape")) fail(where, member, "missing");
         const json& cs = conf["chunk_shape"];
         rank_check(cs, member);
-        g.kind_ = GridKind::Regular;
+        Shape chunk_shape;
         for (size_t i = 0; i < rank; ++i) {
             const std::string m = member + "[" + std::to_string(i) + "]";
             const uint64_t edge = positive_int(cs[i], where, m, "chunk edge");
             try {
-                g.axes_.push_back(AxisPartition::regular(edge, shape[i]));
+                AxisPartition::regular(edge, shape[i]); // checks the chunk count
             } catch (const Error& e) {
                 fail(where, m, e.what());
             }
+            chunk_shape.push_back(edge);
         }
+        return ChunkGrid::make_regular(chunk_shape, shape);
     } else if (name == "rectilinear") {
         check_members(conf, {"kind", "chunk_shapes"}, where, "chunk_grid.configuration");
         if (!conf.contains("kind"))
@@ -315,23 +371,28 @@ ChunkGrid ChunkGrid::parse(const json& j, const Shape& shape, const std::string&
         if (!conf.contains("chunk_shapes")) fail(where, member, "missing");
         const json& cs = conf["chunk_shapes"];
         rank_check(cs, member);
-        g.kind_ = GridKind::Rectilinear;
-        for (size_t i = 0; i < rank; ++i)
-            g.axes_.push_back(parse_rect_axis(cs[i], shape[i], where, member, i, true));
+        std::vector<AxisPartition> axes;
+        for (size_t i = 0; i < rank; ++i) {
+            AxisPartition* collected = nullptr;
+            if (edges)
+                if (auto it = edges->axes.find(i); it != edges->axes.end()) collected = &it->second;
+            axes.push_back(parse_rect_axis(cs[i], shape[i], where, member, i, true, collected));
+        }
+        return ChunkGrid::make_rectilinear(std::move(axes));
     } else if (name == "rectangular") { // ZEP 3 draft: explicit edge lists or integers
         check_members(conf, {"chunk_shape"}, where, "chunk_grid.configuration");
         const std::string member = "chunk_grid.configuration.chunk_shape";
         if (!conf.contains("chunk_shape")) fail(where, member, "missing");
         const json& cs = conf["chunk_shape"];
         rank_check(cs, member);
-        g.kind_ = GridKind::Rectilinear;
+        std::vector<AxisPartition> axes;
         for (size_t i = 0; i < rank; ++i)
-            g.axes_.push_back(parse_rect_axis(cs[i], shape[i], where, member, i, false));
+            axes.push_back(parse_rect_axis(cs[i], shape[i], where, member, i, false));
+        return ChunkGrid::make_rectilinear(std::move(axes));
     } else {
         fail(where, "chunk_grid.name",
              "unsupported chunk grid \"" + name + "\" (expected regular or rectilinear)");
     }
-    return g;
 }
 
 Shape ChunkGrid::grid_shape() const {

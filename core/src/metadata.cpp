@@ -2,6 +2,7 @@
 #include "zarr3/metadata.hpp"
 
 #include "json_int.hpp"
+#include "json_text.hpp"
 
 #include <algorithm>
 
@@ -11,7 +12,6 @@ namespace {
 using nlohmann::json;
 
 constexpr size_t kMaxRank = 32;
-constexpr size_t kMaxJsonDepth = 512;
 
 using detail::dump_short;
 using detail::json_uint;
@@ -42,32 +42,6 @@ void check_unknown_member(const std::string& key, const json& value, json& extra
     extra[key] = value;
 }
 
-// Rejects nesting deeper than kMaxJsonDepth before handing the text to the parser.
-void check_depth(std::string_view text, const std::string& where) {
-    size_t depth = 0;
-    bool in_string = false, escaped = false;
-    for (size_t i = 0; i < text.size(); ++i) {
-        const char c = text[i];
-        if (in_string) {
-            if (escaped)
-                escaped = false;
-            else if (c == '\\')
-                escaped = true;
-            else if (c == '"')
-                in_string = false;
-        } else if (c == '"') {
-            in_string = true;
-        } else if (c == '[' || c == '{') {
-            if (++depth > kMaxJsonDepth)
-                throw FormatError(where + ": invalid JSON at byte " + std::to_string(i) +
-                                  ": nesting deeper than " + std::to_string(kMaxJsonDepth) +
-                                  " levels");
-        } else if ((c == ']' || c == '}') && depth > 0) {
-            --depth;
-        }
-    }
-}
-
 Shape parse_shape(const json& j, const std::string& where) {
     if (!j.is_array())
         fail(where, "shape", "expected a list of non-negative integers, got " + dump_short(j));
@@ -89,20 +63,7 @@ Shape parse_shape(const json& j, const std::string& where) {
 } // namespace
 
 json parse_json_text(std::string_view text, const std::string& where) {
-    if (text.size() > kMaxMetadataBytes)
-        throw FormatError(where + ": metadata of " + std::to_string(text.size()) +
-                          " bytes exceeds the limit of " + std::to_string(kMaxMetadataBytes));
-    check_depth(text, where);
-    try {
-        return json::parse(text.begin(), text.end());
-    } catch (const json::parse_error& e) {
-        std::string msg = e.what();
-        const auto p = msg.find("] ");
-        if (msg.rfind("[json.exception", 0) == 0 && p != std::string::npos) msg = msg.substr(p + 2);
-        throw FormatError(where + ": invalid JSON at byte " + std::to_string(e.byte) + ": " + msg);
-    } catch (const json::exception& e) {
-        throw FormatError(where + ": invalid JSON: " + e.what());
-    }
+    return detail::parse_json(text, where, nullptr);
 }
 
 NodeType node_type_of(const json& j, const std::string& where) {
@@ -133,7 +94,9 @@ ChunkSpec ArrayMetadata::chunk_spec_for_shape(const Shape& s) const {
     return ChunkSpec{s, dtype, fill_value};
 }
 
-ArrayMetadata parse_array_metadata(const json& j, const std::string& where) {
+namespace {
+
+ArrayMetadata parse_array(const json& j, const std::string& where, detail::EdgeLists* edges) {
     if (node_type_of(j, where) != NodeType::Array)
         fail(where, "node_type", "expected \"array\", got \"group\"");
     ArrayMetadata m;
@@ -149,7 +112,7 @@ ArrayMetadata parse_array_metadata(const json& j, const std::string& where) {
 
     m.shape = parse_shape(require(j, "shape", where), where);
     m.dtype = parse_data_type(require(j, "data_type", where), where);
-    m.grid = ChunkGrid::parse(require(j, "chunk_grid", where), m.shape, where);
+    m.grid = detail::parse_chunk_grid(require(j, "chunk_grid", where), m.shape, where, edges);
     m.key_encoding = ChunkKeyEncoding::parse(require(j, "chunk_key_encoding", where), where);
     if (const auto& fv = require(j, "fill_value", where); fv.is_null()) {
         // Written by GDAL 3.8-3.10 for arrays without nodata; read as zero.
@@ -237,6 +200,27 @@ ArrayMetadata parse_array_metadata(const json& j, const std::string& where) {
     m.codecs = CodecChain::parse(m.codecs_json, m.chunk_spec_for_shape(first), where, &m.warnings);
     m.codecs.validate_grid(m.grid, where);
     return m;
+}
+
+} // namespace
+
+ArrayMetadata parse_array_metadata(const json& j, const std::string& where) {
+    return parse_array(j, where, nullptr);
+}
+
+NodeMetadata parse_node_metadata_text(std::string_view text, const std::string& where) {
+    detail::EdgeLists edges;
+    json j = detail::parse_json(text, where, &edges);
+    NodeMetadata node;
+    node.type = node_type_of(j, where);
+    if (node.type == NodeType::Array) {
+        node.array = parse_array(j, where, &edges);
+    } else {
+        // Edge lists elided from a group's document (under an ignorable
+        // member): parse it again as written.
+        node.group = edges.seen ? parse_json_text(text, where) : std::move(j);
+    }
+    return node;
 }
 
 GroupMetadata parse_group_metadata(const json& j, const std::string& where) {

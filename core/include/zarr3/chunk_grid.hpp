@@ -40,6 +40,8 @@ class AxisPartition {
 
     // Append `count` chunks of `edge` at the end (merging with the last run).
     void append(uint64_t edge, uint64_t count = 1);
+    // Room for `runs` runs (callers bound it by input they already hold).
+    void reserve(size_t runs) { runs_.reserve(runs); }
     // Change the array length. Regular axes recompute their chunk count;
     // explicit axes keep every edge and, when growing past extent(), append
     // one edge covering the new elements.

@@ -46,6 +46,18 @@ enum class NodeType { Array, Group };
 nlohmann::json parse_json_text(std::string_view text, const std::string& where);
 NodeType node_type_of(const nlohmann::json& j, const std::string& where);
 ArrayMetadata parse_array_metadata(const nlohmann::json& j, const std::string& where);
+
+// The text of a node's zarr.json parsed once: parse_json_text, node_type_of,
+// then parse_array_metadata for an array (same checks and messages), except
+// that the edge lists of a rectilinear grid go straight into runs while
+// parsing instead of through a JSON array (much less time and memory for
+// lists of a million edges). A group comes back as its document.
+struct NodeMetadata {
+    NodeType type = NodeType::Group;
+    std::optional<ArrayMetadata> array; // when type == Array
+    nlohmann::json group;               // when type == Group: the whole document
+};
+NodeMetadata parse_node_metadata_text(std::string_view text, const std::string& where);
 GroupMetadata parse_group_metadata(const nlohmann::json& j, const std::string& where);
 
 nlohmann::json to_json(const ArrayMetadata& m);

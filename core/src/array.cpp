@@ -58,12 +58,16 @@ Array::~Array() {
 }
 
 std::shared_ptr<Array> Array::open(std::shared_ptr<Store> store, const std::string& path) {
-    const std::string where = store->uri() + "/" + join_key(path, "zarr.json");
-    auto j = read_node_json(*store, path);
-    if (!j) throw Error(where + ": not found");
-    if (node_type_of(*j, where) != NodeType::Array)
+    const std::string key = join_key(path, "zarr.json");
+    const std::string where = store->uri() + "/" + key;
+    const auto bytes = store->get_bounded(key, kMaxMetadataBytes);
+    if (!bytes) throw Error(where + ": not found");
+    // One pass: rectilinear edge lists go straight into runs (no JSON tree).
+    auto node = parse_node_metadata_text(
+        std::string_view(reinterpret_cast<const char*>(bytes->data()), bytes->size()), where);
+    if (node.type != NodeType::Array || !node.array)
         throw FormatError(where + ": node_type is 'group', expected an array");
-    return open(std::move(store), path, parse_array_metadata(*j, where));
+    return open(std::move(store), path, std::move(*node.array));
 }
 
 std::shared_ptr<Array> Array::open(std::shared_ptr<Store> store, const std::string& path,

@@ -95,3 +95,14 @@ class config_option:
     def __exit__(self, *exc):
         gdal.SetConfigOption(self.key, self.old)
         return False
+
+
+def value_or_error(fn):
+    """Calls fn(); returns (its value, "") or (None, the GDAL error message),
+    whether or not gdal.UseExceptions() is in effect."""
+    gdal.ErrorReset()
+    try:
+        got = fn()
+        return got, ("" if got is not None else gdal.GetLastErrorMsg())
+    except RuntimeError as e:
+        return None, str(e)

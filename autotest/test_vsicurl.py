@@ -15,6 +15,7 @@ absent chunk). Folders are never listed.
 ZARR3_HTTP_DIRECT=NO reads through GDAL's /vsicurl/ instead (HEAD per object,
 16 KiB blocks cached by GDAL). Chained paths (/vsizip//vsicurl/...) always do.
 """
+import contextlib
 import os
 import shutil
 import zipfile
@@ -24,7 +25,7 @@ import numpy as np
 import pytest
 from osgeo import gdal
 
-from conftest import CONFORMANCE, config_option
+from conftest import CONFORMANCE, config_option, value_or_error
 from nginx_fixture import nginx  # noqa: F401  (session fixture)
 from sharded_writer import make_data, write_sharded_store
 
@@ -116,6 +117,24 @@ def ranges_cover(reqs, spans):
 
 def only_zarr_json(reqs):
     return all(r.uri.endswith("/zarr.json") for r in reqs)
+
+
+def s3_options(server, **extra):
+    """/vsis3/ on nginx: path-style URLs on 127.0.0.1, plain HTTP."""
+    return {"AWS_S3_ENDPOINT": f"127.0.0.1:{server.port}", "AWS_HTTPS": "NO",
+            "AWS_VIRTUAL_HOSTING": "FALSE", "AWS_REGION": "us-east-1", **extra}
+
+
+def window_via(server, path, opts):
+    """With the config options `opts`, opens `path` and reads inner chunks 1, 2
+    of shard c/2/2; returns (values, the requests of the read)."""
+    with contextlib.ExitStack() as stack:
+        for k, v in opts.items():
+            stack.enter_context(config_option(k, v))
+        ds, md = open_md(path)
+        m = server.mark()
+        got = read(md, 1024, 1024 + 128, 64, 256)
+        return got, split_gmac(server.requests(m))
 
 
 # --- opening --------------------------------------------------------------
@@ -347,31 +366,14 @@ def test_prefixed_array_form_on_group(served):
 
 def test_vsis3_against_nginx(served, big):
     server, local = served
-    opts = {
-        "AWS_S3_ENDPOINT": f"127.0.0.1:{server.port}",
-        "AWS_HTTPS": "NO",
-        "AWS_VIRTUAL_HOSTING": "FALSE",
-        "AWS_NO_SIGN_REQUEST": "YES",
-        "AWS_REGION": "us-east-1",
-    }
-    olds = {k: gdal.GetConfigOption(k) for k in opts}
-    for k, v in opts.items():
-        gdal.SetConfigOption(k, v)
-    try:
-        ds, md = open_md(f'ZARR3:"/vsis3/{BUCKET}/big9.zarr"')
-        size = (local / "c/2/2").stat().st_size
-        m = server.mark()
-        got = read(md, 1024, 1024 + 128, 64, 256)  # inner chunks 1, 2 of shard c/2/2
-        reqs = split_gmac(server.requests(m))
-        assert np.array_equal(got, big[1024:1088, 1152:1408])
-        assert all(r.uri == f"/{BUCKET}/big9.zarr/c/2/2" and not r.args for r in reqs), reqs
-        # No probe of the first 16 KiB block (GDAL's /vsis3/ way to learn the
-        # size): the index and one merged data range, unsigned (no-sign mode).
-        heads, index, data = classify(reqs, size)
-        assert len(reqs) == 2 and heads == [] and len(index) == 1 and len(data) == 1, reqs
-    finally:
-        for k, v in olds.items():
-            gdal.SetConfigOption(k, v)
+    got, reqs = window_via(server, f'ZARR3:"/vsis3/{BUCKET}/big9.zarr"',
+                           s3_options(server, AWS_NO_SIGN_REQUEST="YES"))
+    assert np.array_equal(got, big[1024:1088, 1152:1408])
+    assert all(r.uri == f"/{BUCKET}/big9.zarr/c/2/2" and not r.args for r in reqs), reqs
+    # No probe of the first 16 KiB block (GDAL's /vsis3/ way to learn the
+    # size): the index and one merged data range, unsigned (no-sign mode).
+    heads, index, data = classify(reqs, (local / "c/2/2").stat().st_size)
+    assert len(reqs) == 2 and heads == [] and len(index) == 1 and len(data) == 1, reqs
 
 
 def _zip_store(src, zpath, prefix="store.zarr"):
@@ -471,26 +473,9 @@ def test_headers_forwarded_and_connections_reused(served, big):
 def test_vsis3_signed_requests(served, big):
     """With credentials, object-store reads use the URL GDAL signs for the path."""
     server, _ = served
-    opts = {
-        "AWS_S3_ENDPOINT": f"127.0.0.1:{server.port}",
-        "AWS_HTTPS": "NO",
-        "AWS_VIRTUAL_HOSTING": "FALSE",
-        "AWS_NO_SIGN_REQUEST": "NO",
-        "AWS_ACCESS_KEY_ID": "AKIDEXAMPLE",
-        "AWS_SECRET_ACCESS_KEY": "wJalrXUtnFEMI/K7MDENG+bPxRfiCYEXAMPLEKEY",
-        "AWS_REGION": "us-east-1",
-    }
-    olds = {k: gdal.GetConfigOption(k) for k in opts}
-    for k, v in opts.items():
-        gdal.SetConfigOption(k, v)
-    try:
-        ds, md = open_md(f'ZARR3:"/vsis3/{BUCKET}/big13.zarr"')
-        m = server.mark()
-        got = read(md, 1024, 1024 + 128, 64, 256)
-        reqs = split_gmac(server.requests(m))
-    finally:
-        for k, v in olds.items():
-            gdal.SetConfigOption(k, v)
+    opts = s3_options(server, AWS_NO_SIGN_REQUEST="NO", AWS_ACCESS_KEY_ID="AKIDEXAMPLE",
+                      AWS_SECRET_ACCESS_KEY="wJalrXUtnFEMI/K7MDENG+bPxRfiCYEXAMPLEKEY")
+    got, reqs = window_via(server, f'ZARR3:"/vsis3/{BUCKET}/big13.zarr"', opts)
     assert np.array_equal(got, big[1024:1088, 1152:1408])
     assert len(reqs) == 2 and all(r.method == "GET" for r in reqs), reqs
     assert all("X-Amz-Signature=" in r.args and "AKIDEXAMPLE" in r.args for r in reqs), reqs
@@ -516,12 +501,7 @@ def test_truncated_shard_over_http_is_an_error(served, tmp_path):
     shutil.copytree(local, bad, dirs_exist_ok=True)
     (bad / "c/0/0").write_bytes((local / "c/0/0").read_bytes()[:100])
     ds, md = open_md(f'ZARR3:"{vsicurl(server, "truncated.zarr")}"')
-    gdal.ErrorReset()
-    try:
-        got = md.ReadAsArray(array_start_idx=[0, 0], count=[10, 10])
-        msg = gdal.GetLastErrorMsg()
-    except RuntimeError as e:  # with gdal.UseExceptions()
-        got, msg = None, str(e)
+    got, msg = value_or_error(lambda: md.ReadAsArray(array_start_idx=[0, 0], count=[10, 10]))
     assert got is None
     assert "truncated.zarr/c/0/0" in msg and "larger than the file (100 bytes)" in msg, msg
 
@@ -575,17 +555,7 @@ def test_other_object_stores(served, big, fs):
             "AZURE_NO_SIGN_REQUEST": "NO",
         }
         name, signed = "big14.zarr", True
-    olds = {k: gdal.GetConfigOption(k) for k in opts}
-    for k, v in opts.items():
-        gdal.SetConfigOption(k, v)
-    try:
-        ds, md = open_md(f'ZARR3:"/{fs}/{BUCKET}/{name}"')
-        m = server.mark()
-        got = read(md, 1024, 1024 + 128, 64, 256)
-        reqs = split_gmac(server.requests(m))
-    finally:
-        for k, v in olds.items():
-            gdal.SetConfigOption(k, v)
+    got, reqs = window_via(server, f'ZARR3:"/{fs}/{BUCKET}/{name}"', opts)
     assert np.array_equal(got, big[1024:1088, 1152:1408])
     heads, index, data = classify(reqs, (local / "c/2/2").stat().st_size)
     assert len(reqs) == 2 and heads == [] and len(index) == 1 and len(data) == 1, reqs

@@ -184,3 +184,43 @@ def test_kill_update(tmp_path, source, base_store, kind, value):
             assert np.array_equal(g, db[i, j]), f"block {i},{j} is neither its old nor its new value"
     # Blocks whose write was reported flushed before the kill hold their new value.
     assert changed >= done
+
+
+def _host_tag():
+    import socket
+
+    tag = "".join(c for c in socket.gethostname() if c.isascii() and (c.isalnum() or c == "-"))[:32]
+    return tag or "host"
+
+
+def test_stale_temp_files_removed_on_next_write(tmp_path, source, base_store):
+    """A writer killed between writing its temporary file and renaming it
+    leaves "<key>.tmp.<host>.<pid>.<n>"; the next write into that folder
+    removes it when no process <pid> exists on this host. Files of live
+    processes, of other hosts and in folders not written are left alone."""
+    import shutil
+
+    _, data = source
+    store = tmp_path / "sweep.zarr"
+    shutil.copytree(base_store, store)
+    dead = subprocess.Popen([sys.executable, "-c", "pass"])
+    dead.wait()
+    host = _host_tag()
+    row0, row5 = store / "base" / "c" / "0", store / "base" / "c" / "5"
+    assert row0.is_dir() and row5.is_dir()
+    planted = {
+        "stale": row0 / f"3.tmp.{host}.{dead.pid}.0",
+        "live": row0 / f"4.tmp.{host}.{os.getpid()}.1",
+        "other_host": row0 / f"5.tmp.otherhost-x.{dead.pid}.2",
+        "unwritten_folder": row5 / f"3.tmp.{host}.{dead.pid}.3",
+    }
+    for f in planted.values():
+        f.write_bytes(b"partial chunk")
+    ds = gdal.OpenEx(str(store), gdal.OF_UPDATE | gdal.OF_RASTER, allowed_drivers=["Zarr3"])
+    ds.GetRasterBand(1).WriteArray(-data[0:B, 0:B], 0, 0)  # block c/0/0
+    ds = None
+    assert not planted["stale"].exists()
+    assert planted["live"].exists() and planted["other_host"].exists() and planted["unwritten_folder"].exists()
+    ds = gdal.Open(str(store))  # kept alive while its band is read
+    got = ds.GetRasterBand(1).ReadAsArray(0, 0, 2 * B, B)
+    assert np.array_equal(got[:, :B], -data[0:B, 0:B]) and np.array_equal(got[:, B:], data[0:B, B : 2 * B])

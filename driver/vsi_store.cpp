@@ -9,6 +9,9 @@
 #include "cpl_vsi.h"
 #include "cpl_vsi_error.h"
 
+#include <cctype>
+#include <cerrno>
+#include <csignal>
 #include <memory>
 #include <unistd.h>
 
@@ -85,7 +88,50 @@ VSIFilePtr open_read(const std::string& path, bool remote) {
     throw zarr3::Error(path + ": cannot read: " + msg);
 }
 
+// This host's name as it appears in temporary file names ([A-Za-z0-9-]).
+const std::string& host_tag() {
+    static const std::string tag = [] {
+        char buf[256] = {};
+        std::string t;
+        if (gethostname(buf, sizeof(buf) - 1) == 0)
+            for (const char* c = buf; *c && t.size() < 32; ++c)
+                if (std::isalnum(static_cast<unsigned char>(*c)) || *c == '-') t += *c;
+        return t.empty() ? std::string("host") : t;
+    }();
+    return tag;
+}
+
+// The pid of a temporary file name "<name>.tmp.<host>.<pid>.<n>" written on
+// this host, or 0.
+long temp_file_pid(const std::string& name) {
+    const std::string marker = ".tmp." + host_tag() + ".";
+    const size_t at = name.rfind(marker);
+    if (at == std::string::npos) return 0;
+    const std::string rest = name.substr(at + marker.size());
+    const size_t dot = rest.find('.');
+    if (dot == 0 || dot == std::string::npos || dot > 10 || dot + 1 == rest.size()) return 0;
+    for (size_t i = 0; i < rest.size(); ++i)
+        if (i != dot && !std::isdigit(static_cast<unsigned char>(rest[i]))) return 0;
+    return std::stol(rest.substr(0, dot));
+}
+
 } // namespace
+
+void VSIStore::sweep_stale_temp_files(const std::string& dir) {
+    if (remote_ || STARTS_WITH(root_.c_str(), "/vsi")) return; // local folders only
+    {
+        std::lock_guard lk(swept_mu_);
+        if (!swept_dirs_.insert(dir).second) return;
+    }
+    const CPLStringList names(VSIReadDir(dir.c_str()));
+    for (int i = 0; i < names.size(); ++i) {
+        const long pid = temp_file_pid(names[i]);
+        if (pid <= 0 || pid == static_cast<long>(getpid())) continue;
+        // Only a writer that no longer exists: never a file being written.
+        if (kill(static_cast<pid_t>(pid), 0) == 0 || errno != ESRCH) continue;
+        VSIUnlink((dir + "/" + names[i]).c_str());
+    }
+}
 
 bool IsRemoteVSIPath(const std::string& path) {
     for (const char* fs :
@@ -305,7 +351,9 @@ void VSIStore::put(const std::string& key, zarr3::ByteView value) {
         VSIStatBufL st;
         if (VSIStatL(dir.c_str(), &st) != 0) VSIMkdirRecursive(dir.c_str(), 0755);
     }
-    const std::string tmp = path + ".tmp." + std::to_string(static_cast<long>(getpid())) + "." +
+    sweep_stale_temp_files(dir.empty() ? root_ : dir);
+    const std::string tmp = path + ".tmp." + host_tag() + "." +
+                            std::to_string(static_cast<long>(getpid())) + "." +
                             std::to_string(counter_.fetch_add(1));
     bool renamed = false;
     {

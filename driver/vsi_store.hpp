@@ -9,6 +9,7 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <set>
 #include <string>
 
 class CPLConfigOptionSetter;
@@ -53,8 +54,10 @@ class VSIStore : public zarr3::Store {
     std::optional<uint64_t> size(const std::string& key) override;
     // One request on HTTP stores (the size comes with the value).
     std::optional<zarr3::Bytes> get_bounded(const std::string& key, uint64_t limit) override;
-    // Writes "<key>.tmp.<pid>.<n>" then renames it into place; falls back to a
-    // direct write where the file system cannot rename (e.g. /vsis3/).
+    // Writes "<key>.tmp.<host>.<pid>.<n>" then renames it into place; falls
+    // back to a direct write where the file system cannot rename (/vsis3/).
+    // On local stores the first write into a folder removes the temporary
+    // files that writers of this host killed before their rename left there.
     void put(const std::string& key, zarr3::ByteView value) override;
     void erase(const std::string& key) override;
     std::vector<std::string> list_dir(const std::string& prefix) override;
@@ -76,6 +79,9 @@ class VSIStore : public zarr3::Store {
     std::optional<zarr3::Bytes> cached_meta(const std::string& key);
     void remember_meta(const std::string& key, const zarr3::Bytes& value);
     void forget_meta(const std::string& key);
+    void sweep_stale_temp_files(const std::string& dir);
+    std::mutex swept_mu_;
+    std::set<std::string> swept_dirs_;
     std::mutex meta_mu_;
     std::map<std::string, zarr3::Bytes> meta_;
     uint64_t meta_bytes_ = 0;

@@ -243,20 +243,10 @@ std::string describe(const zarr3::ByteRange& r) {
 // Cuts `want` out of the pieces; FormatError when the object is too short.
 zarr3::Bytes cut(const std::vector<Piece>& pieces, const zarr3::ByteRange& want,
                  std::optional<uint64_t> total, const std::string& path) {
-    uint64_t off = want.offset;
-    if (want.suffix) {
-        if (!total) throw HttpDirect::Unusable(path + ": no object size for a suffix range");
-        if (want.length > *total)
-            throw zarr3::FormatError(path + ": byte range of " + std::to_string(want.length) +
-                                     " bytes is larger than the file (" + std::to_string(*total) +
-                                     " bytes)");
-        off = *total - want.length;
-    }
+    if (want.suffix && !total)
+        throw HttpDirect::Unusable(path + ": no object size for a suffix range");
+    const uint64_t off = total ? zarr3::range_start(want, *total, path) : want.offset;
     const uint64_t end = zarr3::checked_add(off, want.length, path + " byte range");
-    if (total && end > *total)
-        throw zarr3::FormatError(
-            path + ": byte range " + std::to_string(off) + "+" + std::to_string(want.length) +
-            " reaches past the end of the file (" + std::to_string(*total) + " bytes)");
     for (const auto& p : pieces)
         if (p.first <= off && end <= p.first + p.data.size()) {
             const auto s = p.data.subspan(static_cast<size_t>(off - p.first),
@@ -328,6 +318,10 @@ std::vector<Piece> pieces_of(const Response& r, const std::string& path,
     return out;
 }
 
+// A server that ignores Range answers 200 with the whole object: taken (and
+// cut) up to this size, beyond that the request is dropped for VSI.
+constexpr uint64_t kWholeObjectCap = 64ull << 20;
+
 std::string range_spec(const zarr3::ByteRange& r) {
     if (r.suffix) return "-" + std::to_string(r.length);
     return std::to_string(r.offset) + "-" + std::to_string(r.offset + r.length - 1);
@@ -337,10 +331,8 @@ std::string range_spec(const zarr3::ByteRange& r) {
 std::optional<zarr3::Bytes> fetch_range(const std::string& url, const RequestSetup& setup,
                                         const std::string& path, const zarr3::ByteRange& want,
                                         std::optional<uint64_t>& total) {
-    // A server that ignores Range answers 200 with the whole object: taken
-    // (and cut) up to 64 MiB, beyond that the request is dropped for VSI.
     const Response r =
-        fetch(url, setup, range_spec(want), std::max<uint64_t>(want.length, 64 << 20));
+        fetch(url, setup, range_spec(want), std::max<uint64_t>(want.length, kWholeObjectCap));
     if (absent(r)) return std::nullopt;
     if (r.status == 416) { // nothing of the range exists
         const auto cr = parse_content_range(r.content_range);
@@ -397,9 +389,7 @@ std::optional<zarr3::Bytes> HttpDirect::get(const std::string& path, uint64_t li
     const Response r = fetch(url_of(path), setup_for(path), "", limit);
     if (absent(r)) return std::nullopt;
     if (r.status != 200) unusable(path, r);
-    if (r.body.size() > limit)
-        throw zarr3::FormatError(path + ": " + std::to_string(r.body.size()) +
-                                 " bytes exceeds the limit of " + std::to_string(limit) + " bytes");
+    if (r.body.size() > limit) zarr3::throw_too_large(path, r.body.size(), limit);
     return r.body;
 }
 
@@ -418,10 +408,6 @@ std::optional<std::vector<zarr3::Bytes>>
 HttpDirect::get_ranges(const std::string& path, const std::vector<zarr3::ByteRange>& ranges,
                        std::optional<uint64_t>& total) {
     total.reset();
-    for (const auto& r : ranges)
-        if (r.length > zarr3::kMaxChunkBytes)
-            throw zarr3::FormatError(path + ": byte range of " + std::to_string(r.length) +
-                                     " bytes exceeds the limit");
     std::vector<size_t> todo; // non-empty ranges
     for (size_t i = 0; i < ranges.size(); ++i)
         if (ranges[i].length > 0) todo.push_back(i);
@@ -446,7 +432,7 @@ HttpDirect::get_ranges(const std::string& path, const std::vector<zarr3::ByteRan
         }
         // Room for the part headers of a multipart answer.
         const uint64_t cap =
-            std::max<uint64_t>(zarr3::checked_add(sum, 512 * todo.size() + 4096, path), 64 << 20);
+            std::max(zarr3::checked_add(sum, 512 * todo.size() + 4096, path), kWholeObjectCap);
         const Response r = fetch(url, setup, spec, cap);
         if (absent(r)) return std::nullopt;
         if (r.status != 200 && r.status != 206) unusable(path, r);

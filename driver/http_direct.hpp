@@ -39,7 +39,7 @@ class HttpDirect {
     // Suffix and explicit ranges; `total` is the object size when a response
     // reported it. Several ranges are fetched in parallel (or as one
     // multi-range GET with GDAL_HTTP_MULTIRANGE=SINGLE_GET, serially with
-    // SERIAL), as GDAL's /vsicurl/ does.
+    // SERIAL), as GDAL's /vsicurl/ does. The caller bounds each range's length.
     std::optional<std::vector<zarr3::Bytes>> get_ranges(const std::string& path,
                                                         const std::vector<zarr3::ByteRange>& ranges,
                                                         std::optional<uint64_t>& total);

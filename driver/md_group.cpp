@@ -285,16 +285,19 @@ void Zarr3Group::InvalidateConsolidated() {
         root->group_->set_attributes(root->group_->metadata().attributes);
 }
 
+void Zarr3Group::CheckNewChildName(const std::string& name, const char* kind) const {
+    if (name.empty() || name.find('/') != std::string::npos)
+        throw zarr3::Error(std::string("invalid ") + kind + " name '" + name +
+                           "': expected a non-empty name without '/'");
+    zarr3::validate_key(name);
+    if (HasChild(name)) throw zarr3::Error("a node of that name already exists");
+}
+
 std::shared_ptr<GDALGroup> Zarr3Group::CreateGroup(const std::string& name, CSLConstList) {
     if (!Writable("create a group")) return nullptr;
     std::shared_ptr<GDALGroup> out;
     Guard(Where() + "/" + name, [&] {
-        if (name.empty() || name.find('/') != std::string::npos)
-            throw zarr3::Error("invalid group name '" + name +
-                               "': expected a non-empty name "
-                               "without '/'");
-        zarr3::validate_key(name);
-        if (HasChild(name)) throw zarr3::Error("a node of that name already exists");
+        CheckNewChildName(name, "group");
         InvalidateConsolidated();
         auto zg = zarr3::Group::create(group_->store(), ChildPath(name));
         auto g = Create(GetFullName(), name, zg, ctx_, shared_from_this());
@@ -329,12 +332,7 @@ Zarr3Group::CreateMDArray(const std::string& name,
     if (!Writable("create an array")) return nullptr;
     std::shared_ptr<GDALMDArray> out;
     Guard(Where() + "/" + name, [&] {
-        if (name.empty() || name.find('/') != std::string::npos)
-            throw zarr3::Error("invalid array name '" + name +
-                               "': expected a non-empty name "
-                               "without '/'");
-        zarr3::validate_key(name);
-        if (HasChild(name)) throw zarr3::Error("a node of that name already exists");
+        CheckNewChildName(name, "array");
         ArrayCreateRequest req;
         req.dtype = ZarrTypeForGDAL(dt);
         for (const auto& d : dims) {

@@ -61,6 +61,8 @@ class Zarr3Group final : public GDALGroup, public std::enable_shared_from_this<Z
     bool Writable(const char* what) const;
     bool HasArray(const std::string& name) const;
     bool HasChild(const std::string& name) const;
+    // Throws zarr3::Error unless `name` can name a new child (`kind`: "group", "array").
+    void CheckNewChildName(const std::string& name, const char* kind) const;
     std::string ChildPath(const std::string& name) const;
     void AttachCRS(Zarr3MDArray& arr, const nlohmann::json& attrs) const;
     std::shared_ptr<GDALMDArray> OpenArrayImpl(const std::string& name) const;

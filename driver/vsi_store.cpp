@@ -176,12 +176,11 @@ bool is_meta_key(const std::string& key) {
 constexpr uint64_t kMetaCacheBytes = 16ull << 20;
 } // namespace
 
-std::optional<zarr3::Bytes> VSIStore::cached_meta(const std::string& key) {
-    if (!is_meta_key(key)) return std::nullopt;
+std::shared_ptr<const zarr3::Bytes> VSIStore::cached_meta(const std::string& key) {
+    if (!is_meta_key(key)) return nullptr;
     std::lock_guard lk(meta_mu_);
     const auto it = meta_.find(key);
-    if (it == meta_.end()) return std::nullopt;
-    return it->second;
+    return it == meta_.end() ? nullptr : it->second;
 }
 
 void VSIStore::remember_meta(const std::string& key, const zarr3::Bytes& value) {
@@ -189,43 +188,41 @@ void VSIStore::remember_meta(const std::string& key, const zarr3::Bytes& value) 
     std::lock_guard lk(meta_mu_);
     if (meta_.count(key) || meta_bytes_ + value.size() > kMetaCacheBytes) return;
     meta_bytes_ += value.size();
-    meta_.emplace(key, value);
+    meta_.emplace(key, std::make_shared<const zarr3::Bytes>(value));
 }
 
 void VSIStore::forget_meta(const std::string& key) {
     std::lock_guard lk(meta_mu_);
     const auto it = meta_.find(key);
     if (it == meta_.end()) return;
-    meta_bytes_ -= it->second.size();
+    meta_bytes_ -= it->second->size();
     meta_.erase(it);
+}
+
+template <class F> bool VSIStore::try_direct(F&& request) {
+    if (!http_) return false;
+    try {
+        request(*http_);
+        return true;
+    } catch (const HttpDirect::Unusable& e) {
+        CPLDebug("Zarr3", "%s; reading through VSI", e.what());
+        return false;
+    }
 }
 
 std::optional<zarr3::Bytes> VSIStore::get_bounded(const std::string& key, uint64_t limit) {
     const std::string path = path_of(key);
-    auto too_large = [&](uint64_t n) {
-        return zarr3::FormatError(path + ": " + std::to_string(n) + " bytes exceeds the limit of " +
-                                  std::to_string(limit) + " bytes");
-    };
-    if (auto hit = cached_meta(key)) {
-        if (hit->size() > limit) throw too_large(hit->size());
-        return hit;
+    if (const auto hit = cached_meta(key)) {
+        if (hit->size() > limit) zarr3::throw_too_large(path, hit->size(), limit);
+        return *hit;
     }
     std::optional<zarr3::Bytes> out;
-    bool done = false;
-    if (http_) {
-        try {
-            out = http_->get(path, limit);
-            done = true;
-        } catch (const HttpDirect::Unusable& e) {
-            CPLDebug("Zarr3", "%s; reading through VSI", e.what());
-        }
-    }
-    if (!done) {
+    if (!try_direct([&](HttpDirect& h) { out = h.get(path, limit); })) {
         const NoDirListingScope no_listing(root_);
         VSIFilePtr fp = open_read(path, remote_);
         if (!fp) return std::nullopt;
         const uint64_t n = file_size(fp.get(), path);
-        if (n > limit) throw too_large(n);
+        if (n > limit) zarr3::throw_too_large(path, n, limit);
         out.emplace(static_cast<size_t>(n));
         read_exact(fp.get(), 0, out->data(), n, path);
     }
@@ -244,14 +241,14 @@ VSIStore::get_ranges_sized(const std::string& key, const std::vector<zarr3::Byte
                            std::optional<uint64_t>& total) {
     total.reset();
     const std::string path = path_of(key);
-    if (http_) {
-        try {
-            return http_->get_ranges(path, ranges, total);
-        } catch (const HttpDirect::Unusable& e) {
-            CPLDebug("Zarr3", "%s; reading through VSI", e.what());
-            total.reset();
-        }
-    }
+    for (const auto& r : ranges)
+        if (r.length > zarr3::kMaxChunkBytes)
+            throw zarr3::FormatError(path + ": byte range of " + std::to_string(r.length) +
+                                     " bytes exceeds the limit");
+    std::optional<std::vector<zarr3::Bytes>> direct;
+    if (try_direct([&](HttpDirect& h) { direct = h.get_ranges(path, ranges, total); }))
+        return direct;
+    total.reset();
     const NoDirListingScope no_listing(root_);
     VSIFilePtr fp = open_read(path, remote_);
     if (!fp) return std::nullopt;
@@ -261,19 +258,7 @@ VSIStore::get_ranges_sized(const std::string& key, const std::vector<zarr3::Byte
     std::vector<uint64_t> offsets(ranges.size());
     for (size_t i = 0; i < ranges.size(); ++i) {
         const auto& r = ranges[i];
-        if (r.length > n)
-            throw zarr3::FormatError(path + ": byte range of " + std::to_string(r.length) +
-                                     " bytes is larger than the file (" + std::to_string(n) +
-                                     " bytes)");
-        offsets[i] = r.suffix ? n - r.length : r.offset;
-        if (zarr3::checked_add(offsets[i], r.length, path + " byte range") > n)
-            throw zarr3::FormatError(path + ": byte range " + std::to_string(offsets[i]) + "+" +
-                                     std::to_string(r.length) +
-                                     " reaches past the end of the file (" + std::to_string(n) +
-                                     " bytes)");
-        if (r.length > zarr3::kMaxChunkBytes)
-            throw zarr3::FormatError(path + ": byte range of " + std::to_string(r.length) +
-                                     " bytes exceeds the limit");
+        offsets[i] = zarr3::range_start(r, n, path);
         out[i].resize(static_cast<size_t>(r.length));
     }
     if (ranges.size() == 1) {
@@ -300,14 +285,9 @@ VSIStore::get_ranges_sized(const std::string& key, const std::vector<zarr3::Byte
 
 std::optional<uint64_t> VSIStore::size(const std::string& key) {
     const std::string path = path_of(key);
-    if (auto hit = cached_meta(key)) return hit->size();
-    if (http_) {
-        try {
-            return http_->size(path);
-        } catch (const HttpDirect::Unusable& e) {
-            CPLDebug("Zarr3", "%s; reading through VSI", e.what());
-        }
-    }
+    if (const auto hit = cached_meta(key)) return hit->size();
+    std::optional<uint64_t> direct;
+    if (try_direct([&](HttpDirect& h) { direct = h.size(path); })) return direct;
     const NoDirListingScope no_listing(root_);
     if (remote_) {
         // One request (HEAD, or a first-block GET for /vsis3/ and co) whose

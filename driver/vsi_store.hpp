@@ -73,17 +73,20 @@ class VSIStore : public zarr3::Store {
     // Direct HTTP reads (no HEAD per object) for /vsicurl/ URLs and object
     // stores; a request it cannot use falls back to VSI.
     std::unique_ptr<HttpDirect> http_;
+    // Runs `request` on http_; false (the caller reads through VSI) when
+    // there is no direct path or the answer was unusable.
+    template <class F> bool try_direct(F&& request);
     // The zarr.json documents read through this store (up to 16 MiB in all),
     // so that opening a dataset reads each once; put/erase drop them. Each
     // dataset has its own store: another open sees changes made meanwhile.
-    std::optional<zarr3::Bytes> cached_meta(const std::string& key);
+    std::shared_ptr<const zarr3::Bytes> cached_meta(const std::string& key);
     void remember_meta(const std::string& key, const zarr3::Bytes& value);
     void forget_meta(const std::string& key);
     void sweep_stale_temp_files(const std::string& dir);
     std::mutex swept_mu_;
     std::set<std::string> swept_dirs_;
     std::mutex meta_mu_;
-    std::map<std::string, zarr3::Bytes> meta_;
+    std::map<std::string, std::shared_ptr<const zarr3::Bytes>> meta_;
     uint64_t meta_bytes_ = 0;
     std::atomic<uint64_t> counter_{0};
 };

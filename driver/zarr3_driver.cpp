@@ -185,8 +185,9 @@ GDALDataset* Open(GDALOpenInfo* oi) {
     std::shared_ptr<VSIStore> store;
     if (!Guard(t.root, [&] { store = std::make_shared<VSIStore>(t.root, writable); }))
         return nullptr;
-    if (!t.prefixed && ClassifyRoot(*store) != RootKind::ZarrV3) return nullptr;
-    if (t.prefixed) {
+    if (!t.prefixed) {
+        if (ClassifyRoot(*store) != RootKind::ZarrV3) return nullptr;
+    } else {
         const std::string where = store->uri() + "/zarr.json";
         std::optional<zarr3::Bytes> root_json;
         if (!Guard(where,

@@ -14,16 +14,29 @@ namespace zarr3 {
 
 namespace fs = std::filesystem;
 
+uint64_t range_start(const ByteRange& r, uint64_t size, const std::string& where) {
+    if (r.suffix && r.length > size)
+        throw FormatError(where + ": byte range of " + std::to_string(r.length) +
+                          " bytes is larger than the file (" + std::to_string(size) + " bytes)");
+    const uint64_t off = r.suffix ? size - r.length : r.offset;
+    if (r.length > size || off > size - r.length)
+        throw FormatError(where + ": byte range " + std::to_string(off) + "+" +
+                          std::to_string(r.length) + " reaches past the end of the file (" +
+                          std::to_string(size) + " bytes)");
+    return off;
+}
+
+void throw_too_large(const std::string& where, uint64_t n, uint64_t limit) {
+    throw FormatError(where + ": " + std::to_string(n) + " bytes exceeds the limit of " +
+                      std::to_string(limit) + " bytes");
+}
+
 std::optional<Bytes> Store::get_bounded(const std::string& key, uint64_t limit) {
     const auto n = size(key);
     if (!n) return std::nullopt;
-    if (*n > limit)
-        throw FormatError(uri() + "/" + key + ": " + std::to_string(*n) +
-                          " bytes exceeds the limit of " + std::to_string(limit) + " bytes");
+    if (*n > limit) throw_too_large(uri() + "/" + key, *n, limit);
     auto v = get(key);
-    if (v && v->size() > limit)
-        throw FormatError(uri() + "/" + key + ": " + std::to_string(v->size()) +
-                          " bytes exceeds the limit of " + std::to_string(limit) + " bytes");
+    if (v && v->size() > limit) throw_too_large(uri() + "/" + key, v->size(), limit);
     return v;
 }
 
@@ -33,13 +46,8 @@ std::optional<std::vector<Bytes>> Store::get_ranges(const std::string& key,
     if (!all) return std::nullopt;
     std::vector<Bytes> out;
     out.reserve(ranges.size());
-    const uint64_t size = all->size();
     for (const auto& r : ranges) {
-        if (r.length > size || (!r.suffix && r.offset > size - r.length))
-            throw FormatError(uri() + "/" + key + ": byte range " + std::to_string(r.offset) + "+" +
-                              std::to_string(r.length) + " reaches past the end (" +
-                              std::to_string(size) + " bytes)");
-        const uint64_t off = r.suffix ? size - r.length : r.offset;
+        const uint64_t off = range_start(r, all->size(), uri() + "/" + key);
         out.emplace_back(all->begin() + static_cast<ptrdiff_t>(off),
                          all->begin() + static_cast<ptrdiff_t>(off + r.length));
     }
@@ -197,11 +205,7 @@ std::optional<std::vector<Bytes>> FileStore::get_ranges_sized(const std::string&
     std::vector<Bytes> out;
     out.reserve(ranges.size());
     for (const auto& r : ranges) {
-        if (r.length > size || (!r.suffix && r.offset > size - r.length))
-            throw FormatError(p + ": byte range " + std::to_string(r.offset) + "+" +
-                              std::to_string(r.length) + " reaches past the end (" +
-                              std::to_string(size) + " bytes)");
-        const uint64_t off = r.suffix ? size - r.length : r.offset;
+        const uint64_t off = range_start(r, size, p);
         Bytes b(r.length);
         read_exact(f.fd, b.data(), b.size(), off, p);
         out.push_back(std::move(b));

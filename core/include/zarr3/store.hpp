@@ -55,6 +55,13 @@ class Store {
 // Throws Error unless `key` is a safe relative key: no "..", ".", empty
 // segments, backslashes, NUL, or leading "/".
 void validate_key(const std::string& key);
+
+// Where `r` starts in a value of `size` bytes. FormatError naming `where`
+// when the range does not lie inside the value.
+uint64_t range_start(const ByteRange& r, uint64_t size, const std::string& where);
+
+// FormatError naming `where`: a value of `n` bytes is above `limit`.
+[[noreturn]] void throw_too_large(const std::string& where, uint64_t n, uint64_t limit);
 std::string join_key(const std::string& a, const std::string& b);
 
 class MemoryStore : public Store {

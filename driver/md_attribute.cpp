@@ -1,6 +1,7 @@
 // JSON attributes exposed through GDAL's multidimensional attribute API.
 #include "md_attribute.hpp"
 #include "zarr3/common.hpp"
+#include "zarr3_driver.hpp"
 
 namespace zarr3drv {
 
@@ -146,8 +147,11 @@ std::vector<std::shared_ptr<GDALAttribute>> MakeAttributes(const std::string& pa
                                                            const nlohmann::json& attrs) {
     std::vector<std::shared_ptr<GDALAttribute>> out;
     if (!attrs.is_object()) return out;
-    for (auto it = attrs.begin(); it != attrs.end(); ++it)
-        out.push_back(JsonAttribute::Create(parent, it.key(), it.value()));
+    const bool ok = Guard(parent, [&] {
+        for (auto it = attrs.begin(); it != attrs.end(); ++it)
+            out.push_back(JsonAttribute::Create(parent, it.key(), it.value()));
+    });
+    if (!ok) out.clear();
     return out;
 }
 
@@ -211,9 +215,14 @@ bool WritableAttribute::IWrite(const GUInt64* start, const size_t* count, const 
         if (IsIntegerType(t)) return LoadNumber<int64_t>(s, buf_type, GDT_Int64, values_[idx]);
         return LoadNumber<double>(s, buf_type, GDT_Float64, values_[idx]);
     };
-    const bool ok = ForEachElement(dims_.empty(), start, count, step, stride, buf_type,
-                                   static_cast<const GByte*>(src), store);
-    return ok && sink_(GetName(), Value());
+    bool ok = false;
+    nlohmann::json value;
+    Guard(GetFullName(), [&] {
+        ok = ForEachElement(dims_.empty(), start, count, step, stride, buf_type,
+                            static_cast<const GByte*>(src), store);
+        if (ok) value = Value();
+    });
+    return ok && sink_(GetName(), value);
 }
 
 bool WritableAttribute::IRead(const GUInt64* start, const size_t* count, const GInt64* step,

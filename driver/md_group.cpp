@@ -4,6 +4,7 @@
 
 #include "creation_options.hpp"
 #include "io_options.hpp"
+#include "limits.hpp"
 #include "md_array.hpp"
 #include "md_attribute.hpp"
 #include "md_dimension.hpp"
@@ -21,6 +22,16 @@ bool Contains(const std::vector<std::string>& v, const std::string& s) {
 
 } // namespace
 
+// An array's resolver (coordinates, grid_mapping): array `n` of the group or
+// a parent; errors become CPLErrors (it runs inside GDAL's calls).
+std::shared_ptr<GDALMDArray> Zarr3Group::ResolveUpwards(const std::weak_ptr<const Zarr3Group>& self,
+                                                        const std::string& n) {
+    std::shared_ptr<GDALMDArray> out;
+    auto g = self.lock();
+    if (g) Guard(g->Where() + "/" + n, [&] { out = g->FindArrayUpwards(n); });
+    return out;
+}
+
 Zarr3Group::Zarr3Group(const std::string& parent_full_name, const std::string& name)
     : GDALGroup(parent_full_name, name) {}
 
@@ -33,6 +44,9 @@ std::shared_ptr<Zarr3Group> Zarr3Group::Create(const std::string& parent_full_na
     g->group_ = std::move(group);
     g->ctx_ = std::move(ctx);
     g->parent_ = parent;
+    if (g->group_) g->folder_id_ = LocalFolderId(g->group_->store()->uri(), g->group_->path());
+    g->groups_opened_ =
+        parent ? parent->groups_opened_ : std::make_shared<std::atomic<uint64_t>>(0);
     return g;
 }
 
@@ -97,12 +111,30 @@ std::shared_ptr<GDALGroup> Zarr3Group::OpenGroup(const std::string& name, CSLCon
     if (auto it = groups_.find(name); it != groups_.end()) return it->second;
     Guard(Where(), [&] {
         if (!Contains(GetGroupNames(), name)) return;
+        CheckWalkBounds(name);
         auto self = std::const_pointer_cast<Zarr3Group>(shared_from_this());
         auto g = Create(GetFullName(), name, group_->open_group(name), ctx_, self);
         groups_[name] = g;
         out = g;
     });
     return out;
+}
+
+void Zarr3Group::CheckWalkBounds(const std::string& name) const {
+    const std::string path = ChildPath(name);
+    if (PathDepth(path) > kMaxWalkDepth)
+        throw zarr3::Error("group /" + path + " is nested deeper than " +
+                           std::to_string(kMaxWalkDepth) + " levels; not opened");
+    const auto id = LocalFolderId(group_->store()->uri(), path);
+    if (id != std::pair<uint64_t, uint64_t>{0, 0})
+        for (auto g = shared_from_this(); g; g = g->parent_.lock())
+            if (g->folder_id_ == id)
+                throw zarr3::Error("group /" + path + " is the folder of its ancestor " +
+                                   g->GetFullName() + " (a symbolic link cycle); not opened");
+    if (++*groups_opened_ > MaxWalkNodes())
+        throw zarr3::Error("more than " + std::to_string(MaxWalkNodes()) +
+                           " groups opened in this dataset (ZARR3_MAX_GROUP_NODES); group /" +
+                           path + " not opened");
 }
 
 std::shared_ptr<GDALMDArray> Zarr3Group::OpenMDArray(const std::string& name, CSLConstList) const {
@@ -245,10 +277,7 @@ std::shared_ptr<GDALMDArray> Zarr3Group::OpenArrayImpl(const std::string& name) 
         CPLError(CE_Warning, CPLE_AppDefined, "%s", w.c_str());
     auto arr = Zarr3MDArray::Create(GetFullName(), name, za, DimensionsFor(name, meta), ctx_);
     std::weak_ptr<const Zarr3Group> self = shared_from_this();
-    arr->SetResolver([self](const std::string& n) -> std::shared_ptr<GDALMDArray> {
-        auto g = self.lock();
-        return g ? g->FindArrayUpwards(n) : nullptr;
-    });
+    arr->SetResolver([self](const std::string& n) { return ResolveUpwards(self, n); });
     arrays_[name] = arr;
     AttachCRS(*arr, meta.attributes);
     LinkIndexingVariables(arr, name);
@@ -356,10 +385,7 @@ Zarr3Group::CreateMDArray(const std::string& name,
         auto arr = Zarr3MDArray::Create(GetFullName(), name, za, own, ctx_);
         arr->MarkCreated();
         std::weak_ptr<const Zarr3Group> self = shared_from_this();
-        arr->SetResolver([self](const std::string& n) -> std::shared_ptr<GDALMDArray> {
-            auto g = self.lock();
-            return g ? g->FindArrayUpwards(n) : nullptr;
-        });
+        arr->SetResolver([self](const std::string& n) { return ResolveUpwards(self, n); });
         arrays_[name] = arr;
         created_arrays_.push_back(name);
         out = arr;

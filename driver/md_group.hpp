@@ -7,6 +7,7 @@
 #include "md_context.hpp"
 #include "zarr3/array.hpp"
 
+#include <atomic>
 #include <map>
 #include <memory>
 #include <string>
@@ -64,9 +65,14 @@ class Zarr3Group final : public GDALGroup, public std::enable_shared_from_this<Z
     // Throws zarr3::Error unless `name` can name a new child (`kind`: "group", "array").
     void CheckNewChildName(const std::string& name, const char* kind) const;
     std::string ChildPath(const std::string& name) const;
+    // Throws unless child group `name` stays within the walk bounds (depth,
+    // no symbolic link cycle, ZARR3_MAX_GROUP_NODES).
+    void CheckWalkBounds(const std::string& name) const;
     void AttachCRS(Zarr3MDArray& arr, const nlohmann::json& attrs) const;
     std::shared_ptr<GDALMDArray> OpenArrayImpl(const std::string& name) const;
     std::shared_ptr<GDALMDArray> FindArrayUpwards(const std::string& name) const;
+    static std::shared_ptr<GDALMDArray> ResolveUpwards(const std::weak_ptr<const Zarr3Group>& self,
+                                                       const std::string& n);
     std::vector<std::shared_ptr<GDALDimension>>
     DimensionsFor(const std::string& array_name, const zarr3::ArrayMetadata& meta) const;
     // Dimension `name` of `size` for an array of this group: this group's
@@ -82,6 +88,11 @@ class Zarr3Group final : public GDALGroup, public std::enable_shared_from_this<Z
     std::string root_array_name_;
     std::shared_ptr<MDContext> ctx_;
     std::weak_ptr<Zarr3Group> parent_;
+    // Walk bounds: this group's folder (local stores; (0, 0) elsewhere) to
+    // refuse symbolic link cycles, and the groups opened so far by the
+    // dataset (shared by all its groups) against ZARR3_MAX_GROUP_NODES.
+    std::pair<uint64_t, uint64_t> folder_id_{0, 0};
+    std::shared_ptr<std::atomic<uint64_t>> groups_opened_;
     std::vector<std::string> created_arrays_, created_groups_;
     mutable std::map<std::string, std::shared_ptr<GDALMDArray>> arrays_;
     mutable std::map<std::string, std::shared_ptr<Zarr3Group>> groups_;

@@ -5,6 +5,7 @@
 #include "gdal_types.hpp"
 #include "georef.hpp"
 #include "io_options.hpp"
+#include "limits.hpp"
 #include "vsi_store.hpp"
 #include "zarr3_driver.hpp"
 
@@ -17,9 +18,7 @@
 namespace zarr3drv {
 namespace {
 
-constexpr int kMaxDepth = 32;
 constexpr size_t kMaxSubdatasets = 10000;
-constexpr uint64_t kMaxBands = 1000000;
 
 std::string Lower(std::string s) {
     for (auto& c : s)
@@ -54,19 +53,22 @@ std::string Describe(const zarr3::ArrayMetadata& meta, const std::string& node) 
     return "[" + shape + "] /" + node + " (" + meta.dtype.name + ")";
 }
 
-void Walk(std::vector<ArrayEntry>& out, const zarr3::Group& g, int depth) {
-    if (depth > kMaxDepth) return;
+// Arrays of the hierarchy under `g`, depth first; `guard` stops the walk at
+// symbolic link cycles, kMaxWalkDepth and the node budget (with a warning).
+void Walk(std::vector<ArrayEntry>& out, const zarr3::Group& g, WalkGuard& guard) {
     auto arrays = g.array_names();
     std::sort(arrays.begin(), arrays.end());
     for (const auto& name : arrays) {
-        if (out.size() >= kMaxSubdatasets) return;
+        if (out.size() >= kMaxSubdatasets || !guard.Count()) return;
         auto a = g.open_array(name);
         out.push_back({a->path(), a->metadata()});
     }
     auto groups = g.group_names();
     std::sort(groups.begin(), groups.end());
-    for (const auto& name : groups)
-        Walk(out, *g.open_group(name), depth + 1);
+    for (const auto& name : groups) {
+        if (guard.stopped()) return;
+        if (guard.Enter(zarr3::join_key(g.path(), name))) Walk(out, *g.open_group(name), guard);
+    }
 }
 
 CPLStringList SubdatasetList(const std::string& root, const std::vector<ArrayEntry>& arrays) {
@@ -151,9 +153,12 @@ void Zarr3RasterDataset::Init(bool update) {
     uint64_t nb = 1;
     for (auto n : band_shape_)
         nb = zarr3::checked_mul(nb, n, "band count");
-    if (nb > kMaxBands)
+    if (nb > MaxBands())
         throw zarr3::Error(where + ": " + std::to_string(nb) +
-                           " bands; open it with the multidimensional API instead");
+                           " bands in the classic raster view, above the limit of " +
+                           std::to_string(MaxBands()) +
+                           " (ZARR3_MAX_BANDS); use the multidimensional API instead "
+                           "(gdalmdiminfo, gdal.OpenEx(name, gdal.OF_MULTIDIM_RASTER))");
     nRasterXSize = static_cast<int>(w);
     nRasterYSize = static_cast<int>(h);
     if (iy_ != SIZE_MAX && iy_ < m.dimension_names.size() && m.dimension_names[iy_])
@@ -389,7 +394,9 @@ GDALDataset* Zarr3OpenClassic(GDALOpenInfo* poOpenInfo, std::shared_ptr<zarr3::S
             const bool usable = meta.rank() >= 1 && GDALTypeFor(meta.dtype) != GDT_Unknown;
             if (usable || target.has_array) chosen = zarr3::Array::open(store, node, meta);
         } else {
-            Walk(arrays, *zarr3::Group::open(store, node), 0);
+            WalkGuard guard(store->uri());
+            guard.Enter(node);
+            Walk(arrays, *zarr3::Group::open(store, node), guard);
             std::vector<const ArrayEntry*> cands;
             for (const auto& a : arrays)
                 if (IsRasterCandidate(a)) cands.push_back(&a);

@@ -4,7 +4,9 @@
 
 #include "gdal_priv.h"
 
+#include <cstring>
 #include <memory>
+#include <new>
 #include <string>
 
 namespace zarr3 {
@@ -29,18 +31,27 @@ bool ParseOpenTarget(const char* filename, OpenTarget& out);
 // `ZARR3:"root":/node` for subdataset lists.
 std::string SubdatasetName(const std::string& root, const std::string& node_path);
 
-// Runs `f` and converts any exception into CPLError(CE_Failure) naming
-// `where`. Returns false when an exception was caught.
+// The error boundary of every GDAL entry point of the driver (open, raster
+// and multidimensional I/O, group listing, attributes, create and copy): runs
+// `f` and converts any exception into CPLError(CE_Failure) naming `where`;
+// std::bad_alloc becomes CPLE_OutOfMemory. Nothing here allocates, so a
+// failure under memory pressure still reaches the host as an error, never as
+// std::terminate. Returns false when an exception was caught.
 template <class F> bool Guard(const std::string& where, F&& f) noexcept {
     try {
         f();
         return true;
+    } catch (const std::bad_alloc&) {
+        CPLError(CE_Failure, CPLE_OutOfMemory,
+                 "%s: out of memory (the store needs more memory than is available; see the "
+                 "limits in the README)",
+                 where.c_str());
     } catch (const std::exception& e) {
-        const std::string msg = e.what();
-        if (where.empty() || msg.find(where) != std::string::npos)
-            CPLError(CE_Failure, CPLE_AppDefined, "%s", msg.c_str());
+        const char* msg = e.what();
+        if (where.empty() || std::strstr(msg, where.c_str()) != nullptr)
+            CPLError(CE_Failure, CPLE_AppDefined, "%s", msg);
         else
-            CPLError(CE_Failure, CPLE_AppDefined, "%s: %s", where.c_str(), msg.c_str());
+            CPLError(CE_Failure, CPLE_AppDefined, "%s: %s", where.c_str(), msg);
     } catch (...) {
         CPLError(CE_Failure, CPLE_AppDefined, "%s: unknown error", where.c_str());
     }
@@ -58,7 +69,8 @@ GDALDataset* Zarr3OpenClassic(GDALOpenInfo* poOpenInfo, std::shared_ptr<zarr3::S
 GDALDataset* Zarr3OpenMultidim(GDALOpenInfo* poOpenInfo, std::shared_ptr<zarr3::Store> store,
                                const zarr3drv::OpenTarget& target);
 
-// pfnCreateMultiDimensional: an empty store (root group) opened for writing. (driver/md_dataset.cpp)
+// pfnCreateMultiDimensional: an empty store (root group) opened for writing.
+// (driver/md_dataset.cpp)
 GDALDataset* Zarr3CreateMultidim(const char* pszName, CSLConstList papszRootGroupOptions,
                                  CSLConstList papszOptions);
 // CreateCopy of a source without raster bands but with a root group (e.g.

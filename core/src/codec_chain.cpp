@@ -2,6 +2,8 @@
 // plus the small ChunkSpec / ByteSource members declared in codec.hpp.
 #include "zarr3/codec.hpp"
 
+#include "zarr3/limits.hpp"
+
 #include <cstring>
 
 namespace zarr3 {
@@ -210,6 +212,9 @@ bool CodecChain::supports_partial_read() const {
 bool CodecChain::read_region(ByteSource& src, const ChunkSpec& spec, const Region& region,
                              const StridedView& out, const ReadOptions& opt) const {
     if (supports_partial_read()) return ab_->read_partial(src, spec, region, out, opt);
+    // The whole chunk is decoded (once, into `out` or one scratch buffer):
+    // refuse one above the cap before reading or allocating anything.
+    check_decoded_chunk_size(spec.num_bytes(), spec.shape, src.describe());
     auto data = src.read_all();
     if (!data) return false;
     const size_t elem = spec.dtype.size;

@@ -2,6 +2,8 @@
 // that turns long rectilinear edge lists straight into runs.
 #include "json_text.hpp"
 
+#include "zarr3/limits.hpp"
+
 #include <array>
 
 namespace zarr3::detail {
@@ -39,7 +41,8 @@ void check_depth(std::string_view text, const std::string& where) {
 }
 
 // nlohmann's DOM builder with a nesting limit (parsing stops past
-// kMaxJsonDepth) and, given EdgeLists, the edge lists of
+// kMaxJsonDepth), a node budget (parsing stops before the value past
+// max_json_nodes() enters the DOM) and, given EdgeLists, the edge lists of
 // {"chunk_grid": {"configuration": {"chunk_shapes": [<list>, ...]}}} kept
 // out of the DOM while they hold only positive bare integers.
 class Dom : public nlohmann::detail::json_sax_dom_parser<json> {
@@ -48,13 +51,20 @@ class Dom : public nlohmann::detail::json_sax_dom_parser<json> {
     static constexpr size_t kListDepth = 5;   // one axis' list
 
   public:
-    Dom(json& root, EdgeLists* edges) : Base(root, true), edges_(edges) {}
+    Dom(json& root, EdgeLists* edges)
+        : Base(root, true), edges_(edges), budget_(max_json_nodes()) {}
+
+    bool over_budget() const { return over_budget_; }
+    uint64_t budget() const { return budget_; }
 
     bool null() { return scalar() && Base::null(); }
     bool boolean(bool v) { return scalar() && Base::boolean(v); }
     bool number_integer(json::number_integer_t v) { return scalar() && Base::number_integer(v); }
     bool number_unsigned(json::number_unsigned_t v) {
-        if (collecting_ && v > 0 && try_append(v)) return true;
+        if (collecting_ && v > 0) {
+            const size_t runs = axis_.runs().size();
+            if (try_append(v)) return axis_.runs().size() == runs || count();
+        }
         return scalar() && Base::number_unsigned(v);
     }
     bool number_float(json::number_float_t v, const json::string_t& s) {
@@ -103,19 +113,36 @@ class Dom : public nlohmann::detail::json_sax_dom_parser<json> {
     // list goes to the DOM after all, with the integers collected so far.
     void stop_collecting() {
         collecting_ = false;
+        // Its runs were counted; its edges now enter the DOM one by one.
+        uint64_t edges = 0; // at most the text's length
+        for (const auto& r : axis_.runs())
+            edges += r.count;
+        nodes_ = nodes_ - axis_.runs().size() + edges;
+        if (nodes_ > budget_) { // the caller's count() stops the parse
+            axis_ = AxisPartition();
+            return;
+        }
         Base::start_array(static_cast<std::size_t>(-1));
         for (const auto& r : axis_.runs())
             for (uint64_t c = 0; c < r.count; ++c)
                 Base::number_unsigned(r.edge);
         axis_ = AxisPartition();
     }
+    // One more value for the DOM (or one more run of a collected edge list);
+    // false stops the parse once the budget is spent.
+    bool count() {
+        if (++nodes_ <= budget_) return true;
+        over_budget_ = true;
+        return false;
+    }
     bool scalar() {
         if (collecting_) stop_collecting();
         if (in_shapes_ && depth_ == kShapesDepth) ++index_;
-        return true;
+        return count();
     }
     bool open(bool array) {
         if (collecting_) stop_collecting();
+        if (!count()) return false;
         if (++depth_ > kMaxJsonDepth) return false;
         if (depth_ < kShapesDepth) is_object_[depth_] = !array;
         if (!edges_ || !array) return true;
@@ -136,6 +163,9 @@ class Dom : public nlohmann::detail::json_sax_dom_parser<json> {
     }
 
     EdgeLists* edges_;
+    uint64_t budget_;
+    uint64_t nodes_ = 0;
+    bool over_budget_ = false;
     size_t depth_ = 0;
     std::array<bool, kShapesDepth> is_object_{};
     std::array<bool, kShapesDepth> key_ok_{};
@@ -155,6 +185,11 @@ json parse_json(std::string_view text, const std::string& where, EdgeLists* edge
         json j;
         Dom dom(j, edges);
         if (!json::sax_parse(text.begin(), text.end(), &dom)) {
+            if (dom.over_budget())
+                throw FormatError(where + ": JSON document of " + std::to_string(text.size()) +
+                                  " bytes holds more than " + std::to_string(dom.budget()) +
+                                  " values (objects, lists, scalars), the limit that bounds its "
+                                  "memory (ZARR3_MAX_JSON_NODES); refused");
             check_depth(text, where); // stopped for nesting: throws, naming the byte
             throw FormatError(where + ": invalid JSON");
         }

@@ -61,6 +61,33 @@ Bytes decode_stream(ByteView in, std::optional<uint64_t> expected, uint64_t limi
     return out;
 }
 
+// Streaming decode of exactly `size` bytes into `out` (FormatError otherwise).
+void decode_stream_into(ByteView in, uint8_t* out, uint64_t size) {
+    ZSTD_DCtx* d = dctx();
+    ZSTD_inBuffer ib{in.data(), in.size(), 0};
+    size_t out_pos = 0;
+    for (;;) {
+        const bool full = out_pos == size;
+        uint8_t probe = 0;
+        ZSTD_outBuffer ob{full ? &probe : out + out_pos, full ? 1 : size_t(size - out_pos), 0};
+        const size_t in_before = ib.pos;
+        const size_t last = ZSTD_decompressStream(d, &ob, &ib);
+        if (ZSTD_isError(last)) fail("corrupt compressed data", last);
+        if (full && ob.pos)
+            throw FormatError("zstd: decoded data is larger than the expected " +
+                              std::to_string(size) + " bytes");
+        if (!full) out_pos += ob.pos;
+        if (ib.pos == ib.size && last == 0) break;
+        if (ob.pos == 0 && ib.pos == in_before) {
+            if (ib.pos == ib.size) throw FormatError("zstd: truncated compressed data");
+            throw FormatError("zstd: corrupt compressed data (no progress)");
+        }
+    }
+    if (out_pos != size)
+        throw FormatError("zstd: decoded " + std::to_string(out_pos) + " bytes, expected " +
+                          std::to_string(size));
+}
+
 class ZstdCodec : public BytesToBytesCodec {
   public:
     ZstdCodec(int level, bool checksum) : level_(level), checksum_(checksum) {}
@@ -109,12 +136,21 @@ class ZstdCodec : public BytesToBytesCodec {
     }
 
     bool decode_into(ByteView in, uint8_t* out, uint64_t size) const override {
-        // One frame stating exactly `size` bytes: decode in place, else fall back.
-        if (ZSTD_getFrameContentSize(in.data(), in.size()) != size ||
-            ZSTD_findFrameCompressedSize(in.data(), in.size()) != in.size())
-            return false;
-        const size_t n = ZSTD_decompressDCtx(dctx(), out, size, in.data(), in.size());
-        return !ZSTD_isError(n) && n == size;
+        const unsigned long long stated = ZSTD_getFrameContentSize(in.data(), in.size());
+        const size_t frame = ZSTD_findFrameCompressedSize(in.data(), in.size());
+        // One frame stating exactly `size` bytes: decode in place.
+        if (stated == size && frame == in.size()) {
+            const size_t n = ZSTD_decompressDCtx(dctx(), out, size, in.data(), in.size());
+            return !ZSTD_isError(n) && n == size;
+        }
+        // Frames without a stated size (streaming writers such as numcodecs),
+        // or several frames: stream straight into `out`, never into a copy.
+        // Errors are reported here, so that the caller does not allocate the
+        // chunk a second time only to fail again.
+        if (stated != ZSTD_CONTENTSIZE_UNKNOWN && (ZSTD_isError(frame) || frame == in.size()))
+            return false; // one frame stating another size: decode() names both sizes
+        decode_stream_into(in, out, size);
+        return true;
     }
 
     nlohmann::json to_json() const override {

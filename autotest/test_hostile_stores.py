@@ -1,0 +1,341 @@
+"""Bounded work for hostile stores (issue 15): every reproducer runs in a
+subprocess with a 1.5 GiB address-space limit (not under ASan) and a
+timeout, and must end cleanly with the expected error (or warning) text:
+- a 75 MB zarr.json of 25 million {} (JSON value budget),
+- a 145 KB store whose one chunk decodes to 4 GiB (decoded-chunk cap; with the
+  cap raised, std::bad_alloc must come back as a GDAL error, not abort),
+- a 335-byte zarr.json of shape [1000000,1,1] (band count of the classic view),
+- symbolic links to "." (group walks: cycles), deep and wide hierarchies
+  (depth and node budget).
+"""
+import json
+import os
+import resource
+import subprocess
+import sys
+import time
+
+import pytest
+
+ASAN = "asan" in os.environ.get("LD_PRELOAD", "")
+
+SCRIPT = r"""
+import json, sys
+from osgeo import gdal
+gdal.UseExceptions()
+mode, path = sys.argv[1], sys.argv[2]
+for kv in sys.argv[3:]:
+    k, v = kv.split("=", 1)
+    gdal.SetConfigOption(k, v)
+out = {"warnings": [], "errors": []}
+
+def handler(cls, num, msg):
+    if cls == gdal.CE_Warning:
+        out["warnings"].append(msg)
+    elif cls >= gdal.CE_Failure:
+        out["errors"].append(msg)
+gdal.PushErrorHandler(handler)
+
+def walk(g, depth=0):
+    out["groups"] = out.get("groups", 0) + 1
+    out["max_depth"] = max(out.get("max_depth", 0), depth)
+    if depth > 64:
+        out["runaway"] = True
+        return
+    for n in g.GetGroupNames() or []:
+        try:
+            sub = g.OpenGroup(n)
+        except RuntimeError as e:
+            out["errors"].append(str(e))
+            continue
+        if sub is not None:
+            walk(sub, depth + 1)
+
+try:
+    if mode == "classic":
+        ds = gdal.OpenEx(path, gdal.OF_RASTER, allowed_drivers=["Zarr3"])
+        out["bands"] = ds.RasterCount
+        out["subdatasets"] = len(ds.GetMetadata("SUBDATASETS")) // 2
+        if ds.RasterCount:
+            out["pixel"] = int(ds.GetRasterBand(1).ReadAsArray(0, 0, 1, 1)[0][0])
+    elif mode == "multidim":
+        ds = gdal.OpenEx(path, gdal.OF_MULTIDIM_RASTER, allowed_drivers=["Zarr3"])
+        walk(ds.GetRootGroup())
+        names = ds.GetRootGroup().GetMDArrayNames() or []
+        if names:
+            arr = ds.GetRootGroup().OpenMDArray(names[0])
+            out["shape"] = [d.GetSize() for d in arr.GetDimensions()]
+    out["exception"] = None
+except RuntimeError as e:
+    out["exception"] = str(e)
+print("RESULT:" + json.dumps(out))
+"""
+
+
+def _limit():
+    if not ASAN:
+        lim = 3 << 29  # 1.5 GiB
+        resource.setrlimit(resource.RLIMIT_AS, (lim, lim))
+
+
+def run(mode, path, *config, timeout=60):
+    t0 = time.monotonic()
+    p = subprocess.run(
+        [sys.executable, "-c", SCRIPT, mode, str(path), *config],
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        preexec_fn=_limit,
+        env=dict(os.environ),
+    )
+    elapsed = time.monotonic() - t0
+    assert p.returncode == 0, f"exit {p.returncode}: {p.stderr[-3000:]}"
+    line = [ln for ln in p.stdout.splitlines() if ln.startswith("RESULT:")]
+    assert line, p.stdout[-2000:] + p.stderr[-2000:]
+    return json.loads(line[0][7:]), elapsed
+
+
+def all_text(r):
+    return "\n".join([r.get("exception") or ""] + r["errors"] + r["warnings"])
+
+
+def array_meta(shape, chunks, codecs=None, dtype="uint8", names=None):
+    m = {
+        "zarr_format": 3,
+        "node_type": "array",
+        "shape": shape,
+        "data_type": dtype,
+        "chunk_grid": {"name": "regular", "configuration": {"chunk_shape": chunks}},
+        "chunk_key_encoding": {"name": "default"},
+        "fill_value": 0,
+        "codecs": codecs or [{"name": "bytes"}],
+    }
+    if names:
+        m["dimension_names"] = names
+    return m
+
+
+def write_group(d):
+    d.mkdir(parents=True, exist_ok=True)
+    (d / "zarr.json").write_text(json.dumps({"zarr_format": 3, "node_type": "group"}))
+
+
+def write_array(d, meta):
+    d.mkdir(parents=True, exist_ok=True)
+    (d / "zarr.json").write_text(json.dumps(meta))
+
+
+def zstd_rle_frame(size, value):
+    """A zstd frame without a content size: RLE blocks of 128 KiB (4 bytes each)."""
+    out = bytearray(b"\x28\xb5\x2f\xfd\x00\x38")  # magic, no FCS, 128 KiB window
+    block = 128 * 1024
+    pos = 0
+    while pos < size:
+        n = min(block, size - pos)
+        last = pos + n == size
+        h = int(last) | (1 << 1) | (n << 3)
+        out += bytes([h & 0xFF, (h >> 8) & 0xFF, (h >> 16) & 0xFF, value])
+        pos += n
+    return bytes(out)
+
+
+# ------------------------------------------------------------------ JSON budget
+
+
+def test_75mb_zarr_json_of_empty_objects_fails_fast_naming_file_and_limit(tmp_path):
+    root = tmp_path / "objs.zarr"
+    root.mkdir()
+    n = 25_000_000
+    with open(root / "zarr.json", "w") as f:
+        f.write('{"zarr_format":3,"node_type":"group","attributes":{"a":[{}')
+        f.write(",{}" * (n - 1))
+        f.write("]}}")
+    assert (root / "zarr.json").stat().st_size > 74_000_000
+    for mode in ("classic", "multidim"):
+        r, elapsed = run(mode, root)
+        text = all_text(r)
+        assert r["exception"], r
+        assert "ZARR3_MAX_JSON_NODES" in text, text[:2000]
+        assert "4000000 values" in text, text[:2000]
+        assert str(root / "zarr.json") in text, text[:2000]
+        assert elapsed < 60, elapsed
+
+
+def test_json_budget_is_configurable(tmp_path):
+    root = tmp_path / "attrs.zarr"
+    root.mkdir()
+    (root / "zarr.json").write_text(
+        json.dumps({"zarr_format": 3, "node_type": "group", "attributes": {"a": list(range(500))}})
+    )
+    r, _ = run("multidim", root, "ZARR3_MAX_JSON_NODES=100")
+    assert "100 values" in all_text(r) and "ZARR3_MAX_JSON_NODES" in all_text(r), r
+    r, _ = run("multidim", root, "ZARR3_MAX_JSON_NODES=1000")
+    assert r["exception"] is None and not r["errors"], r
+
+
+# ------------------------------------------------------------------ chunk cap
+
+
+def four_gib_chunk_store(tmp_path):
+    """shape [10], one chunk of [2^32] uint8 compressed to a 128 KiB zstd frame."""
+    root = tmp_path / "bigchunk.zarr"
+    write_array(
+        root,
+        array_meta(
+            [10, 1],
+            [1 << 32, 1],
+            codecs=[{"name": "bytes"}, {"name": "zstd", "configuration": {"level": 1}}],
+            names=["y", "x"],
+        ),
+    )
+    (root / "c" / "0").mkdir(parents=True)
+    (root / "c" / "0" / "0").write_bytes(zstd_rle_frame(1 << 32, 7))
+    assert sum(f.stat().st_size for f in root.rglob("*") if f.is_file()) < 150_000
+    return root
+
+
+def test_one_pixel_of_a_4gib_chunk_is_refused_before_allocating(tmp_path):
+    root = four_gib_chunk_store(tmp_path)
+    r, elapsed = run("classic", root)
+    text = all_text(r)
+    assert r["exception"], r
+    assert "ZARR3_MAX_CHUNK_BYTES" in text, text
+    assert "4294967296 bytes" in text and "1073741824" in text, text
+    assert str(root / "c" / "0" / "0") in text, text
+    assert "bad_alloc" not in text and "out of memory" not in text, text
+    assert elapsed < 60
+
+
+def test_chunk_cap_allows_a_chunk_below_it(tmp_path):
+    root = tmp_path / "small.zarr"
+    write_array(
+        root,
+        array_meta(
+            [10, 1], [1 << 20, 1], codecs=[{"name": "bytes"}, {"name": "zstd"}], names=["y", "x"]
+        ),
+    )
+    (root / "c" / "0").mkdir(parents=True)
+    (root / "c" / "0" / "0").write_bytes(zstd_rle_frame(1 << 20, 9))
+    r, _ = run("classic", root)
+    assert r["exception"] is None and r["pixel"] == 9, r
+    r, _ = run("classic", root, "ZARR3_MAX_CHUNK_BYTES=1000")
+    assert "ZARR3_MAX_CHUNK_BYTES" in all_text(r) and "limit of 1000 bytes" in all_text(r), r
+
+
+@pytest.mark.skipif(ASAN, reason="needs the address-space limit")
+def test_bad_alloc_becomes_a_gdal_error_not_an_abort(tmp_path):
+    # Cap raised to the 4 GiB maximum: the chunk allocation itself fails under
+    # the 1.5 GiB address-space limit and must come back as a GDAL error.
+    root = four_gib_chunk_store(tmp_path)
+    r, _ = run("classic", root, "ZARR3_MAX_CHUNK_BYTES=4294967296")
+    text = all_text(r)
+    assert r["exception"], r
+    assert "out of memory" in text, text
+    assert str(root) in text, text
+
+
+# ------------------------------------------------------------------ band count
+
+
+def test_million_band_zarr_json_is_refused_quickly_pointing_to_multidim(tmp_path):
+    root = tmp_path / "bands.zarr"
+    write_array(root, array_meta([1000000, 1, 1], [1000, 1, 1]))
+    assert (root / "zarr.json").stat().st_size < 400
+    r, elapsed = run("classic", root)
+    text = all_text(r)
+    assert r["exception"], r
+    assert "1000000 bands" in text and "ZARR3_MAX_BANDS" in text, text
+    assert "multidimensional" in text, text
+    assert elapsed < 10, elapsed
+    # The multidimensional API opens it.
+    r, _ = run("multidim", root)
+    assert r["exception"] is None and r["shape"] == [1000000, 1, 1], r
+    # A raised limit lets the classic view open it.
+    small = tmp_path / "bands2.zarr"
+    write_array(small, array_meta([300, 1, 1], [300, 1, 1]))
+    r, _ = run("classic", small, "ZARR3_MAX_BANDS=200")
+    assert "300 bands" in all_text(r), r
+    r, _ = run("classic", small, "ZARR3_MAX_BANDS=300")
+    assert r["exception"] is None and r["bands"] == 300, r
+
+
+# ------------------------------------------------------------------ group walks
+
+
+def cyclic_store(tmp_path):
+    root = tmp_path / "cycle.zarr"
+    write_group(root)
+    write_array(root / "a", array_meta([4, 5], [4, 5], names=["y", "x"]))
+    write_array(root / "b", array_meta([4, 5], [4, 5], names=["y", "x"]))
+    os.symlink(".", root / "l1")
+    os.symlink(".", root / "l2")
+    return root
+
+
+def test_symlink_cycles_end_subdataset_listing(tmp_path):
+    root = cyclic_store(tmp_path)
+    r, elapsed = run("classic", root, timeout=60)
+    assert r["exception"] is None, r
+    assert r["subdatasets"] == 2, r
+    assert any("symbolic link cycle" in w and str(root) in w for w in r["warnings"]), r
+    assert elapsed < 30, elapsed
+
+
+def test_symlink_cycles_end_multidim_walks(tmp_path):
+    root = cyclic_store(tmp_path)
+    r, elapsed = run("multidim", root, timeout=60)
+    assert not r.get("runaway"), r
+    assert r["groups"] == 1, r
+    assert any("symbolic link cycle" in e and str(root) in e for e in r["errors"]), r
+    assert elapsed < 30, elapsed
+
+
+def test_symlink_cycles_end_gdalmdiminfo(tmp_path, driver_path):
+    root = cyclic_store(tmp_path)
+    env = dict(os.environ, GDAL_DRIVER_PATH=driver_path)
+    p = subprocess.run(
+        ["gdalmdiminfo", str(root)],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        preexec_fn=_limit,
+        env=env,
+    )
+    assert p.returncode >= 0, p.stderr[-2000:]
+    assert "symbolic link cycle" in p.stderr, p.stderr[-2000:]
+    assert '"a"' in p.stdout or "/a" in p.stdout, p.stdout[-2000:]
+
+
+def test_deep_hierarchy_stops_at_32_levels_with_a_warning(tmp_path):
+    root = tmp_path / "deep.zarr"
+    write_group(root)
+    d = root
+    for _ in range(40):
+        d = d / "g"
+        write_group(d)
+    write_array(d / "a", array_meta([4, 5], [4, 5]))
+    write_array(root / "g" / "a", array_meta([4, 5], [4, 5]))
+    r, _ = run("classic", root)
+    assert r["exception"] is None, r
+    assert r["subdatasets"] == 1, r
+    assert any("deeper than 32 levels" in w and str(root) in w for w in r["warnings"]), r
+    r, _ = run("multidim", root)
+    assert r["max_depth"] == 32, r
+    assert any("deeper than 32 levels" in e for e in r["errors"]), r
+
+
+def test_group_node_budget_is_configurable(tmp_path):
+    root = tmp_path / "wide.zarr"
+    write_group(root)
+    for i in range(30):
+        write_group(root / f"g{i:02d}")
+        write_array(root / f"g{i:02d}" / "a", array_meta([4, 5], [4, 5]))
+    r, _ = run("classic", root)
+    assert r["subdatasets"] == 30 and not r["warnings"], r
+    r, _ = run("classic", root, "ZARR3_MAX_GROUP_NODES=20")
+    assert r["exception"] is None, r
+    assert r["subdatasets"] < 20, r
+    assert any("ZARR3_MAX_GROUP_NODES" in w and str(root) in w for w in r["warnings"]), r
+    r, _ = run("multidim", root, "ZARR3_MAX_GROUP_NODES=10")
+    assert r["groups"] == 11, r  # the root and 10 groups
+    assert any("ZARR3_MAX_GROUP_NODES" in e for e in r["errors"]), r

@@ -2,11 +2,17 @@
 // root; opened read-only or for update, or created empty.
 #include "md_context.hpp"
 #include "md_group.hpp"
+#include "unfinished_copy.hpp"
 #include "vsi_store.hpp"
 #include "zarr3/metadata.hpp"
 #include "zarr3_driver.hpp"
 
 #include "cpl_vsi.h"
+
+#include <functional>
+#include <mutex>
+#include <optional>
+#include <set>
 
 namespace zarr3drv {
 namespace {
@@ -19,6 +25,8 @@ class Zarr3MDDataset final : public GDALDataset {
     }
     ~Zarr3MDDataset() override { FlushArrays(); }
     std::shared_ptr<GDALGroup> GetRootGroup() const override { return root_; }
+    // Writes the buffered partial chunks; false (error reported) on failure.
+    bool FlushAll() { return FlushArrays(); }
 
 #if GDAL_VERSION_NUM >= GDAL_COMPUTE_VERSION(3, 7, 0)
     CPLErr FlushCache(bool at_closing) override {
@@ -40,6 +48,89 @@ class Zarr3MDDataset final : public GDALDataset {
     }
     std::shared_ptr<GDALGroup> root_;
     std::shared_ptr<MDContext> ctx_;
+};
+
+// Holds the root zarr.json in memory until commit(): a copy that fails or
+// is killed leaves no root zarr.json, so its folder does not open.
+class DeferredRootStore final : public zarr3::Store {
+  public:
+    explicit DeferredRootStore(std::shared_ptr<zarr3::Store> inner) : inner_(std::move(inner)) {}
+    std::string uri() const override { return inner_->uri(); }
+    std::optional<zarr3::Bytes> get(const std::string& key) override {
+        if (auto v = pending(key)) return v;
+        return inner_->get(key);
+    }
+    std::optional<std::vector<zarr3::Bytes>>
+    get_ranges(const std::string& key, const std::vector<zarr3::ByteRange>& ranges) override {
+        if (pending(key)) return Store::get_ranges(key, ranges);
+        return inner_->get_ranges(key, ranges);
+    }
+    std::optional<std::vector<zarr3::Bytes>>
+    get_ranges_sized(const std::string& key, const std::vector<zarr3::ByteRange>& ranges,
+                     std::optional<uint64_t>& total) override {
+        if (auto v = pending(key)) {
+            total = v->size();
+            return Store::get_ranges(key, ranges);
+        }
+        return inner_->get_ranges_sized(key, ranges, total);
+    }
+    std::optional<uint64_t> size(const std::string& key) override {
+        if (auto v = pending(key)) return v->size();
+        return inner_->size(key);
+    }
+    std::optional<zarr3::Bytes> get_bounded(const std::string& key, uint64_t limit) override {
+        if (auto v = pending(key)) {
+            if (v->size() > limit) zarr3::throw_too_large(uri() + "/" + key, v->size(), limit);
+            return v;
+        }
+        return inner_->get_bounded(key, limit);
+    }
+    void put(const std::string& key, zarr3::ByteView value) override {
+        {
+            std::lock_guard lk(mu_);
+            if (key == kRoot && !committed_) {
+                root_.emplace(value.begin(), value.end());
+                return;
+            }
+        }
+        inner_->put(key, value);
+    }
+    void erase(const std::string& key) override {
+        {
+            std::lock_guard lk(mu_);
+            if (key == kRoot && !committed_) root_.reset();
+        }
+        inner_->erase(key);
+    }
+    std::vector<std::string> list_dir(const std::string& prefix) override {
+        return inner_->list_dir(prefix);
+    }
+    bool writable() const override { return inner_->writable(); }
+    std::unique_ptr<zarr3::StoreLock> lock(const std::string& key) override {
+        return inner_->lock(key);
+    }
+    // Writes the root zarr.json held back; later writes go straight through.
+    void commit() {
+        std::optional<zarr3::Bytes> v;
+        {
+            std::lock_guard lk(mu_);
+            committed_ = true;
+            v.swap(root_);
+        }
+        if (v) inner_->put(kRoot, *v);
+    }
+
+  private:
+    static constexpr const char* kRoot = "zarr.json";
+    std::optional<zarr3::Bytes> pending(const std::string& key) {
+        std::lock_guard lk(mu_);
+        if (key != kRoot || committed_) return std::nullopt;
+        return root_;
+    }
+    std::shared_ptr<zarr3::Store> inner_;
+    std::mutex mu_;
+    std::optional<zarr3::Bytes> root_;
+    bool committed_ = false;
 };
 
 // Name of the single array of a root-array store: the folder name without
@@ -82,11 +173,14 @@ GDALDataset* Zarr3OpenMultidim(GDALOpenInfo* poOpenInfo, std::shared_ptr<zarr3::
     return ds.release();
 }
 
-GDALDataset* Zarr3CreateMultidim(const char* pszName, CSLConstList, CSLConstList) {
-    using namespace zarr3drv;
-    std::string root = pszName ? pszName : "";
-    while (root.size() > 1 && root.back() == '/')
-        root.pop_back();
+namespace zarr3drv {
+namespace {
+
+// The folder `root` (created if missing) as a new store with a root group.
+// `wrap` may wrap the store (a copy holds its root zarr.json back).
+std::unique_ptr<Zarr3MDDataset> CreateMDStore(
+    const std::string& root,
+    const std::function<std::shared_ptr<zarr3::Store>(std::shared_ptr<zarr3::Store>)>& wrap) {
     std::unique_ptr<Zarr3MDDataset> ds;
     Guard(root, [&] {
         if (root.empty()) throw zarr3::Error("empty dataset name");
@@ -96,29 +190,62 @@ GDALDataset* Zarr3CreateMultidim(const char* pszName, CSLConstList, CSLConstList
         if (VSIStatL(root.c_str(), &st) != 0 && VSIMkdir(root.c_str(), 0755) != 0 &&
             VSIMkdirRecursive(root.c_str(), 0755) != 0)
             throw zarr3::Error(root + ": cannot create the folder");
-        auto store = std::make_shared<VSIStore>(root, true);
+        std::shared_ptr<zarr3::Store> store = std::make_shared<VSIStore>(root, true);
+        if (wrap) store = wrap(store);
         auto ctx = std::make_shared<MDContext>(store, true);
         auto group = zarr3::Group::create(store, "");
         ds = std::make_unique<Zarr3MDDataset>(Zarr3Group::Create(std::string(), "/", group, ctx),
                                               ctx);
     });
-    if (!ds) return nullptr;
-    ds->SetDescription(root.c_str());
-    return ds.release();
+    if (ds) ds->SetDescription(root.c_str());
+    return ds;
+}
+
+std::string TrimRoot(const char* name) {
+    std::string root = name ? name : "";
+    while (root.size() > 1 && root.back() == '/')
+        root.pop_back();
+    return root;
+}
+
+} // namespace
+} // namespace zarr3drv
+
+GDALDataset* Zarr3CreateMultidim(const char* pszName, CSLConstList, CSLConstList) {
+    using namespace zarr3drv;
+    return CreateMDStore(TrimRoot(pszName), nullptr).release();
 }
 
 GDALDataset* Zarr3CreateCopyMultidim(const char* pszName, GDALDataset* src, int strict,
                                      CSLConstList options, GDALProgressFunc progress,
                                      void* progress_data) {
+    using namespace zarr3drv;
     // ARRAY:<option> entries (and ARRAY:IF(DIM=n):/IF(NAME=x): forms) reach
-    // every CreateMDArray through GDALGroup::CopyFrom; the rest is for the dataset.
-    CPLStringList dataset_options;
-    for (CSLConstList it = options; it && *it; ++it)
-        if (!STARTS_WITH_CI(*it, "ARRAY:")) dataset_options.AddString(*it);
-    std::unique_ptr<GDALDataset> ds(Zarr3CreateMultidim(pszName, nullptr, dataset_options.List()));
+    // every CreateMDArray through GDALGroup::CopyFrom; the rest is for the
+    // dataset (no dataset creation options yet).
+    const std::string root = TrimRoot(pszName);
+    // A killed copy's folder is replaced; otherwise only what this copy
+    // creates is removed when it fails or is cancelled.
+    if (!root.empty() && IsAbandonedCopy(root)) RemoveCreated(root, false);
+    VSIStatBufL st;
+    const bool existed = !root.empty() && VSIStatL(root.c_str(), &st) == 0;
+    const std::set<std::string> before = existed ? FolderEntries(root) : std::set<std::string>();
+    std::shared_ptr<DeferredRootStore> deferred;
+    std::unique_ptr<Zarr3MDDataset> ds = CreateMDStore(root, [&](std::shared_ptr<zarr3::Store> s) {
+        deferred = std::make_shared<DeferredRootStore>(std::move(s));
+        return deferred;
+    });
     if (!ds) return nullptr;
-    if (GDALDriver::DefaultCreateCopyMultiDimensional(src, ds.get(), strict != 0, options, progress,
-                                                      progress_data) != CE_None)
+    MarkUnfinished(root);
+    bool ok = GDALDriver::DefaultCreateCopyMultiDimensional(src, ds.get(), strict != 0, options,
+                                                            progress, progress_data) == CE_None;
+    // The arrays' buffered chunks first, the root zarr.json last.
+    ok = ok && ds->FlushAll() && Guard(root, [&] { deferred->commit(); });
+    if (!ok) {
+        ds.reset();
+        RemoveCreated(root, existed, before);
         return nullptr;
+    }
+    ClearUnfinished(root);
     return ds.release();
 }

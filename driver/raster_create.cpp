@@ -4,7 +4,9 @@
 #include "creation_options.hpp"
 #include "gdal_types.hpp"
 #include "georef.hpp"
+#include "path_guard.hpp"
 #include "raster_dataset.hpp"
+#include "unfinished_copy.hpp"
 #include "vsi_store.hpp"
 #include "zarr3_driver.hpp"
 
@@ -79,6 +81,8 @@ std::string ZarrTypeFor(GDALDataType t, bool strict, std::string& warning) {
 struct Prepared {
     std::string root, array_name, xdim, ydim;
     zarr3::ArrayMetadata meta;
+    bool root_existed = false; // an empty folder was there before (kept on failure)
+    bool leftover = false;     // a killed copy's unfinished folder: replaced
 };
 
 // Validates everything and builds the metadata; nothing is written here.
@@ -127,12 +131,16 @@ Prepared Prepare(const char* name, int xsize, int ysize, int nbands, GDALDataTyp
             CSLDestroy(l);
             return e;
         }();
-        if (!empty_dir) throw zarr3::Error(p.root + ": already exists; delete it first");
+        p.leftover = !empty_dir && IsAbandonedCopy(p.root);
+        if (!empty_dir && !p.leftover)
+            throw zarr3::Error(p.root + ": already exists; delete it first");
+        p.root_existed = empty_dir;
     }
     return p;
 }
 
 std::unique_ptr<Zarr3RasterDataset> CreateDataset(const Prepared& p, bool deferred) {
+    if (p.leftover) RemoveCreated(p.root, false);
     // VSIMkdirRecursive fails on a bare relative name ("out.zarr": its parent
     // is ""), so try a plain mkdir first.
     if (VSIMkdir(p.root.c_str(), 0755) != 0 && VSIMkdirRecursive(p.root.c_str(), 0755) != 0) {
@@ -142,6 +150,9 @@ std::unique_ptr<Zarr3RasterDataset> CreateDataset(const Prepared& p, bool deferr
     }
     auto store = std::make_shared<VSIStore>(p.root, true);
     std::shared_ptr<zarr3::Array> array;
+    // A copy writes its root zarr.json last; until then a killed copy's
+    // folder does not open, and re-runs and Delete recognise it.
+    if (deferred) MarkUnfinished(p.root);
     if (deferred) {
         array = zarr3::Array::open(store, p.array_name, p.meta);
     } else {
@@ -154,12 +165,6 @@ std::unique_ptr<Zarr3RasterDataset> CreateDataset(const Prepared& p, bool deferr
     if (deferred) ds->DeferMetadata("");
     ds->SetDescription(p.root.c_str());
     return ds;
-}
-
-void RemoveStore(const std::string& root) {
-    CPLErrorStateBackuper keep;
-    CPLErrorHandlerPusher quiet(CPLQuietErrorHandler);
-    VSIRmdirRecursive(root.c_str());
 }
 
 // Element ranges [start, end) of the chunks along one axis, clipped to `length`.
@@ -304,11 +309,12 @@ GDALDataset* Zarr3CreateCopy(const char* name, GDALDataset* src, int strict, cha
                         throw zarr3::Error("copy cancelled by the user");
                 }
         ds->Finalize();
+        ClearUnfinished(p.root);
     });
     if (!ok) {
         if (ds) ds->Abandon();
         ds.reset();
-        RemoveStore(p.root);
+        RemoveCreated(p.root, p.root_existed);
         return nullptr;
     }
     return ds.release();
@@ -317,23 +323,30 @@ GDALDataset* Zarr3CreateCopy(const char* name, GDALDataset* src, int strict, cha
 CPLErr Zarr3Delete(const char* name) {
     const std::string root = StoreRoot(name);
     VSIStatBufL st;
-    if (VSIStatL((root + "/zarr.json").c_str(), &st) != 0) {
-        CPLError(CE_Failure, CPLE_AppDefined, "%s: not a Zarr store (no zarr.json)", root.c_str());
-        return CE_Failure;
+    // A killed copy's folder (no zarr.json yet, the unfinished mark) goes too.
+    if (!IsUnfinishedCopy(root)) {
+        if (VSIStatL((root + "/zarr.json").c_str(), &st) != 0) {
+            CPLError(CE_Failure, CPLE_AppDefined, "%s: not a Zarr store (no zarr.json)",
+                     root.c_str());
+            return CE_Failure;
+        }
+        bool v3 = false;
+        Guard(root, [&] {
+            VSIStore store(root);
+            if (auto j = zarr3::read_node_json(store, ""))
+                v3 = j->is_object() && j->contains("zarr_format") &&
+                     (*j)["zarr_format"].is_number_integer() && (*j)["zarr_format"] == 3;
+        });
+        if (!v3) {
+            CPLError(CE_Failure, CPLE_AppDefined, "%s: not a Zarr v3 store; not deleted",
+                     root.c_str());
+            return CE_Failure;
+        }
     }
-    bool v3 = false;
-    Guard(root, [&] {
-        VSIStore store(root);
-        if (auto j = zarr3::read_node_json(store, ""))
-            v3 = j->is_object() && j->contains("zarr_format") &&
-                 (*j)["zarr_format"].is_number_integer() && (*j)["zarr_format"] == 3;
-    });
-    if (!v3) {
-        CPLError(CE_Failure, CPLE_AppDefined, "%s: not a Zarr v3 store; not deleted", root.c_str());
-        return CE_Failure;
-    }
-    if (VSIRmdirRecursive(root.c_str()) != 0) {
-        CPLError(CE_Failure, CPLE_FileIO, "%s: cannot delete", root.c_str());
+    // Symbolic links inside the store are removed, never followed.
+    std::string error;
+    if (!RemoveTree(root, error)) {
+        CPLError(CE_Failure, CPLE_FileIO, "%s: cannot delete (%s)", root.c_str(), error.c_str());
         return CE_Failure;
     }
     return CE_None;

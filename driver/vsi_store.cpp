@@ -12,6 +12,7 @@
 #include <cctype>
 #include <cerrno>
 #include <csignal>
+#include <cstring>
 #include <memory>
 #include <unistd.h>
 
@@ -151,9 +152,11 @@ NoDirListingScope::NoDirListingScope(const std::string& path) {
 NoDirListingScope::~NoDirListingScope() = default;
 
 VSIStore::VSIStore(std::string root, bool writable)
-    : root_(std::move(root)), writable_(writable), remote_(IsRemoteVSIPath(root_)) {
-    while (root_.size() > 1 && root_.back() == '/')
-        root_.pop_back();
+    : root_(std::move(root)), writable_(writable), remote_(IsRemoteVSIPath(root_)), guard_([&] {
+          while (root_.size() > 1 && root_.back() == '/')
+              root_.pop_back();
+          return root_;
+      }()) {
     if (remote_) http_ = HttpDirect::ForRoot(root_);
 }
 
@@ -219,6 +222,7 @@ std::optional<zarr3::Bytes> VSIStore::get_bounded(const std::string& key, uint64
     std::optional<zarr3::Bytes> out;
     if (!try_direct([&](HttpDirect& h) { out = h.get(path, limit); })) {
         const NoDirListingScope no_listing(root_);
+        if (!guard_.check_read(path)) return std::nullopt;
         VSIFilePtr fp = open_read(path, remote_);
         if (!fp) return std::nullopt;
         const uint64_t n = file_size(fp.get(), path);
@@ -250,6 +254,7 @@ VSIStore::get_ranges_sized(const std::string& key, const std::vector<zarr3::Byte
         return direct;
     total.reset();
     const NoDirListingScope no_listing(root_);
+    if (!guard_.check_read(path)) return std::nullopt;
     VSIFilePtr fp = open_read(path, remote_);
     if (!fp) return std::nullopt;
     const uint64_t n = file_size(fp.get(), path);
@@ -297,6 +302,7 @@ std::optional<uint64_t> VSIStore::size(const std::string& key) {
         if (!fp) return std::nullopt;
         return file_size(fp.get(), path);
     }
+    if (!guard_.check_read(path)) return std::nullopt;
     VSIStatBufL st;
     if (VSIStatExL(path.c_str(), &st,
                    VSI_STAT_EXISTS_FLAG | VSI_STAT_NATURE_FLAG | VSI_STAT_SIZE_FLAG) != 0)
@@ -305,14 +311,31 @@ std::optional<uint64_t> VSIStore::size(const std::string& key) {
     return static_cast<uint64_t>(st.st_size);
 }
 
+namespace {
+// The OS error text of the call that just failed: errno for local files,
+// GDAL's VSI error message otherwise.
+std::string os_error(int err) {
+    if (err != 0) return std::strerror(err);
+    const char* m = VSIGetLastErrorMsg();
+    return m && *m ? std::string(m) : std::string("unknown error");
+}
+} // namespace
+
 void VSIStore::write_file(const std::string& path, zarr3::ByteView value,
-                          const std::string& key) const {
-    VSIFilePtr fp(VSIFOpenL(path.c_str(), "wb"));
-    if (!fp) throw zarr3::Error(path + ": cannot open for writing (key " + key + ")");
+                          const std::string& target) const {
+    errno = 0;
+    VSIErrorReset();
+    VSIFilePtr fp(VSIFOpenExL(path.c_str(), "wb", TRUE));
+    if (!fp)
+        throw zarr3::Error(target + ": cannot create " + CPLGetFilename(path.c_str()) + " (" +
+                           os_error(errno) + ")");
+    errno = 0;
     if (!value.empty() && VSIFWriteL(value.data(), 1, value.size(), fp.get()) != value.size())
-        throw zarr3::Error(path + ": short write");
+        throw zarr3::Error(target + ": write failed (" + os_error(errno) + ")");
+    errno = 0;
     VSILFILE* raw = fp.release();
-    if (VSIFCloseL(raw) != 0) throw zarr3::Error(path + ": error while closing after write");
+    if (VSIFCloseL(raw) != 0)
+        throw zarr3::Error(target + ": write failed (" + os_error(errno) + ")");
 }
 
 void VSIStore::put(const std::string& key, zarr3::ByteView value) {
@@ -320,6 +343,7 @@ void VSIStore::put(const std::string& key, zarr3::ByteView value) {
     forget_meta(key);
     const NoDirListingScope no_listing(root_);
     const std::string path = path_of(key);
+    guard_.check_write(path);
     const std::string dir = CPLGetPath(path.c_str());
     if (!dir.empty()) {
         // Chunks are written from several threads: VSIMkdirRecursive gives up
@@ -335,19 +359,31 @@ void VSIStore::put(const std::string& key, zarr3::ByteView value) {
     const std::string tmp = path + ".tmp." + host_tag() + "." +
                             std::to_string(static_cast<long>(getpid())) + "." +
                             std::to_string(counter_.fetch_add(1));
-    bool renamed = false;
+    // Object stores cannot rename (and a PUT is atomic there): write the
+    // object directly when the rename is refused. Never on local files.
+    const bool may_write_directly = !IsPosixPath(root_) && !STARTS_WITH(root_.c_str(), "/vsimem/");
+    std::string failure;
     {
         CPLErrorStateBackuper keep_state;
         CPLErrorHandlerPusher quiet(CPLQuietErrorHandler);
         try {
-            write_file(tmp, value, key);
-            renamed = VSIRename(tmp.c_str(), path.c_str()) == 0;
-        } catch (const zarr3::Error&) {
-            renamed = false;
+            write_file(tmp, value, path);
+            errno = 0;
+            VSIErrorReset();
+            if (VSIRename(tmp.c_str(), path.c_str()) != 0)
+                failure = path + ": cannot rename " + CPLGetFilename(tmp.c_str()) +
+                          " into place (" + os_error(errno) + ")";
+        } catch (const zarr3::Error& e) {
+            failure = e.what();
         }
-        if (!renamed) VSIUnlink(tmp.c_str());
+        if (!failure.empty()) VSIUnlink(tmp.c_str());
     }
-    if (!renamed) write_file(path, value, key);
+    if (failure.empty()) return;
+    if (may_write_directly) {
+        write_file(path, value, path);
+        return;
+    }
+    throw zarr3::Error(failure + "; the old value is kept");
 }
 
 void VSIStore::erase(const std::string& key) {
@@ -355,8 +391,17 @@ void VSIStore::erase(const std::string& key) {
     if (!writable_) throw zarr3::Error(root_ + ": store is opened read-only, cannot erase " + key);
     forget_meta(key);
     const std::string path = path_of(key);
+    guard_.check_write(path);
     if (!is_file(path)) return;
-    if (VSIUnlink(path.c_str()) != 0) throw zarr3::Error(path + ": cannot delete");
+    if (VSIUnlink(path.c_str()) != 0)
+        throw zarr3::Error(path + ": cannot delete (" + os_error(errno) + ")");
+}
+
+std::unique_ptr<zarr3::StoreLock> VSIStore::lock(const std::string& key) {
+    if (!writable_ || !guard_.active()) return nullptr;
+    const std::string path = path_of(key);
+    guard_.check_write(path);
+    return zarr3::lock_local_file(path + ".lock");
 }
 
 std::vector<std::string> VSIStore::list_dir(const std::string& prefix) {

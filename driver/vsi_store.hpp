@@ -3,6 +3,7 @@
 #pragma once
 
 #include "http_direct.hpp"
+#include "path_guard.hpp"
 #include "zarr3/store.hpp"
 
 #include <atomic>
@@ -54,22 +55,33 @@ class VSIStore : public zarr3::Store {
     std::optional<uint64_t> size(const std::string& key) override;
     // One request on HTTP stores (the size comes with the value).
     std::optional<zarr3::Bytes> get_bounded(const std::string& key, uint64_t limit) override;
-    // Writes "<key>.tmp.<host>.<pid>.<n>" then renames it into place; falls
-    // back to a direct write where the file system cannot rename (/vsis3/).
-    // On local stores the first write into a folder removes the temporary
-    // files that writers of this host killed before their rename left there.
+    // Writes "<key>.tmp.<host>.<pid>.<n>" then renames it into place. On
+    // local and /vsimem/ stores a failure (full disk, read-only file system,
+    // no permission) removes the temporary file, keeps the old value and
+    // throws zarr3::Error naming the file with the OS error text; only
+    // object stores, which cannot rename, write the object directly (one
+    // PUT, atomic there). On local stores the first write into a folder
+    // removes the temporary files that writers of this host killed before
+    // their rename left there. Local stores never write through a symbolic
+    // link leading outside the root (PathGuard).
     void put(const std::string& key, zarr3::ByteView value) override;
     void erase(const std::string& key) override;
+    // Local stores: an fcntl lock on "<key>.lock" beside the value (removed
+    // on release); nullptr elsewhere (object stores: the last writer wins).
+    std::unique_ptr<zarr3::StoreLock> lock(const std::string& key) override;
     std::vector<std::string> list_dir(const std::string& prefix) override;
     bool writable() const override { return writable_; }
 
     std::string path_of(const std::string& key) const;
 
   private:
-    void write_file(const std::string& path, zarr3::ByteView value, const std::string& key) const;
+    void write_file(const std::string& path, zarr3::ByteView value,
+                    const std::string& target) const;
     std::string root_;
     bool writable_;
     bool remote_;
+    // Local roots: reads and writes stay inside the root folder.
+    PathGuard guard_;
     // Direct HTTP reads (no HEAD per object) for /vsicurl/ URLs and object
     // stores; a request it cannot use falls back to VSI.
     std::unique_ptr<HttpDirect> http_;

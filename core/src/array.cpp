@@ -306,6 +306,9 @@ void Array::flush_entry_locked(const std::string& key) {
     wbuf_->entries.erase(it);
     const ChunkSpec spec = meta_.chunk_spec(e.idx);
     try {
+        // Other writers of this store (processes on this host) wait while
+        // this shard is read, merged and rewritten: their inner chunks survive.
+        const auto held = store_->lock(key);
         if (auto existing = store_->get(key)) {
             Bytes old(spec.num_bytes());
             meta_.codecs.decode(*existing, spec, old.data());

@@ -228,28 +228,34 @@ void FileStore::put(const std::string& key, ByteView value) {
     static std::atomic<uint64_t> counter{0};
     const std::string tmp =
         p + ".tmp." + std::to_string(::getpid()) + "." + std::to_string(counter++);
-    {
-        Fd f{::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644)};
-        if (f.fd < 0) throw Error(tmp + ": cannot create (" + std::strerror(errno) + ")");
-        const uint8_t* d = value.data();
-        size_t n = value.size();
-        while (n > 0) {
-            ssize_t w = ::write(f.fd, d, n);
-            if (w < 0 && errno == EINTR) continue;
-            if (w <= 0) {
-                const std::string msg = std::strerror(errno);
-                ::unlink(tmp.c_str());
-                throw Error(p + ": write failed (" + msg + ")");
-            }
-            d += w;
-            n -= static_cast<size_t>(w);
-        }
-    }
-    if (::rename(tmp.c_str(), p.c_str()) != 0) {
-        const std::string msg = std::strerror(errno);
+    // Never written in place: a failure removes the temporary file and
+    // leaves the old value as it was.
+    const auto fail = [&](const char* what, int err) {
         ::unlink(tmp.c_str());
-        throw Error(p + ": rename failed (" + msg + ")");
+        throw Error(p + ": " + what + " failed (" + std::strerror(err) +
+                    "); the old value is kept");
+    };
+    const int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+    if (fd < 0) {
+        const int err = errno;
+        throw Error(p + ": cannot create the temporary file " + tmp + " (" + std::strerror(err) +
+                    ")");
     }
+    const uint8_t* d = value.data();
+    size_t n = value.size();
+    while (n > 0) {
+        ssize_t w = ::write(fd, d, n);
+        if (w < 0 && errno == EINTR) continue;
+        if (w <= 0) {
+            const int err = w < 0 ? errno : ENOSPC;
+            ::close(fd);
+            fail("write", err);
+        }
+        d += w;
+        n -= static_cast<size_t>(w);
+    }
+    if (::close(fd) != 0) fail("write", errno);
+    if (::rename(tmp.c_str(), p.c_str()) != 0) fail("rename", errno);
 }
 
 void FileStore::erase(const std::string& key) {

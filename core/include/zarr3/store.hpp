@@ -18,6 +18,12 @@ struct ByteRange {
     bool suffix = false; // the last `length` bytes of the value
 };
 
+// An exclusive advisory lock on one key, held while the object is alive.
+class StoreLock {
+  public:
+    virtual ~StoreLock() = default;
+};
+
 class Store {
   public:
     virtual ~Store() = default;
@@ -50,7 +56,22 @@ class Store {
     // Names of the immediate children of a "directory" prefix ("" = root).
     virtual std::vector<std::string> list_dir(const std::string& prefix) = 0;
     virtual bool writable() const { return true; }
+    // Exclusive lock on `key` shared by every writer of this store on this
+    // host (processes and threads), held across a read-modify-write of the
+    // value (a partial shard update). nullptr where the store has no locks
+    // (memory, object stores: there the last writer of a value wins).
+    virtual std::unique_ptr<StoreLock> lock(const std::string& key) {
+        (void)key;
+        return nullptr;
+    }
 };
+
+// Locks the local file `lock_path` (an fcntl open-file-description lock,
+// created with its folder if missing, waiting while another holder has it).
+// The file is removed when the lock is released; holders that opened it
+// before the removal notice it and lock the new file instead.
+// Error naming the file with the OS error text when it cannot be created.
+std::unique_ptr<StoreLock> lock_local_file(const std::string& lock_path);
 
 // Throws Error unless `key` is a safe relative key: no "..", ".", empty
 // segments, backslashes, NUL, or leading "/".
@@ -102,6 +123,8 @@ class FileStore : public Store {
     void erase(const std::string& key) override;
     std::vector<std::string> list_dir(const std::string& prefix) override;
     bool writable() const override { return writable_; }
+    // "<key>.lock" beside the value (lock_local_file).
+    std::unique_ptr<StoreLock> lock(const std::string& key) override;
 
   private:
     std::string path_of(const std::string& key) const;
@@ -125,6 +148,7 @@ class CountingStore : public Store {
     void put(const std::string& key, ByteView value) override;
     void erase(const std::string& key) override;
     std::vector<std::string> list_dir(const std::string& prefix) override;
+    std::unique_ptr<StoreLock> lock(const std::string& key) override { return inner_->lock(key); }
 
     struct Counts {
         uint64_t gets = 0;        // whole-value gets

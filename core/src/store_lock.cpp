@@ -1,0 +1,88 @@
+// Advisory locks on local files (Store::lock for FileStore and the GDAL
+// driver's local stores): fcntl open-file-description locks, so that both
+// other processes and other threads of this process (each with its own
+// open) wait.
+#include "zarr3/store.hpp"
+
+#include <cerrno>
+#include <cstring>
+#include <fcntl.h>
+#include <filesystem>
+#include <sys/stat.h>
+#include <unistd.h>
+
+namespace zarr3 {
+
+namespace {
+
+class FileLock final : public StoreLock {
+  public:
+    FileLock(int fd, std::string path) : fd_(fd), path_(std::move(path)) {}
+    ~FileLock() override {
+        // Removed while still held: a waiter that opened this file sees on
+        // waking that the name is gone and locks a fresh file instead.
+        ::unlink(path_.c_str());
+        ::close(fd_);
+    }
+    FileLock(const FileLock&) = delete;
+    FileLock& operator=(const FileLock&) = delete;
+
+  private:
+    int fd_;
+    std::string path_;
+};
+
+bool set_lock(int fd) {
+    struct flock fl {};
+    fl.l_type = F_WRLCK;
+    fl.l_whence = SEEK_SET;
+    fl.l_start = 0;
+    fl.l_len = 0;
+#ifdef F_OFD_SETLKW
+    const int cmd = F_OFD_SETLKW; // per open file: threads of one process exclude each other
+#else
+    const int cmd = F_SETLKW;
+#endif
+    while (::fcntl(fd, cmd, &fl) != 0)
+        if (errno != EINTR) return false;
+    return true;
+}
+
+} // namespace
+
+std::unique_ptr<StoreLock> lock_local_file(const std::string& lock_path) {
+    bool made_folder = false;
+    for (int attempt = 0; attempt < 10000; ++attempt) {
+        const int fd = ::open(lock_path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0644);
+        if (fd < 0) {
+            const int err = errno;
+            if (err == ENOENT && !made_folder) {
+                std::error_code ec;
+                std::filesystem::create_directories(std::filesystem::path(lock_path).parent_path(),
+                                                    ec);
+                made_folder = true;
+                continue;
+            }
+            throw Error(lock_path + ": cannot create the lock file (" + std::strerror(err) + ")");
+        }
+        if (!set_lock(fd)) {
+            const int err = errno;
+            ::close(fd);
+            throw Error(lock_path + ": cannot lock (" + std::strerror(err) + ")");
+        }
+        struct stat held {
+        }, named{};
+        if (::fstat(fd, &held) == 0 && ::stat(lock_path.c_str(), &named) == 0 &&
+            held.st_dev == named.st_dev && held.st_ino == named.st_ino)
+            return std::make_unique<FileLock>(fd, lock_path);
+        ::close(fd); // the previous holder removed it meanwhile: lock the new one
+    }
+    throw Error(lock_path + ": the lock file keeps being replaced; giving up");
+}
+
+std::unique_ptr<StoreLock> FileStore::lock(const std::string& key) {
+    if (!writable()) return nullptr;
+    return lock_local_file(path_of(key) + ".lock");
+}
+
+} // namespace zarr3

@@ -8,7 +8,7 @@ JOBS ?= 2
 CMAKE_FLAGS ?=
 ABS_BUILD_DIR = $(abspath $(BUILD_DIR))
 
-.PHONY: all deps configure build test ctest pytest demo install sample test-compat test-interop test-sanitize test-tsan fuzz bench clean
+.PHONY: all deps configure build test ctest pytest demo install sample test-compat test-compat-sid test-interop test-sanitize test-tsan fuzz bench clean
 
 all: build
 
@@ -50,6 +50,10 @@ sample:
 # Extra test legs (see the scripts for their requirements).
 test-compat:
 	bash scripts/compat.sh
+
+# The same against Debian sid: GDAL 3.13 and GCC 16, with the two-way tests with GDAL's own driver.
+test-compat-sid:
+	COMPAT_SUITE=sid COMPAT_INTEROP=0 ZARR3_EXPECT_BUILTIN_V3=1 bash scripts/compat.sh
 
 test-interop: build
 	ZARR3_BUILD_DIR=$(ABS_BUILD_DIR) bash scripts/interop.sh

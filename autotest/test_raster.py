@@ -52,10 +52,10 @@ def test_geo_group_opens_directly_and_by_subdataset(conformance_dir):
         assert b.GetUnitType() == "K"
         assert b.GetMetadataItem("time") is not None
         assert ds.GetMetadataItem("grid_mapping") == "spatial_ref"
-    # The unique data array opens directly and the store still lists subdatasets.
-    subds = gdal.Open(str(store)).GetMetadata("SUBDATASETS")
-    assert subds["SUBDATASET_1_NAME"] == f'ZARR3:"{store}":/air'
-    assert subds["SUBDATASET_1_DESC"] == "[12x18x36] /air (float32)"
+    # The unique data array opens directly; coordinate arrays are no subdatasets
+    # and neither is the raster itself (QGIS would offer them as sublayers).
+    assert gdal.Open(str(store)).GetMetadata("SUBDATASETS") == {}
+    assert gdal.Open(f'ZARR3:"{store}":/air').GetMetadata("SUBDATASETS") == {}
 
 
 def test_band_coordinate_metadata(conformance_dir):

@@ -29,6 +29,8 @@ from conftest import CONFORMANCE, config_option, value_or_error
 from nginx_fixture import nginx  # noqa: F401  (session fixture)
 from sharded_writer import make_data, write_sharded_store
 
+GDAL_NUM = int(gdal.VersionInfo("VERSION_NUM"))
+
 SHAPE = (2048, 2048)
 SHARD = (512, 512)
 INNER = (128, 128)
@@ -161,8 +163,12 @@ def test_open_plain_url_no_listing(served):
     reqs = server.requests(m)
     folder = [r for r in reqs if not r.uri.endswith("/zarr.json")]
     ours = [r for r in reqs if r.uri.endswith("/zarr.json")]
-    assert all(r.method == "HEAD" and r.uri.rstrip("/") == f"/{BUCKET}/big2.zarr" for r in folder), reqs
-    assert len(folder) <= 2, reqs
+    # GDALOpenInfo's own probes: HEADs of the folder; GDAL 3.13 also GETs the parent
+    # folder listing (403 on nginx). None of them comes from the driver.
+    gdal_own = {("HEAD", f"/{BUCKET}/big2.zarr"), ("GET", f"/{BUCKET}")}
+    assert all((r.method, r.uri.rstrip("/")) in gdal_own for r in folder), reqs
+    assert len([r for r in folder if r.method == "HEAD"]) <= 2, reqs
+    assert len([r for r in folder if r.method == "GET"]) <= (1 if GDAL_NUM >= 3130000 else 0), reqs
     assert [r.method for r in ours] == ["GET"], reqs
     assert not any(r.args for r in reqs), reqs  # no S3-style listing either
 
@@ -394,9 +400,10 @@ def test_vsizip_local_and_over_http(served, tmp_path):
         assert ds.GetRasterBand(1).ReadAsArray().tobytes() == exp.tobytes(), root
         win = ds.GetRasterBand(1).ReadAsArray(35, 15, 30, 20)
         assert np.array_equal(win, exp[15:35, 35:65]), root
-        # The unprefixed store path lists the array as a subdataset.
-        sub = classic(root).GetMetadata("SUBDATASETS")
-        assert sub.get("SUBDATASET_1_NAME") == f'ZARR3:"{root}":/a', sub
+        # The unprefixed store path opens its only array as the raster.
+        whole = classic(root)
+        assert whole.GetMetadata("SUBDATASETS") == {}
+        assert whole.GetRasterBand(1).ReadAsArray().tobytes() == exp.tobytes(), root
 
 
 def test_vsimem_store():

@@ -13,16 +13,7 @@
 #include <memory>
 #include <mutex>
 
-#if __has_include(<cpl_worker_thread_pool.h>)
-#include <cpl_worker_thread_pool.h>
-#else
-// GDAL builds that do not install cpl_worker_thread_pool.h (Debian's 3.6)
-// still export the class; only this exported, non-virtual member is used.
-class CPLWorkerThreadPool {
-  public:
-    bool SubmitJob(CPLThreadFunc pfnFunc, void* pData);
-};
-#endif
+#include "gdal_compat.hpp" // CPLWorkerThreadPool
 // Exported by libgdal (gcore) in every version we support, declared in no
 // installed header.
 CPLWorkerThreadPool* GDALGetGlobalThreadPool(int nThreads);

@@ -14,7 +14,7 @@ GDALDataType GDALTypeFor(const zarr3::DataType& dt) {
     case K::Int:
         switch (dt.size) {
         case 1:
-#if GDAL_VERSION_NUM >= 3070000
+#if ZARR3_HAVE_GDT_INT8
             return GDT_Int8;
 #else
             return GDT_Int16;
@@ -44,7 +44,7 @@ GDALDataType GDALTypeFor(const zarr3::DataType& dt) {
     case K::Float:
         switch (dt.size) {
         case 2:
-#if GDAL_VERSION_NUM >= 3110000
+#if ZARR3_HAVE_GDT_FLOAT16
             return GDT_Float16;
 #else
             return GDT_Float32;

@@ -2,6 +2,7 @@
 // offers, and conversion of native element buffers to those types.
 #pragma once
 
+#include "gdal_compat.hpp"
 #include "gdal_priv.h"
 #include "zarr3/dtype.hpp"
 

@@ -28,41 +28,6 @@ std::string Lower(std::string s) {
     return s;
 }
 
-std::unique_ptr<OGRSpatialReference> CRSFromAttributes(const nlohmann::json& attrs,
-                                                       std::string& source) {
-    if (!attrs.is_object()) return nullptr;
-    for (const char* k : {"proj:wkt2", "proj:code"})
-        if (auto v = Str(attrs, k); !v.empty())
-            if (auto s = ParseCRS(v)) {
-                source = k;
-                return s;
-            }
-    if (auto it = attrs.find("proj:projjson"); it != attrs.end() && !it->is_null())
-        if (auto s = ParseCRS(it->is_string() ? it->get<std::string>() : it->dump())) {
-            source = "proj:projjson";
-            return s;
-        }
-    if (auto it = attrs.find("proj:epsg"); it != attrs.end() && it->is_number_integer())
-        if (auto s = ParseCRS("EPSG:" + std::to_string(it->get<int64_t>()))) {
-            source = "proj:epsg";
-            return s;
-        }
-    if (auto it = attrs.find("_CRS"); it != attrs.end() && it->is_object()) {
-        for (const char* k : {"wkt", "url"})
-            if (auto v = Str(*it, k); !v.empty())
-                if (auto s = ParseCRS(v)) {
-                    source = "_CRS";
-                    return s;
-                }
-        if (auto p = it->find("projjson"); p != it->end())
-            if (auto s = ParseCRS(p->is_string() ? p->get<std::string>() : p->dump())) {
-                source = "_CRS";
-                return s;
-            }
-    }
-    return nullptr;
-}
-
 // spatial:transform [a,b,c,d,e,f] (Affine order) -> GDAL order.
 std::optional<std::array<double, 6>> TransformFromAttributes(const nlohmann::json& attrs) {
     if (!attrs.is_object()) return std::nullopt;
@@ -149,6 +114,41 @@ void WriteCoordinate(const std::shared_ptr<zarr3::Store>& store, const std::stri
 }
 
 } // namespace
+
+std::unique_ptr<OGRSpatialReference> CRSFromAttributes(const nlohmann::json& attrs,
+                                                       std::string& source) {
+    if (!attrs.is_object()) return nullptr;
+    for (const char* k : {"proj:wkt2", "proj:code"})
+        if (auto v = Str(attrs, k); !v.empty())
+            if (auto s = ParseCRS(v)) {
+                source = k;
+                return s;
+            }
+    if (auto it = attrs.find("proj:projjson"); it != attrs.end() && !it->is_null())
+        if (auto s = ParseCRS(it->is_string() ? it->get<std::string>() : it->dump())) {
+            source = "proj:projjson";
+            return s;
+        }
+    if (auto it = attrs.find("proj:epsg"); it != attrs.end() && it->is_number_integer())
+        if (auto s = ParseCRS("EPSG:" + std::to_string(it->get<int64_t>()))) {
+            source = "proj:epsg";
+            return s;
+        }
+    if (auto it = attrs.find("_CRS"); it != attrs.end() && it->is_object()) {
+        for (const char* k : {"wkt", "url"})
+            if (auto v = Str(*it, k); !v.empty())
+                if (auto s = ParseCRS(v)) {
+                    source = "_CRS";
+                    return s;
+                }
+        if (auto p = it->find("projjson"); p != it->end())
+            if (auto s = ParseCRS(p->is_string() ? p->get<std::string>() : p->dump())) {
+                source = "_CRS";
+                return s;
+            }
+    }
+    return nullptr;
+}
 
 std::string ParentPath(const std::string& path) {
     const size_t s = path.rfind('/');

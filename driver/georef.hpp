@@ -20,6 +20,24 @@ struct GeoRef {
     std::string gt_source, srs_source;        // which convention gave them
 };
 
+// Array attributes that hold the georeferencing read here (CRS, transform):
+// answered by GetSpatialRef/GetGeoTransform, so not listed as attributes
+// (GDAL's own driver hides the same; spatial:bbox and zarr_conventions stay).
+inline constexpr const char* kGeorefAttributes[] = {"_CRS",
+                                                    "proj:code",
+                                                    "proj:wkt2",
+                                                    "proj:projjson",
+                                                    "spatial:transform",
+                                                    "spatial:dimensions",
+                                                    "spatial:transform_type"};
+
+// CRS from an array's or group's own attributes (proj:wkt2, proj:code,
+// proj:projjson, proj:epsg, GDAL's _CRS); `source` names the attribute used.
+// nullptr when none parses. The one reader of these attributes for both the
+// classic and the multidimensional view.
+std::unique_ptr<OGRSpatialReference> CRSFromAttributes(const nlohmann::json& attrs,
+                                                       std::string& source);
+
 // Parent group path of a node path ("a/b/c" -> "a/b", "c" -> "").
 std::string ParentPath(const std::string& path);
 

@@ -2,6 +2,7 @@
 #include "md_array.hpp"
 
 #include "gdal_types.hpp"
+#include "georef.hpp"
 #include "md_attribute.hpp"
 #include "zarr3_driver.hpp"
 
@@ -71,7 +72,7 @@ Zarr3MDArray::Zarr3MDArray(const std::string& parent_full_name, const std::strin
 void Zarr3MDArray::RefreshFromMetadata() {
     const auto& meta = array_->metadata();
     nodata_.clear();
-    if (meta.fill_value.size() == meta.dtype.size) {
+    if (!meta.fill_value_null && meta.fill_value.size() == meta.dtype.size) {
         nodata_.resize(static_cast<size_t>(GDALGetDataTypeSizeBytes(dt_.GetNumericDataType())));
         WidenToGDAL(meta.dtype, meta.fill_value.data(), nodata_.data(), 1);
     }
@@ -97,10 +98,15 @@ std::shared_ptr<Zarr3MDArray> Zarr3MDArray::Create(const std::string& parent_ful
 
 bool Zarr3MDArray::SetCRS(const std::string& definition) {
     if (dims_.size() < 2) return false;
-    auto srs = std::make_shared<OGRSpatialReference>();
+    auto srs = std::make_unique<OGRSpatialReference>();
     CPLErrorStateBackuper keep_state;
     CPLErrorHandlerPusher quiet(CPLQuietErrorHandler);
     if (srs->SetFromUserInput(definition.c_str()) != OGRERR_NONE) return false;
+    return SetCRS(std::move(srs));
+}
+
+bool Zarr3MDArray::SetCRS(std::unique_ptr<OGRSpatialReference> srs) {
+    if (dims_.size() < 2 || !srs) return false;
     int ix = static_cast<int>(dims_.size()) - 1, iy = ix - 1;
     for (size_t i = 0; i < dims_.size(); ++i) {
         if (dims_[i]->GetType() == GDAL_DIM_TYPE_HORIZONTAL_X) ix = static_cast<int>(i);
@@ -113,7 +119,7 @@ bool Zarr3MDArray::SetCRS(const std::string& definition) {
         srs->SetDataAxisToSRSAxisMapping({iy + 1, ix + 1});
     else
         srs->SetDataAxisToSRSAxisMapping({ix + 1, iy + 1});
-    srs_ = std::move(srs);
+    srs_ = std::shared_ptr<OGRSpatialReference>(std::move(srs));
     return true;
 }
 
@@ -132,7 +138,15 @@ const void* Zarr3MDArray::GetRawNoDataValue() const {
 }
 
 std::vector<std::shared_ptr<GDALAttribute>> Zarr3MDArray::GetAttributes(CSLConstList) const {
-    return MakeAttributes(GetFullName(), array_->metadata().attributes);
+    // Attributes the array's own API already answers (GetSpatialRef, GetUnit)
+    // are not listed again, as in GDAL's own driver.
+    nlohmann::json shown = array_->metadata().attributes;
+    if (shown.is_object()) {
+        for (const char* k : kGeorefAttributes)
+            shown.erase(k);
+        if (!unit_.empty()) shown.erase("units");
+    }
+    return MakeAttributes(GetFullName(), shown);
 }
 
 std::optional<double> Zarr3MDArray::NumberAttr(const char* name) const {

@@ -2,6 +2,7 @@
 // writable).
 #pragma once
 
+#include "gdal_compat.hpp"
 #include "gdal_priv.h"
 #include "md_context.hpp"
 #include "ogr_spatialref.h"
@@ -63,7 +64,7 @@ class Zarr3MDArray final : public GDALMDArray {
     bool SetOffset(double offset, GDALDataType storage = GDT_Unknown) override;
     bool SetSpatialRef(const OGRSpatialReference* srs) override;
     bool SetRawNoDataValue(const void* raw) override;
-#if GDAL_VERSION_NUM >= GDAL_COMPUTE_VERSION(3, 7, 0)
+#if ZARR3_HAVE_MDARRAY_RESIZE
     bool Resize(const std::vector<GUInt64>& new_sizes, CSLConstList options) override;
 #endif
     // Grows (appending one chunk edge per grown rectilinear axis whose edges
@@ -77,6 +78,7 @@ class Zarr3MDArray final : public GDALMDArray {
     // dimensions (the last two unless dimensions are typed). Returns false when
     // the definition cannot be parsed.
     bool SetCRS(const std::string& definition);
+    bool SetCRS(std::unique_ptr<OGRSpatialReference> srs); // axis mapping from the X/Y dims
     void SetResolver(ArrayResolver r) {
         resolver_ = std::move(r);
     }

@@ -21,7 +21,7 @@ zarr3::DataType ZarrTypeForGDAL(const GDALExtendedDataType& dt) {
     case GDT_Byte:
         name = "uint8";
         break;
-#if GDAL_VERSION_NUM >= 3070000
+#if ZARR3_HAVE_GDT_INT8
     case GDT_Int8:
         name = "int8";
         break;
@@ -44,7 +44,7 @@ zarr3::DataType ZarrTypeForGDAL(const GDALExtendedDataType& dt) {
     case GDT_Int64:
         name = "int64";
         break;
-#if GDAL_VERSION_NUM >= 3110000
+#if ZARR3_HAVE_GDT_FLOAT16
     case GDT_Float16:
         name = "float16";
         break;
@@ -281,7 +281,7 @@ bool Zarr3MDArray::ResizeArray(const std::vector<GUInt64>& new_sizes) {
     return Guard(array_->describe(), [&] { ResizeImpl(new_sizes); });
 }
 
-#if GDAL_VERSION_NUM >= GDAL_COMPUTE_VERSION(3, 7, 0)
+#if ZARR3_HAVE_MDARRAY_RESIZE
 bool Zarr3MDArray::Resize(const std::vector<GUInt64>& new_sizes, CSLConstList) {
     return ResizeArray(new_sizes);
 }

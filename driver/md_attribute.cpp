@@ -96,6 +96,10 @@ JsonAttribute::JsonAttribute(const std::string& parent, const std::string& name,
     }
     if (!kind) { // object, null, bool, nested or mixed list: JSON text
         dims_.clear();
+        // Objects and lists are JSON-typed strings, as in GDAL's own driver
+        // (Python reads them back as dicts and lists).
+        if (value.is_object() || value.is_array())
+            dt_ = GDALExtendedDataType::CreateString(0, GEDTST_JSON);
         strings_.push_back(value.is_boolean() ? (value.get<bool>() ? "true" : "false")
                                               : value.dump());
         return;

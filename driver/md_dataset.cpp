@@ -1,5 +1,6 @@
 // The multidimensional dataset: a GDALDataset whose root group is the store
 // root; opened read-only or for update, or created empty.
+#include "gdal_compat.hpp"
 #include "md_context.hpp"
 #include "md_group.hpp"
 #include "unfinished_copy.hpp"
@@ -28,17 +29,10 @@ class Zarr3MDDataset final : public GDALDataset {
     // Writes the buffered partial chunks; false (error reported) on failure.
     bool FlushAll() { return FlushArrays(); }
 
-#if GDAL_VERSION_NUM >= GDAL_COMPUTE_VERSION(3, 7, 0)
-    CPLErr FlushCache(bool at_closing) override {
-        CPLErr e = GDALDataset::FlushCache(at_closing);
-        return FlushArrays() ? e : CE_Failure;
+    FlushCacheResult FlushCache(bool at_closing) override {
+        const CPLErr e = BaseFlushCache(*this, at_closing);
+        return ToFlushCacheResult(FlushArrays() ? e : CE_Failure);
     }
-#else
-    void FlushCache(bool at_closing) override {
-        GDALDataset::FlushCache(at_closing);
-        FlushArrays();
-    }
-#endif
 
   private:
     // Writes the buffered partial chunks of every array of this dataset.

@@ -3,6 +3,7 @@
 #include "md_group.hpp"
 
 #include "creation_options.hpp"
+#include "georef.hpp"
 #include "io_options.hpp"
 #include "limits.hpp"
 #include "md_array.hpp"
@@ -196,10 +197,12 @@ void Zarr3Group::AttachCRS(Zarr3MDArray& arr, const nlohmann::json& attrs) const
         auto it = j.find(k);
         return it != j.end() && it->is_string() ? it->get<std::string>() : std::string();
     };
-    for (const char* k : {"proj:wkt2", "proj:code"})
-        if (auto v = str(attrs, k); !v.empty() && arr.SetCRS(v)) return;
-    if (auto it = attrs.find("proj:epsg"); it != attrs.end() && it->is_number_integer())
-        if (arr.SetCRS("EPSG:" + std::to_string(it->get<int64_t>()))) return;
+    {
+        CPLErrorStateBackuper keep_state;
+        CPLErrorHandlerPusher quiet(CPLQuietErrorHandler);
+        std::string source;
+        if (auto srs = CRSFromAttributes(attrs, source); srs && arr.SetCRS(std::move(srs))) return;
+    }
     const std::string gm = str(attrs, "grid_mapping");
     if (gm.empty() || !group_) return;
     try {
@@ -368,7 +371,15 @@ Zarr3Group::CreateMDArray(const std::string& name,
             req.shape.push_back(d->GetSize());
             req.dimension_names.push_back(d->GetName());
         }
-        zarr3::ArrayMetadata meta = BuildArrayMetadata(req, options);
+        // gdalmdimtranslate (GDAL 3.13) adds BLOCKSIZE from the source's block
+        // size to the user's ARRAY: options; an explicit CHUNK_SHAPES wins.
+        CPLStringList opts(CSLDuplicate(const_cast<char**>(options)), TRUE);
+        if (opts.FetchNameValue("CHUNK_SHAPES") && opts.FetchNameValue("BLOCKSIZE")) {
+            CPLDebug("Zarr3", "%s: CHUNK_SHAPES given, BLOCKSIZE=%s ignored", name.c_str(),
+                     opts.FetchNameValue("BLOCKSIZE"));
+            opts.SetNameValue("BLOCKSIZE", nullptr);
+        }
+        zarr3::ArrayMetadata meta = BuildArrayMetadata(req, opts.List());
         InvalidateConsolidated();
         auto za = zarr3::Array::create(group_->store(), ChildPath(name), std::move(meta));
         ConfigureArray(*za);

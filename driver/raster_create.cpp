@@ -33,7 +33,7 @@ std::string ZarrTypeFor(GDALDataType t, bool strict, std::string& warning) {
     switch (t) {
     case GDT_Byte:
         return "uint8";
-#if GDAL_VERSION_NUM >= 3070000
+#if ZARR3_HAVE_GDT_INT8
     case GDT_Int8:
         return "int8";
 #endif
@@ -45,13 +45,11 @@ std::string ZarrTypeFor(GDALDataType t, bool strict, std::string& warning) {
         return "uint32";
     case GDT_Int32:
         return "int32";
-#if GDAL_VERSION_NUM >= 3050000
     case GDT_UInt64:
         return "uint64";
     case GDT_Int64:
         return "int64";
-#endif
-#if GDAL_VERSION_NUM >= 3110000
+#if ZARR3_HAVE_GDT_FLOAT16
     case GDT_Float16:
         return "float16";
 #endif
@@ -196,7 +194,7 @@ Merge(const std::vector<std::pair<uint64_t, uint64_t>>& segs, uint64_t max_len) 
 } // namespace
 
 GDALDataset* Zarr3Create(const char* name, int xsize, int ysize, int nbands, GDALDataType type,
-                         char** options) {
+                         DriverOptionList options) {
     std::unique_ptr<Zarr3RasterDataset> ds;
     Guard(StoreRoot(name), [&] {
         const Prepared p = Prepare(name, xsize, ysize, nbands, type, options, true);
@@ -205,8 +203,9 @@ GDALDataset* Zarr3Create(const char* name, int xsize, int ysize, int nbands, GDA
     return ds.release();
 }
 
-GDALDataset* Zarr3CreateCopy(const char* name, GDALDataset* src, int strict, char** options,
-                             GDALProgressFunc progress, void* progress_data) {
+GDALDataset* Zarr3CreateCopy(const char* name, GDALDataset* src, int strict,
+                             DriverOptionList options, GDALProgressFunc progress,
+                             void* progress_data) {
     if (!progress) progress = GDALDummyProgress;
     const int nb = src->GetRasterCount();
     if (nb == 0) {
@@ -231,7 +230,6 @@ GDALDataset* Zarr3CreateCopy(const char* name, GDALDataset* src, int strict, cha
         // nodata
         GDALRasterBand* sb = src->GetRasterBand(1);
         int has = FALSE;
-#if GDAL_VERSION_NUM >= 3050000
         if (sb->GetRasterDataType() == GDT_Int64) {
             const int64_t v = sb->GetNoDataValueAsInt64(&has);
             if (has && ds->GetRasterBand(1)->SetNoDataValueAsInt64(v) != CE_None)
@@ -240,18 +238,16 @@ GDALDataset* Zarr3CreateCopy(const char* name, GDALDataset* src, int strict, cha
             const uint64_t v = sb->GetNoDataValueAsUInt64(&has);
             if (has && ds->GetRasterBand(1)->SetNoDataValueAsUInt64(v) != CE_None)
                 throw zarr3::Error("cannot set nodata");
-        } else
-#endif
-        {
+        } else {
             const double v = sb->GetNoDataValue(&has);
             if (has && ds->GetRasterBand(1)->SetNoDataValue(v) != CE_None)
                 throw zarr3::Error("cannot set nodata");
         }
         // georeferencing and metadata
         double gt[6];
-        if (src->GetGeoTransform(gt) == CE_None) ds->SetGeoTransform(gt);
+        if (DatasetGeoTransform(src, gt) == CE_None) SetDatasetGeoTransform(ds.get(), gt);
         if (const OGRSpatialReference* srs = src->GetSpatialRef()) ds->SetSpatialRef(srs);
-        if (char** md = src->GetMetadata()) ds->SetMetadata(md);
+        if (CSLConstList md = src->GetMetadata()) ds->SetMetadata(AsMetadataList(md));
         int has_v = FALSE;
         const double scale = sb->GetScale(&has_v);
         if (has_v && scale != 1.0) ds->GetRasterBand(1)->SetScale(scale);

@@ -294,34 +294,30 @@ void Zarr3RasterDataset::Finalize() {
     finalized_ = true;
 }
 
-#if GDAL_VERSION_NUM >= 3070000
-CPLErr Zarr3RasterDataset::FlushCache(bool at_closing) {
-    CPLErr err = GDALDataset::FlushCache(at_closing);
-#else
-void Zarr3RasterDataset::FlushCache(bool at_closing) {
-    GDALDataset::FlushCache(at_closing);
-    CPLErr err = CE_None;
-#endif
+FlushCacheResult Zarr3RasterDataset::FlushCache(bool at_closing) {
+    CPLErr err = BaseFlushCache(*this, at_closing);
     if (update_ && !abandoned_ && !deferred_)
         if (!Guard(array_->describe(), [&] { Finalize(); })) err = CE_Failure;
-#if GDAL_VERSION_NUM >= 3070000
-    return err;
-#else
-    (void)err;
-#endif
+    return ToFlushCacheResult(err);
 }
 
-CPLErr Zarr3RasterDataset::GetGeoTransform(double* gt) {
+CPLErr Zarr3RasterDataset::GetGeoTransformArray(double* gt) const {
     if (!gt_) {
-        GDALDataset::GetGeoTransform(gt);
+        static constexpr double kDefault[6] = {0, 1, 0, 0, 0, 1};
+        std::copy(std::begin(kDefault), std::end(kDefault), gt);
         return CE_Failure;
     }
     std::copy(gt_->begin(), gt_->end(), gt);
     return CE_None;
 }
 
-CPLErr Zarr3RasterDataset::SetGeoTransform(double* gt) {
-    if (!update_) return GDALDataset::SetGeoTransform(gt);
+CPLErr Zarr3RasterDataset::SetGeoTransformArray(const double* gt) {
+    if (!update_) {
+        CPLError(CE_Failure, CPLE_NotSupported,
+                 "%s: opened read-only; open in update mode to set the geotransform",
+                 GetDescription());
+        return CE_Failure;
+    }
     std::array<double, 6> v;
     std::copy(gt, gt + 6, v.begin());
     gt_ = v;
@@ -345,9 +341,9 @@ char** Zarr3RasterDataset::GetMetadataDomainList() {
     return BuildMetadataDomainList(GDALDataset::GetMetadataDomainList(), TRUE, "ZARR3", nullptr);
 }
 
-CPLErr Zarr3RasterDataset::SetMetadata(char** md, const char* domain) {
+CPLErr Zarr3RasterDataset::SetMetadata(MetadataList md, const char* domain) {
     if (update_ && (domain == nullptr || domain[0] == '\0')) {
-        for (char** p = md; p && *p; ++p) {
+        for (CSLConstList p = md; p && *p; ++p) {
             char* key = nullptr;
             const char* v = CPLParseNameValue(*p, &key);
             if (key && v) attrs_[key] = v;
@@ -397,11 +393,11 @@ GDALDataset* Zarr3OpenClassic(GDALOpenInfo* poOpenInfo, std::shared_ptr<zarr3::S
             WalkGuard guard(store->uri());
             guard.Enter(node);
             Walk(arrays, *zarr3::Group::open(store, node), guard);
-            std::vector<const ArrayEntry*> cands;
-            for (const auto& a : arrays)
-                if (IsRasterCandidate(a)) cands.push_back(&a);
-            if (cands.size() == 1)
-                chosen = zarr3::Array::open(store, cands[0]->path, cands[0]->meta);
+            // Rasters only: coordinate (1-D) and auxiliary arrays are no
+            // subdatasets, as in GDAL's own driver.
+            std::erase_if(arrays, [](const ArrayEntry& a) { return !IsRasterCandidate(a); });
+            if (arrays.size() == 1)
+                chosen = zarr3::Array::open(store, arrays[0].path, arrays[0].meta);
         }
         if (chosen) {
             ds = Zarr3RasterDataset::Open(store, chosen, update);
@@ -411,8 +407,9 @@ GDALDataset* Zarr3OpenClassic(GDALOpenInfo* poOpenInfo, std::shared_ptr<zarr3::S
                                            "subdatasets (ZARR3:\"path\":/array) in update mode");
             ds = std::make_unique<SubdatasetListDataset>();
         }
-        const CPLStringList md = SubdatasetList(target.root, arrays);
-        if (!md.empty()) ds->SetMetadata(const_cast<char**>(md.List()), "SUBDATASETS");
+        // A dataset that is one raster lists no subdatasets (not even itself).
+        const CPLStringList md = chosen ? CPLStringList() : SubdatasetList(target.root, arrays);
+        if (!md.empty()) ds->SetMetadata(AsMetadataList(md.List()), "SUBDATASETS");
     });
     if (!ds) return nullptr;
     ds->SetDescription(poOpenInfo->pszFilename);

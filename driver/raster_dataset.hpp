@@ -2,6 +2,7 @@
 // axis becomes bands. Reads and writes go through zarr3::Array.
 #pragma once
 
+#include "gdal_compat.hpp"
 #include "gdal_priv.h"
 #include "ogr_spatialref.h"
 #include "zarr3/array.hpp"
@@ -12,22 +13,17 @@
 #include <string>
 #include <vector>
 
-#ifdef BANDMAP_TYPE
-#define ZARR3_BANDMAP BANDMAP_TYPE
-#else
-#define ZARR3_BANDMAP int*
-#endif
-
 namespace zarr3drv {
 
 class Zarr3RasterBand;
-GDALDataset* Zarr3CreateCopy(const char* name, GDALDataset* src, int strict, char** options,
-                             GDALProgressFunc progress, void* progress_data);
+GDALDataset* Zarr3CreateCopy(const char* name, GDALDataset* src, int strict,
+                             DriverOptionList options, GDALProgressFunc progress,
+                             void* progress_data);
 
 class Zarr3RasterDataset final : public GDALDataset {
     friend class Zarr3RasterBand;
-    friend GDALDataset* Zarr3CreateCopy(const char*, GDALDataset*, int, char**, GDALProgressFunc,
-                                        void*);
+    friend GDALDataset* Zarr3CreateCopy(const char*, GDALDataset*, int, DriverOptionList,
+                                        GDALProgressFunc, void*);
 
   public:
     // Raster view of `array`. Throws zarr3::Error when the array cannot be
@@ -36,18 +32,15 @@ class Zarr3RasterDataset final : public GDALDataset {
     Open(std::shared_ptr<zarr3::Store> store, std::shared_ptr<zarr3::Array> array, bool update);
     ~Zarr3RasterDataset() override;
 
-    CPLErr GetGeoTransform(double* gt) override;
-    CPLErr SetGeoTransform(double* gt) override;
+    ZARR3_GEOTRANSFORM_OVERRIDES
+    CPLErr GetGeoTransformArray(double* gt) const;
+    CPLErr SetGeoTransformArray(const double* gt);
     const OGRSpatialReference* GetSpatialRef() const override;
     CPLErr SetSpatialRef(const OGRSpatialReference* srs) override;
     char** GetMetadataDomainList() override;
-    CPLErr SetMetadata(char** md, const char* domain = "") override;
+    CPLErr SetMetadata(MetadataList md, const char* domain = "") override;
     CPLErr SetMetadataItem(const char* name, const char* value, const char* domain = "") override;
-#if GDAL_VERSION_NUM >= 3070000
-    CPLErr FlushCache(bool at_closing = false) override;
-#else
-    void FlushCache(bool at_closing = false) override;
-#endif
+    FlushCacheResult FlushCache(bool at_closing = false) override;
     CPLErr IRasterIO(GDALRWFlag rw, int x, int y, int w, int h, void* data, int bw, int bh,
                      GDALDataType buf_type, int band_count, ZARR3_BANDMAP band_map,
                      GSpacing pixel_space, GSpacing line_space, GSpacing band_space,
@@ -67,18 +60,10 @@ class Zarr3RasterDataset final : public GDALDataset {
     }
     // Flushes data, writes georeferencing and metadata. Throws on failure.
     void Finalize();
-    void Abandon() {
-        abandoned_ = true;
-    }
-    zarr3::Array& array() {
-        return *array_;
-    }
-    void SetNoDataRecorded(bool has) {
-        nodata_recorded_ = has;
-    }
-    bool data_written() const {
-        return data_written_;
-    }
+    void Abandon() { abandoned_ = true; }
+    zarr3::Array& array() { return *array_; }
+    void SetNoDataRecorded(bool has) { nodata_recorded_ = has; }
+    bool data_written() const { return data_written_; }
 
   private:
     Zarr3RasterDataset() = default;
@@ -91,9 +76,7 @@ class Zarr3RasterDataset final : public GDALDataset {
     // request needs the generic path.
     bool DirectIO(GDALRWFlag rw, int x, int y, int w, int h, void* data, GDALDataType buf_type,
                   int b0, int bstep, int n, GSpacing pixel, GSpacing line, GSpacing band);
-    void MarkDirty() {
-        meta_dirty_ = true;
-    }
+    void MarkDirty() { meta_dirty_ = true; }
 
     std::shared_ptr<zarr3::Store> store_;
     std::shared_ptr<zarr3::Array> array_;
@@ -123,12 +106,10 @@ class Zarr3RasterBand final : public GDALRasterBand {
                      GDALRasterIOExtraArg* extra) override;
     double GetNoDataValue(int* success = nullptr) override;
     CPLErr SetNoDataValue(double v) override;
-#if GDAL_VERSION_NUM >= 3050000
     int64_t GetNoDataValueAsInt64(int* success = nullptr) override;
     uint64_t GetNoDataValueAsUInt64(int* success = nullptr) override;
     CPLErr SetNoDataValueAsInt64(int64_t v) override;
     CPLErr SetNoDataValueAsUInt64(uint64_t v) override;
-#endif
     double GetOffset(int* success = nullptr) override;
     double GetScale(int* success = nullptr) override;
     const char* GetUnitType() override;
@@ -137,9 +118,7 @@ class Zarr3RasterBand final : public GDALRasterBand {
     CPLErr SetUnitType(const char* u) override;
 
   private:
-    Zarr3RasterDataset* zds() {
-        return static_cast<Zarr3RasterDataset*>(poDS);
-    }
+    Zarr3RasterDataset* zds() { return static_cast<Zarr3RasterDataset*>(poDS); }
     CPLErr BlockIO(GDALRWFlag rw, int bx, int by, void* image);
     CPLErr SetFill(const zarr3::Bytes& fill);
     bool HasNoData() const;
@@ -148,9 +127,10 @@ class Zarr3RasterBand final : public GDALRasterBand {
 
 // Store-level helpers (raster_create.cpp).
 GDALDataset* Zarr3Create(const char* name, int xsize, int ysize, int nbands, GDALDataType type,
-                         char** options);
-GDALDataset* Zarr3CreateCopy(const char* name, GDALDataset* src, int strict, char** options,
-                             GDALProgressFunc progress, void* progress_data);
+                         DriverOptionList options);
+GDALDataset* Zarr3CreateCopy(const char* name, GDALDataset* src, int strict,
+                             DriverOptionList options, GDALProgressFunc progress,
+                             void* progress_data);
 CPLErr Zarr3Delete(const char* name);
 
 } // namespace zarr3drv

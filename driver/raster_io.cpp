@@ -221,7 +221,7 @@ CPLErr Zarr3RasterBand::IRasterIO(GDALRWFlag rw, int x, int y, int w, int h, voi
 bool Zarr3RasterBand::HasNoData() const {
     const auto* ds = static_cast<const Zarr3RasterDataset*>(poDS);
     const auto& m = ds->array_->metadata();
-    return ds->nodata_recorded_ && m.fill_value.size() == m.dtype.size;
+    return ds->nodata_recorded_ && !m.fill_value_null && m.fill_value.size() == m.dtype.size;
 }
 
 double Zarr3RasterBand::GetNoDataValue(int* success) {
@@ -245,7 +245,6 @@ double Zarr3RasterBand::GetNoDataValue(int* success) {
     return v;
 }
 
-#if GDAL_VERSION_NUM >= 3050000
 int64_t Zarr3RasterBand::GetNoDataValueAsInt64(int* success) {
     if (success) *success = FALSE;
     if (eDataType != GDT_Int64 || !HasNoData()) return std::numeric_limits<int64_t>::min();
@@ -277,7 +276,6 @@ CPLErr Zarr3RasterBand::SetNoDataValueAsUInt64(uint64_t v) {
     if (eDataType != GDT_UInt64) return SetNoDataValue(static_cast<double>(v));
     return SetFill(b);
 }
-#endif
 
 CPLErr Zarr3RasterBand::SetNoDataValue(double v) {
     const auto& dt = zds()->array_->metadata().dtype;
@@ -314,12 +312,12 @@ CPLErr Zarr3RasterBand::SetFill(const zarr3::Bytes& fill) {
         return CE_Failure;
     }
     const auto& m = ds->array_->metadata();
-    if (m.fill_value == fill) {
+    if (m.fill_value == fill && !m.fill_value_null) {
         ds->nodata_recorded_ = true;
         ds->MarkDirty();
         return CE_None;
     }
-    if (ds->data_written_ || ds->finalized_ || !ds->created_) {
+    if (m.fill_value != fill && (ds->data_written_ || ds->finalized_ || !ds->created_)) {
         CPLError(CE_Failure, CPLE_NotSupported,
                  "%s: the nodata value is the array's fill_value and can only be set before "
                  "any data is written to a newly created dataset",
@@ -330,6 +328,7 @@ CPLErr Zarr3RasterBand::SetFill(const zarr3::Bytes& fill) {
                  [&] {
                      zarr3::ArrayMetadata nm = m;
                      nm.fill_value = fill;
+                     nm.fill_value_null = false;
                      ds->array_->flush();
                      ds->array_ = zarr3::Array::open(ds->store_, ds->array_->path(), nm);
                      ds->nodata_recorded_ = true;

@@ -213,7 +213,7 @@ GDALDataset* Open(GDALOpenInfo* oi) {
 }
 
 // Multidimensional sources (a root group, no bands) go to the hierarchy copy.
-GDALDataset* CreateCopy(const char* name, GDALDataset* src, int strict, char** options,
+GDALDataset* CreateCopy(const char* name, GDALDataset* src, int strict, DriverOptionList options,
                         GDALProgressFunc progress, void* progress_data) {
     if (src->GetRasterCount() == 0 && src->GetRootGroup())
         return Zarr3CreateCopyMultidim(name, src, strict, options, progress, progress_data);

@@ -65,7 +65,9 @@ if [ "${_INTEROP_INNER:-0}" != 1 ]; then
   }
   trap cleanup EXIT
   trap 'exit 130' INT TERM
-  _INTEROP_INNER=1 ROOT="$ROOT" TMPD="$TMPD" COMPAT_MIRROR="${COMPAT_MIRROR:-$(host_debian_mirror)}" \
+  MIRROR=${COMPAT_MIRROR:-$(host_debian_mirror || true)}
+  require_mirror "$MIRROR"
+  _INTEROP_INNER=1 ROOT="$ROOT" TMPD="$TMPD" COMPAT_MIRROR="$MIRROR" \
     unshare --mount --propagation private bash "$0" "$@"
   exit $?
 fi

@@ -115,9 +115,10 @@ ArrayMetadata parse_array(const json& j, const std::string& where, detail::EdgeL
     m.grid = detail::parse_chunk_grid(require(j, "chunk_grid", where), m.shape, where, edges);
     m.key_encoding = ChunkKeyEncoding::parse(require(j, "chunk_key_encoding", where), where);
     if (const auto& fv = require(j, "fill_value", where); fv.is_null()) {
-        // Written by GDAL 3.8-3.10 for arrays without nodata; read as zero.
+        // Written by GDAL's own Zarr driver (3.8 and later) for arrays
+        // without nodata: missing chunks read as zero, no nodata value.
         m.fill_value.assign(m.dtype.size, 0);
-        m.warnings.push_back(where + ": fill_value is null; reading missing chunks as 0");
+        m.fill_value_null = true;
     } else {
         m.fill_value = parse_fill_value(fv, m.dtype, where);
     }
@@ -272,7 +273,7 @@ json to_json(const ArrayMetadata& m) {
     j["data_type"] = data_type_to_json(m.dtype);
     j["chunk_grid"] = m.grid.to_json();
     j["chunk_key_encoding"] = m.key_encoding.to_json();
-    j["fill_value"] = fill_value_to_json(m.fill_value, m.dtype);
+    j["fill_value"] = m.fill_value_null ? json(nullptr) : fill_value_to_json(m.fill_value, m.dtype);
     j["codecs"] = m.codecs.to_json();
     j["attributes"] = m.attributes;
     if (!m.dimension_names.empty()) {

@@ -231,14 +231,22 @@ TEST(StoreKeys, EscapingKeysAreRefused) {
 } // namespace
 
 namespace {
-TEST(ArrayFill, NullFillValueFromGdal310ReadsAsZeroWithWarning) {
+// GDAL's own driver writes "fill_value": null for arrays without nodata:
+// missing chunks are zero, there is no nodata, and a rewrite keeps the null.
+TEST(ArrayFill, NullFillValueFromGdalReadsAsZeroWithoutNodata) {
     auto j = array_json(
         {4}, regular({2}), "int16",
         json::array({{{"name", "bytes"}, {"configuration", {{"endian", "little"}}}}}), nullptr);
-    const auto m = parse_array_metadata(j, "gdal310/zarr.json");
+    const auto m = parse_array_metadata(j, "gdal313/zarr.json");
     ASSERT_EQ(m.fill_value.size(), 2u);
     EXPECT_EQ(m.fill_value[0] | m.fill_value[1], 0);
-    ASSERT_FALSE(m.warnings.empty());
-    EXPECT_NE(m.warnings[0].find("fill_value is null"), std::string::npos);
+    EXPECT_TRUE(m.fill_value_null);
+    EXPECT_TRUE(m.warnings.empty());
+    EXPECT_TRUE(to_json(m).at("fill_value").is_null());
+    auto k = j;
+    k["fill_value"] = 0;
+    const auto m0 = parse_array_metadata(k, "plugin/zarr.json");
+    EXPECT_FALSE(m0.fill_value_null);
+    EXPECT_EQ(to_json(m0).at("fill_value"), 0);
 }
 } // namespace

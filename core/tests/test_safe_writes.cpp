@@ -191,12 +191,16 @@ TEST(SafeWrites, TwoProcessesUpdatingOneShardBothSurvive) {
 
 TEST(SafeWrites, StoreLockExcludesOtherProcesses) {
     testutil::TempDir dir;
-    FileStore store(dir.str());
-    auto held = store.lock("a/c/0");
-    ASSERT_TRUE(held);
+    // Fork before locking: a child forked while the lock is held would share
+    // the parent's open file description, and with it the lock.
+    int go[2];
+    ASSERT_EQ(::pipe(go), 0);
     const pid_t kid = ::fork();
     ASSERT_GE(kid, 0);
     if (kid == 0) {
+        ::close(go[1]);
+        char c = 0;
+        if (::read(go[0], &c, 1) != 1) ::_exit(2); // the parent holds the lock now
         // Must wait for the parent: report how long that took.
         const auto t0 = std::chrono::steady_clock::now();
         FileStore s(dir.str());
@@ -204,8 +208,14 @@ TEST(SafeWrites, StoreLockExcludesOtherProcesses) {
         const auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(
                             std::chrono::steady_clock::now() - t0)
                             .count();
-        ::_exit(ms >= 150 ? 0 : 1);
+        ::_exit(l && ms >= 150 ? 0 : 1);
     }
+    ::close(go[0]);
+    FileStore store(dir.str());
+    auto held = store.lock("a/c/0");
+    ASSERT_TRUE(held);
+    ASSERT_EQ(::write(go[1], "x", 1), 1);
+    ::close(go[1]);
     ::usleep(300 * 1000);
     held.reset();
     int status = 0;

@@ -48,13 +48,23 @@ print_step_times() {
   for s in "${STEP_TIMES[@]}"; do clog "  $s"; done
 }
 
-# The Debian mirror configured on the host (first deb URI ending in /debian), else deb.debian.org.
+# The Debian mirror configured on the host's apt (first deb URI ending in /debian). Prints nothing
+# and fails when the host has none: the repository names no mirror of its own.
 host_debian_mirror() {
   local uri
   uri=$(cat /etc/apt/sources.list /etc/apt/sources.list.d/*.list /etc/apt/sources.list.d/*.sources \
     2>/dev/null | grep -v '^\s*#' |
     grep -oE '(https?)://[^ ]+/debian/?( |$)' | head -n1 | tr -d ' ')
-  echo "${uri:-http://deb.debian.org/debian}"
+  uri=${uri%/}
+  [ -n "$uri" ] && echo "$uri"
+}
+
+# require_mirror MIRROR: stop with a clear message when no Debian mirror is known.
+require_mirror() {
+  [ -n "$1" ] && return 0
+  clog "no Debian mirror: the host's apt configuration (/etc/apt/sources.list, /etc/apt/sources.list.d/)"
+  clog "names no deb URI ending in /debian; configure one there or set COMPAT_MIRROR"
+  exit 2
 }
 
 # Mount points at or below $1 in this namespace, deepest first.
@@ -156,11 +166,17 @@ chroot_bootstrap() {
 chroot_apt() {
   local root=$1 suite=$2 mirror=$3
   local sec=${mirror%/debian}/debian-security
-  cat >"$root/etc/apt/sources.list" <<EOF
+  if [ "$suite" = sid ] || [ "$suite" = unstable ]; then
+    # sid has no -updates/-security suites, and the mirror's Release file can be past Valid-Until.
+    echo "deb $mirror $suite main" >"$root/etc/apt/sources.list"
+    echo 'Acquire::Check-Valid-Until "false";' >"$root/etc/apt/apt.conf.d/98zarr3-sid"
+  else
+    cat >"$root/etc/apt/sources.list" <<EOF
 deb $mirror $suite main
 deb $mirror $suite-updates main
 deb $sec $suite-security main
 EOF
+  fi
   printf '#!/bin/sh\nexit 101\n' >"$root/usr/sbin/policy-rc.d"
   chmod +x "$root/usr/sbin/policy-rc.d"
   echo force-unsafe-io >"$root/etc/dpkg/dpkg.cfg.d/zarr3-unsafe-io"
@@ -176,7 +192,7 @@ APT::Install-Recommends "false";
 APT::Install-Suggests "false";
 Acquire::Languages "none";
 EOF
-  in_chroot "$root" apt-get -q update >"$root/tmp/apt-update.log" 2>&1 || {
+  in_chroot "$root" apt-get -q -o Acquire::Check-Valid-Until=false update >"$root/tmp/apt-update.log" 2>&1 || {
     tail -n 30 "$root/tmp/apt-update.log" >&2
     return 1
   }

@@ -17,7 +17,11 @@ struct ArrayMetadata {
     DataType dtype;
     ChunkGrid grid;
     ChunkKeyEncoding key_encoding;
-    Bytes fill_value;           // one element, little-endian
+    Bytes fill_value; // one element, little-endian
+    // "fill_value": null (written by GDAL 3.8+ for arrays without nodata):
+    // missing chunks read as zero (fill_value holds zeros) and there is no
+    // nodata value. Written back as null.
+    bool fill_value_null = false;
     nlohmann::json codecs_json; // as written (normalised to objects)
     CodecChain codecs;
     std::vector<std::optional<std::string>> dimension_names; // empty when absent

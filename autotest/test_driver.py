@@ -105,6 +105,10 @@ def test_plugin_json_matches_driver(driver_path):
     major, minor = (int(x) for x in manifest["min_gdal_version"].split(".")[:2])
     assert int(gdal.VersionInfo("VERSION_NUM")) >= major * 1000000 + minor * 10000
 
+    # Every config option the manifest names is documented in the README.
+    readme = (REPO / "README.md").read_text()
+    assert all(f"`{o}`" in readme for o in manifest["config_options"]), manifest["config_options"]
+
     md = drv.GetMetadata()
     caps = {k for k, v in md.items() if (k.startswith("DCAP_") or k == "DMD_SUBDATASETS") and v == "YES"}
     assert set(manifest["capabilities"]) == caps

@@ -130,7 +130,19 @@ struct Response {
     zarr3::Bytes body;
     std::string content_range; // "bytes a-b/T", "bytes */T" or empty
     std::string content_type;
+    std::string etag, last_modified; // validators of the object's version
+    bool timed_out = false;          // no answer within the timeouts
 };
+
+std::string header(CPLHTTPResult* r, const char* name) {
+    const char* v = CSLFetchNameValue(r->papszHeaders, name);
+    std::string out = v ? v : "";
+    while (!out.empty() && (out.back() == '\r' || out.back() == '\n' || out.back() == ' '))
+        out.pop_back();
+    while (!out.empty() && out.front() == ' ')
+        out.erase(0, 1);
+    return out;
+}
 
 Response fetch(const std::string& url, const RequestSetup& setup, const std::string& range,
                uint64_t max_bytes) {
@@ -163,6 +175,9 @@ Response fetch(const std::string& url, const RequestSetup& setup, const std::str
         out.status = std::atoi(err.c_str() + std::strlen(kCode));
     } else if (r->nStatus != 0 || !err.empty()) {
         out.error = err.empty() ? "curl error " + std::to_string(r->nStatus) : err;
+        constexpr int kCurlTimedOut = 28; // CURLE_OPERATION_TIMEDOUT
+        out.timed_out = r->nStatus == kCurlTimedOut || err.find("timed out") != std::string::npos ||
+                        err.find("Timeout was reached") != std::string::npos;
     } else {
         out.status = 200;
     }
@@ -172,6 +187,8 @@ Response fetch(const std::string& url, const RequestSetup& setup, const std::str
     // with a Content-Range or multipart ranges is partial (206), else it is
     // the whole object.
     if (r->pszContentType) out.content_type = r->pszContentType;
+    out.etag = header(r, "ETag");
+    out.last_modified = header(r, "Last-Modified");
     if (out.status == 200 && (!out.content_range.empty() ||
                               out.content_type.find("multipart/byteranges") != std::string::npos))
         out.status = 206;
@@ -182,8 +199,21 @@ Response fetch(const std::string& url, const RequestSetup& setup, const std::str
 }
 
 [[noreturn]] void unusable(const std::string& path, const Response& r) {
+    // A stalled server: reading through VSI would wait the timeout again.
+    if (r.timed_out)
+        throw zarr3::Error(path + ": no answer from the server within the HTTP timeout " +
+                           "(GDAL_HTTP_TIMEOUT / GDAL_HTTP_CONNECTTIMEOUT): " + r.error);
     throw HttpDirect::Unusable(path + ": " +
                                (r.status ? "HTTP " + std::to_string(r.status) : r.error));
+}
+
+// The object's version as the answer `r` tells it: ETag, else Last-Modified,
+// plus the object size; empty when either is missing.
+zarr3::ObjectVersion version_of(const Response& r, std::optional<uint64_t> total) {
+    if (!total || (r.etag.empty() && r.last_modified.empty())) return {};
+    return zarr3::ObjectVersion{
+        "http:" + (r.etag.empty() ? "lm:" + r.last_modified : "etag:" + r.etag) + "|" +
+        std::to_string(*total)};
 }
 
 bool absent(const Response& r) {
@@ -330,7 +360,8 @@ std::string range_spec(const zarr3::ByteRange& r) {
 // One request for one range; nullopt when the object is absent.
 std::optional<zarr3::Bytes> fetch_range(const std::string& url, const RequestSetup& setup,
                                         const std::string& path, const zarr3::ByteRange& want,
-                                        std::optional<uint64_t>& total) {
+                                        std::optional<uint64_t>& total,
+                                        zarr3::ObjectVersion& version) {
     const Response r =
         fetch(url, setup, range_spec(want), std::max<uint64_t>(want.length, kWholeObjectCap));
     if (absent(r)) return std::nullopt;
@@ -346,6 +377,7 @@ std::optional<zarr3::Bytes> fetch_range(const std::string& url, const RequestSet
     std::optional<uint64_t> t;
     const auto pieces = pieces_of(r, path, t);
     if (t) total = t;
+    version = version_of(r, t);
     return cut(pieces, want, t, path);
 }
 
@@ -385,35 +417,43 @@ std::string HttpDirect::url_of(const std::string& path) const {
     return out;
 }
 
-std::optional<zarr3::Bytes> HttpDirect::get(const std::string& path, uint64_t limit) {
+std::optional<zarr3::Bytes> HttpDirect::get(const std::string& path, uint64_t limit,
+                                            zarr3::ObjectVersion* version) {
+    if (version) *version = {};
     const Response r = fetch(url_of(path), setup_for(path), "", limit);
     if (absent(r)) return std::nullopt;
     if (r.status != 200) unusable(path, r);
     if (r.body.size() > limit) zarr3::throw_too_large(path, r.body.size(), limit);
+    if (version) *version = version_of(r, r.body.size());
     return r.body;
 }
 
-std::optional<uint64_t> HttpDirect::size(const std::string& path) {
+std::optional<uint64_t> HttpDirect::size(const std::string& path, zarr3::ObjectVersion* version) {
+    if (version) *version = {};
     const Response r = fetch(url_of(path), setup_for(path), "0-0", 1);
     if (absent(r)) return std::nullopt;
+    std::optional<uint64_t> total;
     if (r.status == 416 || r.status == 206) {
         const auto cr = parse_content_range(r.content_range);
-        if (cr && cr->total) return cr->total;
+        if (cr && cr->total) total = cr->total;
     }
-    if (r.status == 200) return r.body.size();
-    unusable(path, r);
+    if (!total && r.status == 200) total = r.body.size();
+    if (!total) unusable(path, r);
+    if (version) *version = version_of(r, total);
+    return total;
 }
 
 std::optional<std::vector<zarr3::Bytes>>
 HttpDirect::get_ranges(const std::string& path, const std::vector<zarr3::ByteRange>& ranges,
-                       std::optional<uint64_t>& total) {
+                       std::optional<uint64_t>& total, zarr3::ObjectVersion* version) {
     total.reset();
+    if (version) *version = {};
     std::vector<size_t> todo; // non-empty ranges
     for (size_t i = 0; i < ranges.size(); ++i)
         if (ranges[i].length > 0) todo.push_back(i);
     std::vector<zarr3::Bytes> out(ranges.size());
     if (todo.empty()) { // nothing to read: the answer is whether it exists
-        total = size(path);
+        total = size(path, version);
         if (!total) return std::nullopt;
         return out;
     }
@@ -439,15 +479,17 @@ HttpDirect::get_ranges(const std::string& path, const std::vector<zarr3::ByteRan
         const auto pieces = pieces_of(r, path, total);
         for (size_t i : todo)
             out[i] = cut(pieces, ranges[i], total, path);
+        if (version) *version = version_of(r, total);
         return out;
     }
 
     std::vector<std::optional<zarr3::Bytes>> got(ranges.size());
     std::vector<std::optional<uint64_t>> totals(ranges.size());
+    std::vector<zarr3::ObjectVersion> versions(ranges.size());
     std::vector<std::exception_ptr> errors(ranges.size());
     auto one = [&](size_t i) {
         try {
-            got[i] = fetch_range(url, setup, path, ranges[i], totals[i]);
+            got[i] = fetch_range(url, setup, path, ranges[i], totals[i], versions[i]);
         } catch (...) {
             errors[i] = std::current_exception();
         }
@@ -474,6 +516,20 @@ HttpDirect::get_ranges(const std::string& path, const std::vector<zarr3::ByteRan
         if (totals[i]) total = totals[i];
         out[i] = std::move(*got[i]);
     }
+    // One version for the whole answer: known only when every request told it.
+    zarr3::ObjectVersion common;
+    bool all_known = true;
+    for (size_t i : todo) {
+        if (zarr3::versions_differ(common, versions[i]))
+            throw zarr3::ObjectChanged(path + ": the object changed between the requests of " +
+                                       "one read (" + common.token + ", then " + versions[i].token +
+                                       ")");
+        if (versions[i].known())
+            common = versions[i];
+        else
+            all_known = false;
+    }
+    if (version && all_known) *version = common;
     return out;
 }
 

@@ -31,18 +31,29 @@ class HttpDirect {
     // option ZARR3_HTTP_DIRECT is NO; null otherwise.
     static std::unique_ptr<HttpDirect> ForRoot(const std::string& root);
 
+    // A request that got no answer within GDAL_HTTP_TIMEOUT (or could not
+    // connect within GDAL_HTTP_CONNECTTIMEOUT) throws zarr3::Error, not
+    // Unusable: reading through VSI would wait for the same server again.
+    //
+    // `version` (when given) receives the object's version from the answer:
+    // ETag (else Last-Modified) plus the object size; empty when the server
+    // sends neither. ObjectChanged when the answers to the requests of one
+    // get_ranges call carry different versions.
+
     // `path` is the object's VSI path (root + "/" + key). nullopt = absent
     // (HTTP 404/410). FormatError when the object is larger than `limit`.
-    std::optional<zarr3::Bytes> get(const std::string& path, uint64_t limit);
+    std::optional<zarr3::Bytes> get(const std::string& path, uint64_t limit,
+                                    zarr3::ObjectVersion* version = nullptr);
     // One 1-byte range request; nullopt when absent.
-    std::optional<uint64_t> size(const std::string& path);
+    std::optional<uint64_t> size(const std::string& path, zarr3::ObjectVersion* version = nullptr);
     // Suffix and explicit ranges; `total` is the object size when a response
     // reported it. Several ranges are fetched in parallel (or as one
     // multi-range GET with GDAL_HTTP_MULTIRANGE=SINGLE_GET, serially with
     // SERIAL), as GDAL's /vsicurl/ does. The caller bounds each range's length.
     std::optional<std::vector<zarr3::Bytes>> get_ranges(const std::string& path,
                                                         const std::vector<zarr3::ByteRange>& ranges,
-                                                        std::optional<uint64_t>& total);
+                                                        std::optional<uint64_t>& total,
+                                                        zarr3::ObjectVersion* version = nullptr);
 
   private:
     enum class Kind { Curl, ObjectStore };

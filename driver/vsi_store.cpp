@@ -14,6 +14,7 @@
 #include <csignal>
 #include <cstring>
 #include <memory>
+#include <sys/stat.h>
 #include <unistd.h>
 
 namespace zarr3drv {
@@ -179,26 +180,70 @@ bool is_meta_key(const std::string& key) {
 constexpr uint64_t kMetaCacheBytes = 16ull << 20;
 } // namespace
 
-std::shared_ptr<const zarr3::Bytes> VSIStore::cached_meta(const std::string& key) {
-    if (!is_meta_key(key)) return nullptr;
-    std::lock_guard lk(meta_mu_);
-    const auto it = meta_.find(key);
-    return it == meta_.end() ? nullptr : it->second;
+zarr3::ObjectVersion VSIStore::stat_version(const std::string& path, VSILFILE* fp) const {
+    if (!remote_ && !STARTS_WITH(path.c_str(), "/vsi")) {
+        // A real local file: POSIX stat for the identity in nanoseconds, of
+        // the open file itself when GDAL gives its descriptor.
+        struct stat st {};
+        int rc = -1;
+        if (fp != nullptr)
+            if (void* h = VSIFGetNativeFileDescriptorL(fp))
+                rc = ::fstat(static_cast<int>(reinterpret_cast<intptr_t>(h)), &st);
+        if (rc != 0) rc = ::stat(path.c_str(), &st);
+        if (rc != 0 || !S_ISREG(st.st_mode)) return {};
+        return zarr3::ObjectVersion{
+            "file:" + std::to_string(st.st_dev) + ":" + std::to_string(st.st_ino) + ":" +
+            std::to_string(st.st_size) + ":" + std::to_string(st.st_mtim.tv_sec) + "." +
+            std::to_string(st.st_mtim.tv_nsec) + ":" + std::to_string(st.st_ctim.tv_sec) + "." +
+            std::to_string(st.st_ctim.tv_nsec)};
+    }
+    if (remote_ && fp == nullptr) return {}; // a stat would be a request
+    // Other file systems (/vsimem/, /vsizip/, remote through VSI, where GDAL
+    // answers from what it learnt opening the file): size and time.
+    VSIStatBufL st;
+    if (VSIStatExL(path.c_str(), &st, VSI_STAT_EXISTS_FLAG | VSI_STAT_SIZE_FLAG) != 0 ||
+        st.st_mtime == 0)
+        return {};
+    return zarr3::ObjectVersion{"vsi:" + std::to_string(st.st_size) + ":" +
+                                std::to_string(static_cast<long long>(st.st_mtime))};
 }
 
-void VSIStore::remember_meta(const std::string& key, const zarr3::Bytes& value) {
+std::shared_ptr<const zarr3::Bytes> VSIStore::cached_meta(const std::string& key,
+                                                          zarr3::ObjectVersion* version) {
+    if (!is_meta_key(key)) return nullptr;
+    MetaEntry hit;
+    {
+        std::lock_guard lk(meta_mu_);
+        const auto it = meta_.find(key);
+        if (it == meta_.end()) return nullptr;
+        hit = it->second;
+    }
+    // Local and in-memory files: used only while a stat shows the version
+    // it was read from. Remote: kept for the life of this store (one open).
+    if (!remote_ && stat_version(path_of(key), nullptr) != hit.version) {
+        forget_meta(key);
+        return nullptr;
+    }
+    if (version) *version = hit.version;
+    return hit.bytes;
+}
+
+void VSIStore::remember_meta(const std::string& key, const zarr3::Bytes& value,
+                             const zarr3::ObjectVersion& version) {
     if (!is_meta_key(key)) return;
+    if (!remote_ && !version.known()) return; // could not be revalidated
+    forget_meta(key);
     std::lock_guard lk(meta_mu_);
     if (meta_.count(key) || meta_bytes_ + value.size() > kMetaCacheBytes) return;
     meta_bytes_ += value.size();
-    meta_.emplace(key, std::make_shared<const zarr3::Bytes>(value));
+    meta_.emplace(key, MetaEntry{std::make_shared<const zarr3::Bytes>(value), version});
 }
 
 void VSIStore::forget_meta(const std::string& key) {
     std::lock_guard lk(meta_mu_);
     const auto it = meta_.find(key);
     if (it == meta_.end()) return;
-    meta_bytes_ -= it->second->size();
+    meta_bytes_ -= it->second.bytes->size();
     meta_.erase(it);
 }
 
@@ -214,13 +259,25 @@ template <class F> bool VSIStore::try_direct(F&& request) {
 }
 
 std::optional<zarr3::Bytes> VSIStore::get_bounded(const std::string& key, uint64_t limit) {
+    zarr3::ObjectVersion ignored;
+    return get_bounded_versioned(key, limit, ignored);
+}
+
+std::optional<zarr3::Bytes> VSIStore::get_versioned(const std::string& key,
+                                                    zarr3::ObjectVersion& version) {
+    return get_bounded_versioned(key, zarr3::kMaxChunkBytes, version);
+}
+
+std::optional<zarr3::Bytes> VSIStore::get_bounded_versioned(const std::string& key, uint64_t limit,
+                                                            zarr3::ObjectVersion& version) {
+    version = {};
     const std::string path = path_of(key);
-    if (const auto hit = cached_meta(key)) {
+    if (const auto hit = cached_meta(key, &version)) {
         if (hit->size() > limit) zarr3::throw_too_large(path, hit->size(), limit);
         return *hit;
     }
     std::optional<zarr3::Bytes> out;
-    if (!try_direct([&](HttpDirect& h) { out = h.get(path, limit); })) {
+    if (!try_direct([&](HttpDirect& h) { out = h.get(path, limit, &version); })) {
         const NoDirListingScope no_listing(root_);
         if (!guard_.check_read(path)) return std::nullopt;
         VSIFilePtr fp = open_read(path, remote_);
@@ -229,8 +286,9 @@ std::optional<zarr3::Bytes> VSIStore::get_bounded(const std::string& key, uint64
         if (n > limit) zarr3::throw_too_large(path, n, limit);
         out.emplace(static_cast<size_t>(n));
         read_exact(fp.get(), 0, out->data(), n, path);
+        version = stat_version(path, fp.get());
     }
-    if (out) remember_meta(key, *out);
+    if (out) remember_meta(key, *out, version);
     return out;
 }
 
@@ -243,16 +301,25 @@ VSIStore::get_ranges(const std::string& key, const std::vector<zarr3::ByteRange>
 std::optional<std::vector<zarr3::Bytes>>
 VSIStore::get_ranges_sized(const std::string& key, const std::vector<zarr3::ByteRange>& ranges,
                            std::optional<uint64_t>& total) {
+    zarr3::ObjectVersion ignored;
+    return get_ranges_versioned(key, ranges, total, ignored);
+}
+
+std::optional<std::vector<zarr3::Bytes>>
+VSIStore::get_ranges_versioned(const std::string& key, const std::vector<zarr3::ByteRange>& ranges,
+                               std::optional<uint64_t>& total, zarr3::ObjectVersion& version) {
     total.reset();
+    version = {};
     const std::string path = path_of(key);
     for (const auto& r : ranges)
         if (r.length > zarr3::kMaxChunkBytes)
             throw zarr3::FormatError(path + ": byte range of " + std::to_string(r.length) +
                                      " bytes exceeds the limit");
     std::optional<std::vector<zarr3::Bytes>> direct;
-    if (try_direct([&](HttpDirect& h) { direct = h.get_ranges(path, ranges, total); }))
+    if (try_direct([&](HttpDirect& h) { direct = h.get_ranges(path, ranges, total, &version); }))
         return direct;
     total.reset();
+    version = {};
     const NoDirListingScope no_listing(root_);
     if (!guard_.check_read(path)) return std::nullopt;
     VSIFilePtr fp = open_read(path, remote_);
@@ -268,6 +335,7 @@ VSIStore::get_ranges_sized(const std::string& key, const std::vector<zarr3::Byte
     }
     if (ranges.size() == 1) {
         read_exact(fp.get(), offsets[0], out[0].data(), ranges[0].length, path);
+        version = stat_version(path, fp.get());
         return out;
     }
     // Several ranges: let the file system coalesce them (one HTTP multi-range
@@ -285,6 +353,7 @@ VSIStore::get_ranges_sized(const std::string& key, const std::vector<zarr3::Byte
                                              offs.data(), sizes.data(), fp.get()) != 0)
         throw zarr3::Error(path + ": reading " + std::to_string(ptrs.size()) +
                            " byte ranges failed");
+    version = stat_version(path, fp.get());
     return out;
 }
 

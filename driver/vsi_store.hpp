@@ -6,6 +6,8 @@
 #include "path_guard.hpp"
 #include "zarr3/store.hpp"
 
+#include "cpl_vsi.h"
+
 #include <atomic>
 #include <map>
 #include <memory>
@@ -55,6 +57,14 @@ class VSIStore : public zarr3::Store {
     std::optional<uint64_t> size(const std::string& key) override;
     // One request on HTTP stores (the size comes with the value).
     std::optional<zarr3::Bytes> get_bounded(const std::string& key, uint64_t limit) override;
+    // Versions: local files: device, inode, size, mtime and ctime (ns) of the
+    // file read; HTTP (direct): ETag or Last-Modified plus size of the
+    // answer; other file systems: size and modification time (VSIStatL).
+    std::optional<zarr3::Bytes> get_versioned(const std::string& key,
+                                              zarr3::ObjectVersion& version) override;
+    std::optional<std::vector<zarr3::Bytes>>
+    get_ranges_versioned(const std::string& key, const std::vector<zarr3::ByteRange>& ranges,
+                         std::optional<uint64_t>& total, zarr3::ObjectVersion& version) override;
     // Writes "<key>.tmp.<host>.<pid>.<n>" then renames it into place. On
     // local and /vsimem/ stores a failure (full disk, read-only file system,
     // no permission) removes the temporary file, keeps the old value and
@@ -91,14 +101,28 @@ class VSIStore : public zarr3::Store {
     // The zarr.json documents read through this store (up to 16 MiB in all),
     // so that opening a dataset reads each once; put/erase drop them. Each
     // dataset has its own store: another open sees changes made meanwhile.
-    std::shared_ptr<const zarr3::Bytes> cached_meta(const std::string& key);
-    void remember_meta(const std::string& key, const zarr3::Bytes& value);
+    // Each entry keeps the version it was read from; on local and in-memory
+    // file systems a hit is used only while one stat shows that version.
+    std::shared_ptr<const zarr3::Bytes> cached_meta(const std::string& key,
+                                                    zarr3::ObjectVersion* version = nullptr);
+    void remember_meta(const std::string& key, const zarr3::Bytes& value,
+                       const zarr3::ObjectVersion& version);
+    std::optional<zarr3::Bytes> get_bounded_versioned(const std::string& key, uint64_t limit,
+                                                      zarr3::ObjectVersion& version);
+    // The version of `path` as a stat shows it now (`fp`: the open file it
+    // was read through, when there is one); empty for remote paths without
+    // a file (a stat would be a request).
+    zarr3::ObjectVersion stat_version(const std::string& path, VSILFILE* fp) const;
+    struct MetaEntry {
+        std::shared_ptr<const zarr3::Bytes> bytes;
+        zarr3::ObjectVersion version;
+    };
     void forget_meta(const std::string& key);
     void sweep_stale_temp_files(const std::string& dir);
     std::mutex swept_mu_;
     std::set<std::string> swept_dirs_;
     std::mutex meta_mu_;
-    std::map<std::string, std::shared_ptr<const zarr3::Bytes>> meta_;
+    std::map<std::string, MetaEntry> meta_;
     uint64_t meta_bytes_ = 0;
     std::atomic<uint64_t> counter_{0};
 };

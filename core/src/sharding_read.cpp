@@ -150,7 +150,8 @@ void decode_tasks(const CodecChain& inner, const ChunkSpec& ispec, const Shape& 
 
 bool ShardingCodec::read_from_whole(ByteView shard, const ChunkSpec& spec, const Region& region,
                                     const StridedView& out, const ReadOptions& opt,
-                                    const std::string& what, const std::string& cache_key) const {
+                                    const std::string& what, const std::string& cache_key,
+                                    const ObjectVersion& version) const {
     const Shape cps = chunks_per_shard(spec.shape, what);
     bool all = false;
     const auto tasks =
@@ -162,7 +163,13 @@ bool ShardingCodec::read_from_whole(ByteView shard, const ChunkSpec& spec, const
     const ByteView enc_index =
         location_ == IndexLocation::Start ? shard.first(isz) : shard.last(isz);
     auto idx = parse_index(enc_index, cps, shard.size(), what);
-    if (!cache_key.empty() && opt.index_cache) opt.index_cache->put(cache_key, idx);
+    idx->version = version;
+    if (!cache_key.empty() && opt.index_cache) {
+        if (version.known())
+            opt.index_cache->put(cache_key, idx);
+        else
+            opt.index_cache->invalidate(cache_key); // nothing to revalidate it with
+    }
 
     std::vector<std::optional<ByteView>> data(tasks.size());
     for (size_t i = 0; i < tasks.size(); ++i) {
@@ -178,8 +185,19 @@ void ShardingCodec::decode(ByteView encoded, const ChunkSpec& spec, uint8_t* out
     full.start.assign(spec.shape.size(), 0);
     full.count = spec.shape;
     const StridedView view{out, c_strides(spec.shape, spec.dtype.size)};
-    read_from_whole(encoded, spec, full, view, ReadOptions{}, "shard", std::string());
+    read_from_whole(encoded, spec, full, view, ReadOptions{}, "shard", std::string(),
+                    ObjectVersion{});
 }
+
+namespace {
+
+// How often a partial read starts again because the shard's index and data
+// came from different versions (a writer replacing the shard meanwhile).
+constexpr int kMaxVersionRetries = 4;
+
+enum class Attempt { Done, Absent, Changed };
+
+} // namespace
 
 bool ShardingCodec::read_partial(ByteSource& src, const ChunkSpec& spec, const Region& region,
                                  const StridedView& out, const ReadOptions& opt) const {
@@ -193,27 +211,25 @@ bool ShardingCodec::read_partial(ByteSource& src, const ChunkSpec& spec, const R
 
     // Every inner chunk needed: one request for the whole shard, index included.
     if (all) {
-        auto whole = src.read_all();
+        ObjectVersion version;
+        auto whole = src.read_all_versioned(version);
         if (!whole) {
             if (!key.empty()) opt.index_cache->invalidate(key);
             return false;
         }
-        return read_from_whole(*whole, spec, region, out, opt, what, key);
+        return read_from_whole(*whole, spec, region, out, opt, what, key, version);
     }
 
-    // The index: from the cache, else one range request.
-    std::shared_ptr<const ShardIndex> idx;
-    if (!key.empty()) {
-        idx = opt.index_cache->get(key);
-        if (idx && idx->chunks_per_shard != cps) idx.reset();
-    }
-    if (!idx) {
-        const uint64_t isz = index_size(cps);
-        const ByteRange r =
-            location_ == IndexLocation::End ? ByteRange{0, isz, true} : ByteRange{0, isz, false};
+    // The index from the store (one range request); nullptr when absent.
+    // Cached only when the store tells its version.
+    const uint64_t isz = index_size(cps);
+    const ByteRange index_range =
+        location_ == IndexLocation::End ? ByteRange{0, isz, true} : ByteRange{0, isz, false};
+    auto fetch_index = [&]() -> std::shared_ptr<const ShardIndex> {
         std::optional<uint64_t> shard_size;
-        auto got = src.read_ranges_sized({r}, shard_size);
-        if (!got) return false;
+        ObjectVersion version;
+        auto got = src.read_ranges_versioned({index_range}, shard_size, version);
+        if (!got) return nullptr;
         if (got->size() != 1)
             throw FormatError("shard " + what + ": store returned " + std::to_string(got->size()) +
                               " ranges for 1 requested");
@@ -221,46 +237,106 @@ bool ShardingCodec::read_partial(ByteSource& src, const ChunkSpec& spec, const R
         // reports it with the range (files, HTTP); otherwise against the data
         // region start, and the store refuses ranges past the end.
         auto parsed = parse_index((*got)[0], cps, shard_size, what);
-        if (!key.empty()) opt.index_cache->put(key, parsed);
-        idx = std::move(parsed);
-    }
-
-    // Byte ranges of the needed, non-empty inner chunks, coalesced.
-    std::vector<detail::WantedRange> wanted;
-    std::vector<size_t> wanted_task;
-    for (size_t i = 0; i < tasks.size(); ++i) {
-        const uint64_t lin = tasks[i].lin;
-        if (idx->empty(lin)) continue;
-        wanted.push_back({idx->offset(lin), idx->nbytes(lin)});
-        wanted_task.push_back(i);
-    }
-    std::vector<std::pair<size_t, uint64_t>> placement;
-    const auto ranges = detail::coalesce_ranges(wanted, opt.coalesce_gap, &placement);
-    std::vector<Bytes> fetched;
-    if (!ranges.empty()) {
-        auto got = src.read_ranges(ranges);
-        if (!got) {
-            if (!key.empty()) opt.index_cache->invalidate(key);
-            return false;
+        parsed->version = std::move(version);
+        if (!key.empty()) {
+            if (parsed->version.known())
+                opt.index_cache->put(key, parsed);
+            else
+                opt.index_cache->invalidate(key);
         }
-        if (got->size() != ranges.size())
-            throw FormatError("shard " + what + ": store returned " + std::to_string(got->size()) +
-                              " ranges for " + std::to_string(ranges.size()) + " requested");
-        for (size_t r = 0; r < ranges.size(); ++r)
-            if ((*got)[r].size() != ranges[r].length)
-                throw FormatError("shard " + what + " is truncated: range at offset " +
-                                  std::to_string(ranges[r].offset) + " returned " +
-                                  std::to_string((*got)[r].size()) + " of " +
-                                  std::to_string(ranges[r].length) + " bytes");
-        fetched = std::move(*got);
+        return parsed;
+    };
+
+    // Reads and decodes the inner chunks with `idx`. Changed: the data came
+    // from another version of the shard than the index (or, for a cached
+    // index, the version cannot be confirmed).
+    auto read_with = [&](const ShardIndex& idx, bool cached) -> Attempt {
+        std::vector<detail::WantedRange> wanted;
+        std::vector<size_t> wanted_task;
+        for (size_t i = 0; i < tasks.size(); ++i) {
+            const uint64_t lin = tasks[i].lin;
+            if (idx.empty(lin)) continue;
+            wanted.push_back({idx.offset(lin), idx.nbytes(lin)});
+            wanted_task.push_back(i);
+        }
+        std::vector<std::pair<size_t, uint64_t>> placement;
+        const auto ranges = detail::coalesce_ranges(wanted, opt.coalesce_gap, &placement);
+        std::vector<Bytes> fetched;
+        if (!ranges.empty() || cached) {
+            // With no data to read, a cached index is confirmed by asking
+            // for no bytes (one stat on files).
+            std::optional<uint64_t> total;
+            ObjectVersion version;
+            auto got = src.read_ranges_versioned(ranges, total, version);
+            if (!got) return Attempt::Absent;
+            if (versions_differ(idx.version, version) || (cached && !version.known()))
+                return Attempt::Changed;
+            if (got->size() != ranges.size())
+                throw FormatError("shard " + what + ": store returned " +
+                                  std::to_string(got->size()) + " ranges for " +
+                                  std::to_string(ranges.size()) + " requested");
+            for (size_t r = 0; r < ranges.size(); ++r)
+                if ((*got)[r].size() != ranges[r].length)
+                    throw FormatError("shard " + what + " is truncated: range at offset " +
+                                      std::to_string(ranges[r].offset) + " returned " +
+                                      std::to_string((*got)[r].size()) + " of " +
+                                      std::to_string(ranges[r].length) + " bytes");
+            fetched = std::move(*got);
+        }
+        std::vector<std::optional<ByteView>> data(tasks.size());
+        for (size_t w = 0; w < wanted.size(); ++w) {
+            const auto [r, off] = placement[w];
+            data[wanted_task[w]] = ByteView(fetched[r]).subspan(off, wanted[w].nbytes);
+        }
+        decode_tasks(inner_, inner_spec(spec), cps, tasks, data, out, opt, what);
+        return Attempt::Done;
+    };
+
+    // A cached index is tried first; when the shard changed since, or its
+    // data fails to decode with it, the entry is dropped and the read starts
+    // again from the store. Fresh index and data from different versions
+    // (a writer replaced the shard between the two requests): read again, a
+    // bounded number of times.
+    bool use_cache = !key.empty();
+    int changes = 0;
+    for (;;) {
+        std::shared_ptr<const ShardIndex> idx;
+        if (use_cache) {
+            idx = opt.index_cache->get(key);
+            if (idx && idx->chunks_per_shard != cps) idx.reset();
+        }
+        const bool cached = idx != nullptr;
+        if (!idx) {
+            idx = fetch_index();
+            if (!idx) {
+                if (!key.empty()) opt.index_cache->invalidate(key);
+                return false;
+            }
+        }
+        Attempt a;
+        try {
+            a = read_with(*idx, cached);
+        } catch (const ObjectChanged&) {
+            a = Attempt::Changed;
+        } catch (const Error&) {
+            if (!cached) throw;
+            // Possibly a stale index: drop it and read once from the store.
+            opt.index_cache->invalidate(key);
+            use_cache = false;
+            continue;
+        }
+        if (a == Attempt::Done) return true;
+        if (!key.empty()) opt.index_cache->invalidate(key);
+        if (a == Attempt::Absent) return false;
+        if (cached) {
+            use_cache = false; // a stale cached index: not counted as a race
+            continue;
+        }
+        if (++changes >= kMaxVersionRetries)
+            throw FormatError("shard " + what + " changed while it was read: its index and " +
+                              "its data came from different versions " + std::to_string(changes) +
+                              " times in a row");
     }
-    std::vector<std::optional<ByteView>> data(tasks.size());
-    for (size_t w = 0; w < wanted.size(); ++w) {
-        const auto [r, off] = placement[w];
-        data[wanted_task[w]] = ByteView(fetched[r]).subspan(off, wanted[w].nbytes);
-    }
-    decode_tasks(inner_, inner_spec(spec), cps, tasks, data, out, opt, what);
-    return true;
 }
 
 } // namespace zarr3

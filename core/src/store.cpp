@@ -78,6 +78,13 @@ std::string join_key(const std::string& a, const std::string& b) {
 }
 
 // ------------------------------------------------------------ MemoryStore
+namespace {
+std::atomic<uint64_t> memory_puts{0};
+ObjectVersion memory_version(uint64_t n) {
+    return ObjectVersion{"mem:" + std::to_string(n)};
+}
+} // namespace
+
 MemoryStore::MemoryStore() {
     static std::atomic<uint64_t> serial{0};
     uri_ = "memory://" + std::to_string(++serial);
@@ -97,6 +104,36 @@ std::optional<Bytes> MemoryStore::get(const std::string& key) {
     return it->second;
 }
 
+std::optional<Bytes> MemoryStore::get_versioned(const std::string& key, ObjectVersion& version) {
+    std::lock_guard lk(mu_);
+    version = {};
+    auto it = data_.find(key);
+    if (it == data_.end()) return std::nullopt;
+    version = memory_version(versions_[key]);
+    return it->second;
+}
+
+std::optional<std::vector<Bytes>>
+MemoryStore::get_ranges_versioned(const std::string& key, const std::vector<ByteRange>& ranges,
+                                  std::optional<uint64_t>& total, ObjectVersion& version) {
+    std::lock_guard lk(mu_);
+    total.reset();
+    version = {};
+    auto it = data_.find(key);
+    if (it == data_.end()) return std::nullopt;
+    const Bytes& v = it->second;
+    std::vector<Bytes> out;
+    out.reserve(ranges.size());
+    for (const auto& r : ranges) {
+        const uint64_t off = range_start(r, v.size(), uri_ + "/" + key);
+        out.emplace_back(v.begin() + static_cast<ptrdiff_t>(off),
+                         v.begin() + static_cast<ptrdiff_t>(off + r.length));
+    }
+    total = v.size();
+    version = memory_version(versions_[key]);
+    return out;
+}
+
 std::optional<uint64_t> MemoryStore::size(const std::string& key) {
     std::lock_guard lk(mu_);
     auto it = data_.find(key);
@@ -108,11 +145,13 @@ void MemoryStore::put(const std::string& key, ByteView value) {
     validate_key(key);
     std::lock_guard lk(mu_);
     data_[key] = Bytes(value.begin(), value.end());
+    versions_[key] = ++memory_puts;
 }
 
 void MemoryStore::erase(const std::string& key) {
     std::lock_guard lk(mu_);
     data_.erase(key);
+    versions_.erase(key);
 }
 
 std::vector<std::string> MemoryStore::list_dir(const std::string& prefix) {
@@ -167,19 +206,47 @@ void read_exact(int fd, uint8_t* dst, uint64_t n, uint64_t off, const std::strin
 }
 } // namespace
 
+namespace {
+// Identity of an open file: device, inode, size, mtime and ctime in ns.
+ObjectVersion file_version(const struct stat& st) {
+    return ObjectVersion{
+        "file:" + std::to_string(st.st_dev) + ":" + std::to_string(st.st_ino) + ":" +
+        std::to_string(st.st_size) + ":" + std::to_string(st.st_mtim.tv_sec) + "." +
+        std::to_string(st.st_mtim.tv_nsec) + ":" + std::to_string(st.st_ctim.tv_sec) + "." +
+        std::to_string(st.st_ctim.tv_nsec)};
+}
+
+// How often a read is repeated when the file changed while it was read (a
+// writer rewriting it in place) before ObjectChanged.
+constexpr int kFileReadAttempts = 3;
+} // namespace
+
 std::optional<Bytes> FileStore::get(const std::string& key) {
+    ObjectVersion ignored;
+    return get_versioned(key, ignored);
+}
+
+std::optional<Bytes> FileStore::get_versioned(const std::string& key, ObjectVersion& version) {
+    version = {};
     const std::string p = path_of(key);
     Fd f{::open(p.c_str(), O_RDONLY | O_CLOEXEC)};
     if (f.fd < 0) {
         if (errno == ENOENT || errno == ENOTDIR) return std::nullopt;
         throw Error(p + ": cannot open (" + std::strerror(errno) + ")");
     }
-    struct stat st {};
-    if (::fstat(f.fd, &st) != 0) throw Error(p + ": cannot stat");
-    if (S_ISDIR(st.st_mode)) return std::nullopt;
-    Bytes out(static_cast<size_t>(st.st_size));
-    read_exact(f.fd, out.data(), out.size(), 0, p);
-    return out;
+    for (int attempt = 0; attempt < kFileReadAttempts; ++attempt) {
+        struct stat st {};
+        if (::fstat(f.fd, &st) != 0) throw Error(p + ": cannot stat");
+        if (S_ISDIR(st.st_mode)) return std::nullopt;
+        Bytes out(static_cast<size_t>(st.st_size));
+        read_exact(f.fd, out.data(), out.size(), 0, p);
+        struct stat after {};
+        if (::fstat(f.fd, &after) != 0) throw Error(p + ": cannot stat");
+        version = file_version(after);
+        if (version == file_version(st)) return out;
+    }
+    throw ObjectChanged(p + ": the file changed while it was read (" +
+                        std::to_string(kFileReadAttempts) + " attempts)");
 }
 
 std::optional<std::vector<Bytes>> FileStore::get_ranges(const std::string& key,
@@ -191,26 +258,43 @@ std::optional<std::vector<Bytes>> FileStore::get_ranges(const std::string& key,
 std::optional<std::vector<Bytes>> FileStore::get_ranges_sized(const std::string& key,
                                                               const std::vector<ByteRange>& ranges,
                                                               std::optional<uint64_t>& total) {
+    ObjectVersion ignored;
+    return get_ranges_versioned(key, ranges, total, ignored);
+}
+
+std::optional<std::vector<Bytes>>
+FileStore::get_ranges_versioned(const std::string& key, const std::vector<ByteRange>& ranges,
+                                std::optional<uint64_t>& total, ObjectVersion& version) {
     total.reset();
+    version = {};
     const std::string p = path_of(key);
     Fd f{::open(p.c_str(), O_RDONLY | O_CLOEXEC)};
     if (f.fd < 0) {
         if (errno == ENOENT || errno == ENOTDIR) return std::nullopt;
         throw Error(p + ": cannot open (" + std::strerror(errno) + ")");
     }
-    struct stat st {};
-    if (::fstat(f.fd, &st) != 0 || S_ISDIR(st.st_mode)) return std::nullopt;
-    const uint64_t size = static_cast<uint64_t>(st.st_size);
-    total = size;
-    std::vector<Bytes> out;
-    out.reserve(ranges.size());
-    for (const auto& r : ranges) {
-        const uint64_t off = range_start(r, size, p);
-        Bytes b(r.length);
-        read_exact(f.fd, b.data(), b.size(), off, p);
-        out.push_back(std::move(b));
+    for (int attempt = 0; attempt < kFileReadAttempts; ++attempt) {
+        struct stat st {};
+        if (::fstat(f.fd, &st) != 0 || S_ISDIR(st.st_mode)) return std::nullopt;
+        const uint64_t size = static_cast<uint64_t>(st.st_size);
+        std::vector<Bytes> out;
+        out.reserve(ranges.size());
+        for (const auto& r : ranges) {
+            const uint64_t off = range_start(r, size, p);
+            Bytes b(r.length);
+            read_exact(f.fd, b.data(), b.size(), off, p);
+            out.push_back(std::move(b));
+        }
+        struct stat after {};
+        if (::fstat(f.fd, &after) != 0) throw Error(p + ": cannot stat");
+        version = file_version(after);
+        if (version == file_version(st)) {
+            total = size;
+            return out;
+        }
     }
-    return out;
+    throw ObjectChanged(p + ": the file changed while it was read (" +
+                        std::to_string(kFileReadAttempts) + " attempts)");
 }
 
 std::optional<uint64_t> FileStore::size(const std::string& key) {
@@ -295,6 +379,12 @@ std::optional<std::vector<Bytes>>
 CountingStore::get_ranges_sized(const std::string& key, const std::vector<ByteRange>& ranges,
                                 std::optional<uint64_t>& total) {
     auto r = inner_->get_ranges_sized(key, ranges, total);
+    count_ranges(key, ranges, r);
+    return r;
+}
+
+void CountingStore::count_ranges(const std::string& key, const std::vector<ByteRange>& ranges,
+                                 const std::optional<std::vector<Bytes>>& r) {
     std::lock_guard lk(mu_);
     ++c_.range_calls;
     c_.ranges += ranges.size();
@@ -306,7 +396,6 @@ CountingStore::get_ranges_sized(const std::string& key, const std::vector<ByteRa
     if (r)
         for (const auto& b : *r)
             c_.bytes += b.size();
-    return r;
 }
 
 std::optional<uint64_t> CountingStore::size(const std::string& key) {
@@ -322,6 +411,23 @@ std::optional<Bytes> CountingStore::get_bounded(const std::string& key, uint64_t
     ++c_.gets;
     if (r) c_.bytes += r->size();
     log_.push_back("get " + key);
+    return r;
+}
+
+std::optional<Bytes> CountingStore::get_versioned(const std::string& key, ObjectVersion& version) {
+    auto r = inner_->get_versioned(key, version);
+    std::lock_guard lk(mu_);
+    ++c_.gets;
+    if (r) c_.bytes += r->size();
+    log_.push_back("get " + key);
+    return r;
+}
+
+std::optional<std::vector<Bytes>>
+CountingStore::get_ranges_versioned(const std::string& key, const std::vector<ByteRange>& ranges,
+                                    std::optional<uint64_t>& total, ObjectVersion& version) {
+    auto r = inner_->get_ranges_versioned(key, ranges, total, version);
+    count_ranges(key, ranges, r);
     return r;
 }
 

@@ -40,6 +40,18 @@ class ByteSource {
     }
     // Identity for the shard index cache; empty = do not cache.
     virtual std::string cache_key() const { return {}; }
+    // read_all / read_ranges_sized that also report the version of the
+    // object the bytes came from (see Store::get_ranges_versioned).
+    virtual std::optional<Bytes> read_all_versioned(ObjectVersion& version) {
+        version = {};
+        return read_all();
+    }
+    virtual std::optional<std::vector<Bytes>> read_ranges_versioned(const std::vector<ByteRange>& r,
+                                                                    std::optional<uint64_t>& total,
+                                                                    ObjectVersion& version) {
+        version = {};
+        return read_ranges_sized(r, total);
+    }
 };
 
 class StoreByteSource : public ByteSource {
@@ -56,6 +68,14 @@ class StoreByteSource : public ByteSource {
         return store_.get_ranges_sized(key_, r, total);
     }
     std::string cache_key() const override { return store_.uri() + "|" + key_; }
+    std::optional<Bytes> read_all_versioned(ObjectVersion& version) override {
+        return store_.get_versioned(key_, version);
+    }
+    std::optional<std::vector<Bytes>> read_ranges_versioned(const std::vector<ByteRange>& r,
+                                                            std::optional<uint64_t>& total,
+                                                            ObjectVersion& version) override {
+        return store_.get_ranges_versioned(key_, r, total, version);
+    }
 
   private:
     Store& store_;

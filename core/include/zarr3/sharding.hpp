@@ -16,13 +16,19 @@ constexpr uint64_t kEmptyEntry = ~0ull;
 struct ShardIndex {
     Shape chunks_per_shard;
     std::vector<uint64_t> entries; // 2 * n_inner values
+    // The version of the shard the index was read from: a cached index is
+    // used only with data read from that same version.
+    ObjectVersion version;
     uint64_t offset(uint64_t i) const { return entries[2 * i]; }
     uint64_t nbytes(uint64_t i) const { return entries[2 * i + 1]; }
     bool empty(uint64_t i) const { return offset(i) == kEmptyEntry && nbytes(i) == kEmptyEntry; }
-    uint64_t memory_bytes() const { return entries.size() * 8 + 64; }
+    uint64_t memory_bytes() const { return entries.size() * 8 + version.token.size() + 64; }
 };
 
-// Process-wide LRU cache of decoded shard indexes, bounded in bytes.
+// Process-wide LRU cache of decoded shard indexes, bounded in bytes. The
+// sharding codec stores only indexes whose shard version is known, and
+// checks each use against the version the data read reports: an index of a
+// shard that was rewritten since is dropped and read again.
 class ShardIndexCache {
   public:
     explicit ShardIndexCache(uint64_t max_bytes = 64ull << 20) : max_bytes_(max_bytes) {}
@@ -80,7 +86,7 @@ class ShardingCodec : public ArrayToBytesCodec {
     ChunkSpec index_spec(const Shape& chunks_per_shard) const;
     bool read_from_whole(ByteView shard, const ChunkSpec& spec, const Region& region,
                          const StridedView& out, const ReadOptions& opt, const std::string& what,
-                         const std::string& cache_key) const;
+                         const std::string& cache_key, const ObjectVersion& version) const;
 
     Shape inner_shape_;
     CodecChain inner_;

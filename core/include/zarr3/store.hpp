@@ -18,6 +18,29 @@ struct ByteRange {
     bool suffix = false; // the last `length` bytes of the value
 };
 
+// Identity of the stored version a value was read from: a token that
+// changes whenever the value may have changed (local files: device, inode,
+// size, mtime and ctime in ns; HTTP: ETag or Last-Modified plus size;
+// MemoryStore: a per-put counter). Empty when the store cannot tell; caches
+// never keep what they cannot revalidate.
+struct ObjectVersion {
+    std::string token;
+    bool known() const { return !token.empty(); }
+    bool operator==(const ObjectVersion&) const = default;
+};
+
+// Both known and different: the object changed between two reads.
+inline bool versions_differ(const ObjectVersion& a, const ObjectVersion& b) {
+    return a.known() && b.known() && a.token != b.token;
+}
+
+// Thrown when one read saw two versions of an object (it changed while
+// being read: a writer replaced it between two requests of one read).
+class ObjectChanged : public Error {
+  public:
+    using Error::Error;
+};
+
 // An exclusive advisory lock on one key, held while the object is alive.
 class StoreLock {
   public:
@@ -49,6 +72,21 @@ class Store {
                                                                std::optional<uint64_t>& total) {
         total.reset();
         return get_ranges(key, ranges);
+    }
+    // get() that also reports the version the value was read from (empty
+    // when the store cannot tell; the default).
+    virtual std::optional<Bytes> get_versioned(const std::string& key, ObjectVersion& version) {
+        version = {};
+        return get(key);
+    }
+    // get_ranges_sized() whose ranges all come from one version of the
+    // value, reported in `version` (empty when the store cannot tell; the
+    // default). ObjectChanged when the store saw the value change meanwhile.
+    virtual std::optional<std::vector<Bytes>>
+    get_ranges_versioned(const std::string& key, const std::vector<ByteRange>& ranges,
+                         std::optional<uint64_t>& total, ObjectVersion& version) {
+        version = {};
+        return get_ranges_sized(key, ranges, total);
     }
     // Atomic: a reader sees the old value or the new one, never a mix.
     virtual void put(const std::string& key, ByteView value) = 0;
@@ -95,6 +133,12 @@ class MemoryStore : public Store {
                                                        const std::vector<ByteRange>& ranges,
                                                        std::optional<uint64_t>& total) override;
     std::optional<uint64_t> size(const std::string& key) override;
+    // The version is a process-wide counter taken at each put.
+    std::optional<Bytes> get_versioned(const std::string& key, ObjectVersion& version) override;
+    std::optional<std::vector<Bytes>> get_ranges_versioned(const std::string& key,
+                                                           const std::vector<ByteRange>& ranges,
+                                                           std::optional<uint64_t>& total,
+                                                           ObjectVersion& version) override;
     void put(const std::string& key, ByteView value) override;
     void erase(const std::string& key) override;
     std::vector<std::string> list_dir(const std::string& prefix) override;
@@ -103,6 +147,7 @@ class MemoryStore : public Store {
   private:
     mutable std::mutex mu_;
     std::map<std::string, Bytes> data_;
+    std::map<std::string, uint64_t> versions_; // put counter per key
     std::string uri_;
 };
 
@@ -119,6 +164,13 @@ class FileStore : public Store {
                                                        const std::vector<ByteRange>& ranges,
                                                        std::optional<uint64_t>& total) override;
     std::optional<uint64_t> size(const std::string& key) override;
+    // Versions: device, inode, size, mtime and ctime (ns) of the open file,
+    // taken after reading; all ranges come from one open file.
+    std::optional<Bytes> get_versioned(const std::string& key, ObjectVersion& version) override;
+    std::optional<std::vector<Bytes>> get_ranges_versioned(const std::string& key,
+                                                           const std::vector<ByteRange>& ranges,
+                                                           std::optional<uint64_t>& total,
+                                                           ObjectVersion& version) override;
     void put(const std::string& key, ByteView value) override;
     void erase(const std::string& key) override;
     std::vector<std::string> list_dir(const std::string& prefix) override;
@@ -145,6 +197,12 @@ class CountingStore : public Store {
                                                        std::optional<uint64_t>& total) override;
     std::optional<uint64_t> size(const std::string& key) override;
     std::optional<Bytes> get_bounded(const std::string& key, uint64_t limit) override;
+    // Counted as get and get_ranges.
+    std::optional<Bytes> get_versioned(const std::string& key, ObjectVersion& version) override;
+    std::optional<std::vector<Bytes>> get_ranges_versioned(const std::string& key,
+                                                           const std::vector<ByteRange>& ranges,
+                                                           std::optional<uint64_t>& total,
+                                                           ObjectVersion& version) override;
     void put(const std::string& key, ByteView value) override;
     void erase(const std::string& key) override;
     std::vector<std::string> list_dir(const std::string& prefix) override;
@@ -164,6 +222,8 @@ class CountingStore : public Store {
     std::vector<std::string> log() const; // "get key", "ranges key off+len,...", ...
 
   private:
+    void count_ranges(const std::string& key, const std::vector<ByteRange>& ranges,
+                      const std::optional<std::vector<Bytes>>& got);
     std::shared_ptr<Store> inner_;
     mutable std::mutex mu_;
     Counts c_;

@@ -292,6 +292,19 @@ bool ShardingCodec::read_partial(ByteSource& src, const ChunkSpec& spec, const R
         return Attempt::Done;
     };
 
+    // Whether the shard's version now differs from the one `idx` came from
+    // (a request for no bytes: one stat on files).
+    auto shard_changed_since = [&](const ShardIndex& idx) {
+        if (!idx.version.known()) return false;
+        try {
+            std::optional<uint64_t> total;
+            ObjectVersion now;
+            return !src.read_ranges_versioned({}, total, now) || now != idx.version;
+        } catch (const Error&) {
+            return false; // the first error is the one to report
+        }
+    };
+
     // A cached index is tried first; when the shard changed since, or its
     // data fails to decode with it, the entry is dropped and the read starts
     // again from the store. Fresh index and data from different versions
@@ -319,11 +332,17 @@ bool ShardingCodec::read_partial(ByteSource& src, const ChunkSpec& spec, const R
         } catch (const ObjectChanged&) {
             a = Attempt::Changed;
         } catch (const Error&) {
-            if (!cached) throw;
-            // Possibly a stale index: drop it and read once from the store.
-            opt.index_cache->invalidate(key);
-            use_cache = false;
-            continue;
+            if (!cached) {
+                // A fresh index: the shard may have been replaced before the
+                // data request (which then refused a range past its end).
+                if (!shard_changed_since(*idx)) throw;
+                a = Attempt::Changed;
+            } else {
+                // Possibly a stale index: drop it and read once from the store.
+                opt.index_cache->invalidate(key);
+                use_cache = false;
+                continue;
+            }
         }
         if (a == Attempt::Done) return true;
         if (!key.empty()) opt.index_cache->invalidate(key);

@@ -21,20 +21,7 @@ namespace {
 // 8x8 uint8 array, one 8x8 shard of four 4x4 inner chunks (bytes codec, no
 // compression: every inner chunk is 16 bytes), index at the end.
 json sharded_meta() {
-    return {{"zarr_format", 3},
-            {"node_type", "array"},
-            {"shape", {8, 8}},
-            {"data_type", "uint8"},
-            {"chunk_grid", {{"name", "regular"}, {"configuration", {{"chunk_shape", {8, 8}}}}}},
-            {"chunk_key_encoding", {{"name", "default"}}},
-            {"fill_value", 0},
-            {"codecs",
-             {{{"name", "sharding_indexed"},
-               {"configuration",
-                {{"chunk_shape", {4, 4}},
-                 {"codecs", {{{"name", "bytes"}}}},
-                 {"index_codecs", {{{"name", "bytes"}, {"configuration", {{"endian", "little"}}}}}},
-                 {"index_location", "end"}}}}}}};
+    return testutil::sharded_8x8_json();
 }
 
 // Values of the whole 8x8 array: base + row * 8 + col.
@@ -215,19 +202,23 @@ std::shared_ptr<SwappingStore> swapping_store(const std::vector<Bytes>& versions
 
 TEST(CacheIdentity, IndexAndDataOfOneReadComeFromOneVersion) {
     const auto v1 = values(1), v2 = values(201);
-    for (bool cache : {false, true}) {
-        SCOPED_TRACE(cache ? "global cache" : "no cache");
-        ShardIndexCache::global().clear();
-        auto s = swapping_store({make_shard(v1, {0, 1, 2, 3}, 0), make_shard(v2, {3, 2, 1, 0}, 8)});
-        auto a = Array::open(s, "a");
-        ReadOptions opt;
-        opt.index_cache = cache ? &ShardIndexCache::global() : nullptr;
-        a->set_read_options(opt);
-        std::vector<uint8_t> out(16);
-        a->read(Selection{{4, 0}, {4, 4}, {1, 1}}, out.data());
-        EXPECT_EQ(s->calls, 1); // the swap happened after the index request
-        EXPECT_EQ(out, inner(v2, 2));
-    }
+    // The new version larger, or smaller (the old index then points past its end).
+    for (const auto& [pad1, pad2] : {std::pair<size_t, size_t>{0, 8}, {100, 0}})
+        for (bool cache : {false, true}) {
+            SCOPED_TRACE(std::string(cache ? "global cache" : "no cache") + ", pads " +
+                         std::to_string(pad1) + " " + std::to_string(pad2));
+            ShardIndexCache::global().clear();
+            auto s = swapping_store(
+                {make_shard(v1, {0, 1, 2, 3}, pad1), make_shard(v2, {3, 2, 1, 0}, pad2)});
+            auto a = Array::open(s, "a");
+            ReadOptions opt;
+            opt.index_cache = cache ? &ShardIndexCache::global() : nullptr;
+            a->set_read_options(opt);
+            std::vector<uint8_t> out(16);
+            a->read(Selection{{4, 0}, {4, 4}, {1, 1}}, out.data());
+            EXPECT_EQ(s->calls, 1); // the swap happened after the index request
+            EXPECT_EQ(out, inner(v2, 2));
+        }
 }
 
 TEST(CacheIdentity, ShardChangingOnEveryRequestIsAClearError) {

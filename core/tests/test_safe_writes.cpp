@@ -111,22 +111,7 @@ TEST(SafeWrites, ReadOnlyFolderFailsWithOsError) {
 
 // Shape [8, 8] in one shard of 2x2 inner chunks [4, 4].
 ArrayMetadata shard_meta() {
-    const json inner =
-        json::array({{{"name", "bytes"}, {"configuration", {{"endian", "little"}}}}});
-    json j = {{"zarr_format", 3},
-              {"node_type", "array"},
-              {"shape", {8, 8}},
-              {"data_type", "int32"},
-              {"chunk_grid", {{"name", "regular"}, {"configuration", {{"chunk_shape", {8, 8}}}}}},
-              {"chunk_key_encoding", {{"name", "default"}}},
-              {"fill_value", 0},
-              {"codecs", json::array({{{"name", "sharding_indexed"},
-                                       {"configuration",
-                                        {{"chunk_shape", {4, 4}},
-                                         {"codecs", inner},
-                                         {"index_codecs", inner},
-                                         {"index_location", "end"}}}}})}};
-    return parse_array_metadata(j, "test zarr.json");
+    return parse_array_metadata(testutil::sharded_8x8_json("int32"), "test zarr.json");
 }
 
 Selection inner_chunk(uint64_t col) {

@@ -14,23 +14,7 @@ using nlohmann::json;
 namespace {
 
 json sharded_uint8(bool crc) {
-    json index_codecs =
-        json::array({{{"name", "bytes"}, {"configuration", {{"endian", "little"}}}}});
-    if (crc) index_codecs.push_back({{"name", "crc32c"}});
-    return {{"zarr_format", 3},
-            {"node_type", "array"},
-            {"shape", {8, 8}},
-            {"data_type", "uint8"},
-            {"chunk_grid", {{"name", "regular"}, {"configuration", {{"chunk_shape", {8, 8}}}}}},
-            {"chunk_key_encoding", {{"name", "default"}}},
-            {"fill_value", 0},
-            {"codecs",
-             {{{"name", "sharding_indexed"},
-               {"configuration",
-                {{"chunk_shape", {4, 4}},
-                 {"codecs", {{{"name", "bytes"}}}},
-                 {"index_codecs", index_codecs},
-                 {"index_location", "end"}}}}}}};
+    return testutil::sharded_8x8_json("uint8", crc);
 }
 
 TEST(ShardBounds, EntryOverlappingTheIndexIsRefusedOnPartialRead) {

@@ -40,6 +40,29 @@ struct TempDir {
     std::string str() const { return path.string(); }
 };
 
+// zarr.json of an [8, 8] array in one [8, 8] shard of four [4, 4] inner
+// chunks (bytes codec, uncompressed), index at the end; `crc` adds crc32c to
+// the index codecs.
+inline nlohmann::json sharded_8x8_json(const std::string& dtype = "uint8", bool crc = false) {
+    using nlohmann::json;
+    const json bytes_le = {{"name", "bytes"}, {"configuration", {{"endian", "little"}}}};
+    json index_codecs = json::array({bytes_le});
+    if (crc) index_codecs.push_back({{"name", "crc32c"}});
+    return {{"zarr_format", 3},
+            {"node_type", "array"},
+            {"shape", {8, 8}},
+            {"data_type", dtype},
+            {"chunk_grid", {{"name", "regular"}, {"configuration", {{"chunk_shape", {8, 8}}}}}},
+            {"chunk_key_encoding", {{"name", "default"}}},
+            {"fill_value", 0},
+            {"codecs", json::array({{{"name", "sharding_indexed"},
+                                     {"configuration",
+                                      {{"chunk_shape", {4, 4}},
+                                       {"codecs", json::array({bytes_le})},
+                                       {"index_codecs", index_codecs},
+                                       {"index_location", "end"}}}}})}};
+}
+
 // A C-order view of `v` as an array of shape `shape`.
 template <class T> zarr3::StridedView view_of(std::vector<T>& v, const zarr3::Shape& shape) {
     return {reinterpret_cast<uint8_t*>(v.data()), zarr3::c_strides(shape, sizeof(T))};

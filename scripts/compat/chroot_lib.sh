@@ -50,9 +50,10 @@ print_step_times() {
 
 # The Debian mirror configured on the host's apt (first deb URI ending in /debian). Prints nothing
 # and fails when the host has none: the repository names no mirror of its own.
+# COMPAT_APT_ETC (default /etc/apt) lets the tests point it at another folder.
 host_debian_mirror() {
-  local uri
-  uri=$(cat /etc/apt/sources.list /etc/apt/sources.list.d/*.list /etc/apt/sources.list.d/*.sources \
+  local uri etc=${COMPAT_APT_ETC:-/etc/apt}
+  uri=$(cat "$etc"/sources.list "$etc"/sources.list.d/*.list "$etc"/sources.list.d/*.sources \
     2>/dev/null | grep -v '^\s*#' |
     grep -oE '(https?)://[^ ]+/debian/?( |$)' | head -n1 | tr -d ' ')
   uri=${uri%/}

@@ -6,7 +6,7 @@
 # usage: scripts/compat.sh [--setup-only]
 #   --setup-only   debootstrap + apt only, keep the chroot (for reuse by interop.sh / iteration)
 # environment:
-#   COMPAT_DIR     chroot root (default /tmp/zarr3-trixie-$$); must be absent, empty, or a chroot
+#   COMPAT_DIR     chroot root (default /tmp/zarr3-$SUITE-$$); must be absent, empty, or a chroot
 #                  made by this script
 #   COMPAT_KEEP=1  keep the chroot afterwards (unmounted) so a later run with the same COMPAT_DIR
 #                  skips debootstrap/apt.  Default: remove it (CI must not cache across runs).
@@ -29,7 +29,7 @@ REPO=$(cd "$HERE/.." && pwd)
 source "$HERE/compat/chroot_lib.sh"
 
 SUITE=${COMPAT_SUITE:-trixie}
-ROOT=${COMPAT_DIR:-/tmp/zarr3-trixie-$$}
+ROOT=${COMPAT_DIR:-/tmp/zarr3-$SUITE-$$}
 KEEP=${COMPAT_KEEP:-0}
 JOBS=${COMPAT_JOBS:-$(nproc)}
 SHARED=$(realpath -m "$REPO/../shared")

@@ -192,8 +192,11 @@ void ShardingCodec::decode(ByteView encoded, const ChunkSpec& spec, uint8_t* out
 namespace {
 
 // How often a partial read starts again because the shard's index and data
-// came from different versions (a writer replacing the shard meanwhile).
-constexpr int kMaxVersionRetries = 4;
+// came from different versions (a writer replacing the shard meanwhile)
+// before it reads the whole shard in one request instead: one request sees
+// one version (an open file keeps its contents across a rename; one HTTP
+// GET is one object), so a reader always finishes however busy the writer.
+constexpr int kMaxVersionRetries = 2;
 
 enum class Attempt { Done, Absent, Changed };
 
@@ -351,10 +354,12 @@ bool ShardingCodec::read_partial(ByteSource& src, const ChunkSpec& spec, const R
             use_cache = false; // a stale cached index: not counted as a race
             continue;
         }
-        if (++changes >= kMaxVersionRetries)
-            throw FormatError("shard " + what + " changed while it was read: its index and " +
-                              "its data came from different versions " + std::to_string(changes) +
-                              " times in a row");
+        if (++changes >= kMaxVersionRetries) {
+            ObjectVersion version;
+            auto whole = src.read_all_versioned(version);
+            if (!whole) return false;
+            return read_from_whole(*whole, spec, region, out, opt, what, key, version);
+        }
     }
 }
 

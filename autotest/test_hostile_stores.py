@@ -10,14 +10,11 @@ timeout, and must end cleanly with the expected error (or warning) text:
 """
 import json
 import os
-import resource
 import subprocess
-import sys
-import time
 
 import pytest
 
-ASAN = "asan" in os.environ.get("LD_PRELOAD", "")
+from bounded_run import ASAN, limiter, run_script
 
 SCRIPT = r"""
 import json, sys
@@ -72,27 +69,8 @@ print("RESULT:" + json.dumps(out))
 """
 
 
-def _limit():
-    if not ASAN:
-        lim = 3 << 29  # 1.5 GiB
-        resource.setrlimit(resource.RLIMIT_AS, (lim, lim))
-
-
 def run(mode, path, *config, timeout=60):
-    t0 = time.monotonic()
-    p = subprocess.run(
-        [sys.executable, "-c", SCRIPT, mode, str(path), *config],
-        capture_output=True,
-        text=True,
-        timeout=timeout,
-        preexec_fn=_limit,
-        env=dict(os.environ),
-    )
-    elapsed = time.monotonic() - t0
-    assert p.returncode == 0, f"exit {p.returncode}: {p.stderr[-3000:]}"
-    line = [ln for ln in p.stdout.splitlines() if ln.startswith("RESULT:")]
-    assert line, p.stdout[-2000:] + p.stderr[-2000:]
-    return json.loads(line[0][7:]), elapsed
+    return run_script(SCRIPT, [mode, path, *config], 3 << 29, timeout)  # 1.5 GiB
 
 
 def all_text(r):
@@ -298,7 +276,7 @@ def test_symlink_cycles_end_gdalmdiminfo(tmp_path, driver_path):
         capture_output=True,
         text=True,
         timeout=60,
-        preexec_fn=_limit,
+        preexec_fn=limiter(3 << 29),
         env=env,
     )
     assert p.returncode >= 0, p.stderr[-2000:]

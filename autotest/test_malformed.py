@@ -2,12 +2,9 @@
 subprocess (10 s timeout, 1 GiB address space unless under ASan). Each must
 fail with a GDAL error naming the store or a file inside it, never crash."""
 import json
-import os
-import resource
 import struct
 import subprocess
 import sys
-import time
 
 import numpy as np
 import pytest
@@ -16,7 +13,7 @@ from osgeo import gdal
 from sharded_writer import crc32c, gzip_bytes
 from zarr_meta_util import CS, DELETE, base_array_meta, mutate
 
-ASAN = "asan" in os.environ.get("LD_PRELOAD", "")
+from bounded_run import limiter, run_script
 
 READER = r"""
 import json, sys
@@ -52,27 +49,8 @@ print("RESULT:" + json.dumps(out))
 """
 
 
-def _limit():
-    if not ASAN:
-        resource.setrlimit(resource.RLIMIT_AS, (1 << 30, 1 << 30))
-
-
 def run_reader(path):
-    t0 = time.monotonic()
-    p = subprocess.run(
-        [sys.executable, "-c", READER, str(path)],
-        capture_output=True,
-        text=True,
-        timeout=10,
-        preexec_fn=_limit,
-        env=dict(os.environ),
-    )
-    elapsed = time.monotonic() - t0
-    assert p.returncode >= 0, f"reader killed by signal {-p.returncode}: {p.stderr[-2000:]}"
-    assert p.returncode == 0, p.stderr[-2000:]
-    line = [ln for ln in p.stdout.splitlines() if ln.startswith("RESULT:")]
-    assert line, p.stdout + p.stderr
-    return json.loads(line[0][7:]), elapsed
+    return run_script(READER, [path], 1 << 30, 10)
 
 
 # ------------------------------------------------------------------ builders
@@ -429,7 +407,7 @@ for n in ("a", "b", "c"):
         out[n] = "ERROR:" + str(e)
 print("RESULT:" + json.dumps(out))
 """
-    p = subprocess.run([sys.executable, "-c", script, str(root)], capture_output=True, text=True, timeout=10, preexec_fn=_limit)
+    p = subprocess.run([sys.executable, "-c", script, str(root)], capture_output=True, text=True, timeout=10, preexec_fn=limiter(1 << 30))
     assert p.returncode == 0, p.stderr[-2000:]
     out = json.loads([ln for ln in p.stdout.splitlines() if ln.startswith("RESULT:")][0][7:])
     assert out["a"] == BASE_DATA.tolist()

@@ -71,6 +71,41 @@ GDALDataType GDALTypeFor(const zarr3::DataType& dt) {
     return GDT_Unknown;
 }
 
+zarr3::DataType ZarrTypeFor(GDALDataType t, bool widen_complex_int, std::string* warning) {
+    if (t == GDT_CInt16 || t == GDT_CInt32) {
+        const char* as = t == GDT_CInt16 ? "complex64" : "complex128";
+        if (!widen_complex_int)
+            throw zarr3::Error(std::string("data type ") + GDALGetDataTypeName(t) +
+                               " has no Zarr v3 equivalent (complex integers); convert to "
+                               "CFloat32/CFloat64 first (-ot CFloat64)");
+        if (warning)
+            *warning = std::string(GDALGetDataTypeName(t)) + " written as " + as +
+                       (t == GDT_CInt16 ? " (CFloat32)" : " (CFloat64)");
+        return zarr3::data_type_from_name(as);
+    }
+    // The Zarr type GDALTypeFor maps to `t` with the same element size (old
+    // GDAL shows int8 as Int16 and float16 as Float32: not inverted).
+    static const char* const names[] = {"uint8",   "int8",      "uint16",    "int16",   "uint32",
+                                        "int32",   "uint64",    "int64",     "float16", "float32",
+                                        "float64", "complex64", "complex128"};
+    if (t != GDT_Unknown)
+        for (const char* n : names) {
+            zarr3::DataType dt = zarr3::data_type_from_name(n);
+            if (GDALTypeFor(dt) == t &&
+                static_cast<uint32_t>(GDALGetDataTypeSizeBytes(t)) == dt.size)
+                return dt;
+        }
+    throw zarr3::Error(std::string("data type ") + GDALGetDataTypeName(t) +
+                       " cannot be stored in Zarr v3");
+}
+
+zarr3::DataType ZarrTypeFor(const GDALExtendedDataType& dt) {
+    if (dt.GetClass() != GEDTC_NUMERIC)
+        throw zarr3::Error(std::string("the Zarr3 driver only creates numeric arrays (got a ") +
+                           (dt.GetClass() == GEDTC_STRING ? "string" : "compound") + " type)");
+    return ZarrTypeFor(dt.GetNumericDataType());
+}
+
 bool SameRepresentation(const zarr3::DataType& dt) {
     const GDALDataType t = GDALTypeFor(dt);
     return t != GDT_Unknown && static_cast<uint32_t>(GDALGetDataTypeSizeBytes(t)) == dt.size;

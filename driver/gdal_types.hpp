@@ -15,6 +15,16 @@ namespace zarr3drv {
 // complex64/128 -> CFloat32/64. r<N> and unknown types -> GDT_Unknown.
 GDALDataType GDALTypeFor(const zarr3::DataType& dt);
 
+// The Zarr type GDAL type `t` is stored as: the inverse of GDALTypeFor (the
+// one type table), used by both creation paths. CInt16/CInt32 have no Zarr
+// equivalent: with `widen_complex_int` they are stored as complex64/complex128
+// and `warning` (if given) says so, else an error names them. Other types
+// without an equivalent throw zarr3::Error naming the type.
+zarr3::DataType ZarrTypeFor(GDALDataType t, bool widen_complex_int = false,
+                            std::string* warning = nullptr);
+// Same for a GDAL extended type; strings and compounds are refused.
+zarr3::DataType ZarrTypeFor(const GDALExtendedDataType& dt);
+
 // Whether the stored bytes of `dt` (little-endian) are exactly the bytes of
 // GDALTypeFor(dt), so no widening pass is needed.
 bool SameRepresentation(const zarr3::DataType& dt);

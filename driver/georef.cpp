@@ -1,6 +1,7 @@
 // Georeferencing read/write for classic rasters (see georef.hpp).
 #include "georef.hpp"
 
+#include "array_mapping.hpp"
 #include "creation_options.hpp"
 #include "zarr3/common.hpp"
 
@@ -241,11 +242,54 @@ std::optional<std::vector<double>> ReadCoordinateValues(const zarr3::Array& a,
     return out;
 }
 
+namespace {
+
+// EPSG:4326 when the X/Y coordinate arrays are named lon/longitude and
+// lat/latitude and hold degrees.
+std::unique_ptr<OGRSpatialReference> LonLatCRS(const zarr3::Array& xa, const zarr3::Array& ya,
+                                               const std::string& xn, const std::string& yn) {
+    const std::string xu = Lower(Str(xa.metadata().attributes, "units"));
+    const std::string yu = Lower(Str(ya.metadata().attributes, "units"));
+    const std::string xl = Lower(xn), yl = Lower(yn);
+    if ((xl == "lon" || xl == "longitude") && (yl == "lat" || yl == "latitude") &&
+        xu.find("degree") != std::string::npos && yu.find("degree") != std::string::npos)
+        return ParseCRS("EPSG:4326");
+    return nullptr;
+}
+
+// Regular 1-D coordinate arrays (cell centres) named after the X/Y axes:
+// the transform when g has none, the CRS for lon/lat in degrees.
+void GeoRefFromCoordinates(GeoRef& g, const std::shared_ptr<zarr3::Store>& store,
+                           const zarr3::Array& array, const std::string& group, size_t ix,
+                           size_t iy) {
+    const auto& m = array.metadata();
+    const auto xn = DimName(m, ix), yn = DimName(m, iy);
+    if (g.gt || !xn || !yn || ix >= m.rank() || iy >= m.rank()) return;
+    auto xa = FindArrayUpwards(store, group, *xn);
+    auto ya = FindArrayUpwards(store, group, *yn);
+    if (!xa || !ya || xa->metadata().rank() != 1 || ya->metadata().rank() != 1 ||
+        xa->metadata().shape[0] != m.shape[ix] || ya->metadata().shape[0] != m.shape[iy])
+        return;
+    const auto xv = ReadCoordinateValues(*xa);
+    const auto yv = ReadCoordinateValues(*ya);
+    const auto xs = xv ? RegularSpacing(*xv) : std::nullopt;
+    const auto ys = yv ? RegularSpacing(*yv) : std::nullopt;
+    if (xs && ys) {
+        g.gt = std::array<double, 6>{xs->first - 0.5 * xs->second, xs->second, 0.0,
+                                     ys->first - 0.5 * ys->second, 0.0,        ys->second};
+        g.gt_source = "coordinate arrays";
+    }
+    if (!g.srs)
+        if ((g.srs = LonLatCRS(*xa, *ya, *xn, *yn)))
+            g.srs_source = "longitude/latitude coordinates";
+}
+
+} // namespace
+
 GeoRef ReadGeoRef(const std::shared_ptr<zarr3::Store>& store, const zarr3::Array& array, size_t ix,
                   size_t iy) {
     GeoRef g;
-    const auto& m = array.metadata();
-    const auto& attrs = m.attributes;
+    const auto& attrs = array.metadata().attributes;
     const std::string group = ParentPath(array.path());
     nlohmann::json gattrs;
     if (!array.path().empty()) {
@@ -255,68 +299,37 @@ GeoRef ReadGeoRef(const std::shared_ptr<zarr3::Store>& store, const zarr3::Array
         } catch (const std::exception&) {
         }
     }
+    // The CF grid_mapping variable, looked up at most once (CRS and transform).
+    std::optional<std::optional<nlohmann::json>> gm_attrs;
+    const NodeAttributesLookup grid_mapping = [&](const std::string& name) {
+        if (!gm_attrs) {
+            auto var = FindArrayUpwards(store, group, name);
+            gm_attrs =
+                var ? std::optional<nlohmann::json>(var->metadata().attributes) : std::nullopt;
+        }
+        return *gm_attrs;
+    };
 
-    g.srs = CRSFromAttributes(attrs, g.srs_source);
+    ArrayMapping crs;
+    ResolveCRS(crs, attrs, &gattrs, grid_mapping);
+    if (crs.srs) {
+        g.srs = std::make_unique<OGRSpatialReference>(*crs.srs);
+        g.srs->SetAxisMappingStrategy(OAMS_TRADITIONAL_GIS_ORDER);
+        g.srs_source = crs.srs_source;
+    }
     g.gt = TransformFromAttributes(attrs);
     if (g.gt) g.gt_source = "spatial:transform";
-    if (!g.srs) g.srs = CRSFromAttributes(gattrs, g.srs_source);
     if (!g.gt) {
         g.gt = TransformFromAttributes(gattrs);
         if (g.gt) g.gt_source = "spatial:transform (group)";
     }
-
-    // CF grid_mapping: "name" or "name: coord coord ...".
-    std::string gm = Str(attrs, "grid_mapping");
-    if (const size_t c = gm.find(':'); c != std::string::npos) gm = gm.substr(0, c);
-    while (!gm.empty() && std::isspace(static_cast<unsigned char>(gm.back())))
-        gm.pop_back();
-    if (!gm.empty() && (!g.srs || !g.gt)) {
-        if (auto var = FindArrayUpwards(store, group, gm)) {
-            const auto& va = var->metadata().attributes;
-            if (!g.srs)
-                for (const char* k : {"crs_wkt", "spatial_ref"})
-                    if (auto s = ParseCRS(Str(va, k))) {
-                        g.srs = std::move(s);
-                        g.srs_source = std::string("grid_mapping ") + k;
-                        break;
-                    }
-            if (!g.gt)
-                if (auto gt = ParseGeoTransformString(Str(va, "GeoTransform"))) {
-                    g.gt = gt;
-                    g.gt_source = "grid_mapping GeoTransform";
-                }
-        }
-    }
-
-    // Regular 1-D coordinate arrays (cell centres).
-    const auto xn = DimName(m, ix), yn = DimName(m, iy);
-    if (!g.gt && xn && yn && ix < m.rank() && iy < m.rank()) {
-        auto xa = FindArrayUpwards(store, group, *xn);
-        auto ya = FindArrayUpwards(store, group, *yn);
-        if (xa && ya && xa->metadata().rank() == 1 && ya->metadata().rank() == 1 &&
-            xa->metadata().shape[0] == m.shape[ix] && ya->metadata().shape[0] == m.shape[iy]) {
-            const auto xv = ReadCoordinateValues(*xa);
-            const auto yv = ReadCoordinateValues(*ya);
-            const auto xs = xv ? RegularSpacing(*xv) : std::nullopt;
-            const auto ys = yv ? RegularSpacing(*yv) : std::nullopt;
-            if (xs && ys) {
-                g.gt = std::array<double, 6>{xs->first - 0.5 * xs->second, xs->second, 0.0,
-                                             ys->first - 0.5 * ys->second, 0.0,        ys->second};
-                g.gt_source = "coordinate arrays";
+    if (const std::string gm = GridMappingName(attrs); !g.gt && !gm.empty())
+        if (const auto va = grid_mapping(gm))
+            if (auto gt = ParseGeoTransformString(Str(*va, "GeoTransform"))) {
+                g.gt = gt;
+                g.gt_source = "grid_mapping GeoTransform";
             }
-            if (!g.srs) {
-                const std::string xu = Lower(Str(xa->metadata().attributes, "units"));
-                const std::string yu = Lower(Str(ya->metadata().attributes, "units"));
-                const std::string xl = Lower(*xn), yl = Lower(*yn);
-                if ((xl == "lon" || xl == "longitude") && (yl == "lat" || yl == "latitude") &&
-                    xu.find("degree") != std::string::npos &&
-                    yu.find("degree") != std::string::npos) {
-                    g.srs = ParseCRS("EPSG:4326");
-                    g.srs_source = "longitude/latitude coordinates";
-                }
-            }
-        }
-    }
+    GeoRefFromCoordinates(g, store, array, group, ix, iy);
     return g;
 }
 
@@ -324,101 +337,129 @@ bool IsGeoRefArrayName(const std::string& name, const std::string& xdim, const s
     return name == "spatial_ref" || name == xdim || name == ydim;
 }
 
+namespace {
+
+// Well-known text of `srs` in both flavours written (WKT1 falls back to WKT2).
+struct CRSText {
+    std::string wkt2, wkt1;
+    explicit CRSText(const OGRSpatialReference& srs)
+        : wkt2(Wkt(srs, "FORMAT=WKT2_2019")), wkt1(Wkt(srs, "FORMAT=WKT1_GDAL")) {
+        if (wkt1.empty()) wkt1 = wkt2;
+    }
+    const std::string& best() const { return wkt2.empty() ? wkt1 : wkt2; }
+};
+
+// GeoZarr geo-proj attributes (proj:code, proj:wkt2) and GDAL's _CRS.
+void WriteProjAttributes(nlohmann::json& attrs, nlohmann::json& conventions,
+                         const OGRSpatialReference& srs, const CRSText& text) {
+    conventions.push_back(
+        {{"schema_url", "https://raw.githubusercontent.com/zarr-conventions/geo-proj/refs/tags/v1/"
+                        "schema.json"},
+         {"spec_url", "https://github.com/zarr-conventions/geo-proj/blob/v1/README.md"},
+         {"uuid", "f17cb550-5864-4468-aeb7-f3180cfb622f"},
+         {"name", "proj:"},
+         {"description", "Coordinate reference system information for geospatial data"}});
+    const char* auth = srs.GetAuthorityName(nullptr);
+    const char* code = srs.GetAuthorityCode(nullptr);
+    if (auth && code) attrs["proj:code"] = std::string(auth) + ":" + code;
+    if (!text.wkt2.empty()) attrs["proj:wkt2"] = text.wkt2;
+    nlohmann::json crs = {{"wkt", text.best()}};
+    if (auth && code && EQUAL(auth, "EPSG"))
+        crs["url"] = std::string("http://www.opengis.net/def/crs/EPSG/0/") + code;
+    attrs["_CRS"] = crs;
+}
+
+// GeoZarr spatial attributes: dimensions, shape, affine transform, bbox.
+void WriteSpatialAttributes(nlohmann::json& attrs, nlohmann::json& conventions, const double* gt,
+                            uint64_t width, uint64_t height, const std::string& xdim,
+                            const std::string& ydim) {
+    conventions.push_back(
+        {{"schema_url", "https://raw.githubusercontent.com/zarr-conventions/spatial/refs/tags/v1/"
+                        "schema.json"},
+         {"spec_url", "https://github.com/zarr-conventions/spatial/blob/v1/README.md"},
+         {"uuid", "689b58e2-cf7b-45e0-9fff-9cfc0883d6b4"},
+         {"name", "spatial"},
+         {"description", "Spatial coordinate information"}});
+    attrs["spatial:dimensions"] = {ydim, xdim};
+    attrs["spatial:shape"] = {height, width};
+    attrs["spatial:transform_type"] = "affine";
+    attrs["spatial:transform"] = {gt[1], gt[2], gt[0], gt[4], gt[5], gt[3]};
+    attrs["spatial:registration"] = "pixel";
+    const double w = static_cast<double>(width), h = static_cast<double>(height);
+    const double xs[4] = {gt[0], gt[0] + w * gt[1], gt[0] + h * gt[2],
+                          gt[0] + w * gt[1] + h * gt[2]};
+    const double ys[4] = {gt[3], gt[3] + w * gt[4], gt[3] + h * gt[5],
+                          gt[3] + w * gt[4] + h * gt[5]};
+    attrs["spatial:bbox"] = {*std::min_element(xs, xs + 4), *std::min_element(ys, ys + 4),
+                             *std::max_element(xs, xs + 4), *std::max_element(ys, ys + 4)};
+}
+
+// CF coordinate variables (cell centres) of an axis-aligned grid.
+void WriteCFCoordinates(const std::shared_ptr<zarr3::Store>& store, const std::string& group,
+                        const double* gt, const OGRSpatialReference* srs, uint64_t width,
+                        uint64_t height, const std::string& xdim, const std::string& ydim) {
+    nlohmann::json xa = {{"axis", "X"}}, ya = {{"axis", "Y"}};
+    if (srs && srs->IsGeographic()) {
+        xa.update({{"standard_name", "longitude"},
+                   {"long_name", "longitude"},
+                   {"units", "degrees_east"}});
+        ya.update(
+            {{"standard_name", "latitude"}, {"long_name", "latitude"}, {"units", "degrees_north"}});
+    } else if (srs && srs->IsProjected()) {
+        const double to_m = srs->GetLinearUnits();
+        xa.update({{"standard_name", "projection_x_coordinate"},
+                   {"long_name", "x coordinate of projection"}});
+        ya.update({{"standard_name", "projection_y_coordinate"},
+                   {"long_name", "y coordinate of projection"}});
+        if (to_m == 1.0) {
+            xa["units"] = "m";
+            ya["units"] = "m";
+        }
+    }
+    WriteCoordinate(store, group, xdim, gt[0] + 0.5 * gt[1], gt[1], width, xa);
+    WriteCoordinate(store, group, ydim, gt[3] + 0.5 * gt[5], gt[5], height, ya);
+}
+
+// The 0-d CF grid_mapping variable `spatial_ref` (crs_wkt, spatial_ref,
+// GeoTransform).
+void WriteGridMappingVariable(const std::shared_ptr<zarr3::Store>& store, const std::string& group,
+                              const double* gt, const OGRSpatialReference* srs,
+                              const CRSText* text) {
+    nlohmann::json sattrs = nlohmann::json::object();
+    if (srs && text) {
+        sattrs["crs_wkt"] = text->best();
+        sattrs["spatial_ref"] = text->wkt1;
+        if (srs->IsGeographic()) sattrs["grid_mapping_name"] = "latitude_longitude";
+    }
+    if (gt)
+        sattrs["GeoTransform"] = CPLSPrintf("%.17g %.17g %.17g %.17g %.17g %.17g", gt[0], gt[1],
+                                            gt[2], gt[3], gt[4], gt[5]);
+    ArrayCreateRequest req;
+    req.dtype = zarr3::data_type_from_name("int32");
+    auto meta = BuildArrayMetadata(req, nullptr);
+    meta.attributes = sattrs;
+    zarr3::Array::create(store, zarr3::join_key(group, "spatial_ref"), meta, true);
+}
+
+} // namespace
+
 void WriteGeoRef(const std::shared_ptr<zarr3::Store>& store, const std::string& group,
                  nlohmann::json& attrs, const double* gt, const OGRSpatialReference* srs,
                  uint64_t width, uint64_t height, const std::string& xdim, const std::string& ydim,
                  bool write_cf_arrays) {
     if (!gt && !srs) return;
     nlohmann::json conventions = nlohmann::json::array();
-    std::string wkt2, wkt1;
-    bool geographic = false;
+    std::optional<CRSText> text;
     if (srs) {
-        wkt2 = Wkt(*srs, "FORMAT=WKT2_2019");
-        wkt1 = Wkt(*srs, "FORMAT=WKT1_GDAL");
-        if (wkt1.empty()) wkt1 = wkt2;
-        geographic = srs->IsGeographic();
-        conventions.push_back(
-            {{"schema_url",
-              "https://raw.githubusercontent.com/zarr-conventions/geo-proj/refs/tags/v1/"
-              "schema.json"},
-             {"spec_url", "https://github.com/zarr-conventions/geo-proj/blob/v1/README.md"},
-             {"uuid", "f17cb550-5864-4468-aeb7-f3180cfb622f"},
-             {"name", "proj:"},
-             {"description", "Coordinate reference system information for geospatial data"}});
-        const char* auth = srs->GetAuthorityName(nullptr);
-        const char* code = srs->GetAuthorityCode(nullptr);
-        if (auth && code) attrs["proj:code"] = std::string(auth) + ":" + code;
-        if (!wkt2.empty()) attrs["proj:wkt2"] = wkt2;
-        nlohmann::json crs = {{"wkt", wkt2.empty() ? wkt1 : wkt2}};
-        if (auth && code && EQUAL(auth, "EPSG"))
-            crs["url"] = std::string("http://www.opengis.net/def/crs/EPSG/0/") + code;
-        attrs["_CRS"] = crs;
+        text.emplace(*srs);
+        WriteProjAttributes(attrs, conventions, *srs, *text);
     }
-    if (gt) {
-        conventions.push_back(
-            {{"schema_url",
-              "https://raw.githubusercontent.com/zarr-conventions/spatial/refs/tags/v1/"
-              "schema.json"},
-             {"spec_url", "https://github.com/zarr-conventions/spatial/blob/v1/README.md"},
-             {"uuid", "689b58e2-cf7b-45e0-9fff-9cfc0883d6b4"},
-             {"name", "spatial"},
-             {"description", "Spatial coordinate information"}});
-        attrs["spatial:dimensions"] = {ydim, xdim};
-        attrs["spatial:shape"] = {height, width};
-        attrs["spatial:transform_type"] = "affine";
-        attrs["spatial:transform"] = {gt[1], gt[2], gt[0], gt[4], gt[5], gt[3]};
-        attrs["spatial:registration"] = "pixel";
-        const double w = static_cast<double>(width), h = static_cast<double>(height);
-        const double xs[4] = {gt[0], gt[0] + w * gt[1], gt[0] + h * gt[2],
-                              gt[0] + w * gt[1] + h * gt[2]};
-        const double ys[4] = {gt[3], gt[3] + w * gt[4], gt[3] + h * gt[5],
-                              gt[3] + w * gt[4] + h * gt[5]};
-        attrs["spatial:bbox"] = {*std::min_element(xs, xs + 4), *std::min_element(ys, ys + 4),
-                                 *std::max_element(xs, xs + 4), *std::max_element(ys, ys + 4)};
-    }
+    if (gt) WriteSpatialAttributes(attrs, conventions, gt, width, height, xdim, ydim);
     attrs["zarr_conventions"] = conventions;
-
-    // CF: coordinate variables (cell centres) for axis-aligned grids.
-    if (write_cf_arrays && gt && gt[2] == 0 && gt[4] == 0) {
-        nlohmann::json xa = {{"axis", "X"}}, ya = {{"axis", "Y"}};
-        if (srs && geographic) {
-            xa.update({{"standard_name", "longitude"},
-                       {"long_name", "longitude"},
-                       {"units", "degrees_east"}});
-            ya.update({{"standard_name", "latitude"},
-                       {"long_name", "latitude"},
-                       {"units", "degrees_north"}});
-        } else if (srs && srs->IsProjected()) {
-            const double to_m = srs->GetLinearUnits();
-            xa.update({{"standard_name", "projection_x_coordinate"},
-                       {"long_name", "x coordinate of projection"}});
-            ya.update({{"standard_name", "projection_y_coordinate"},
-                       {"long_name", "y coordinate of projection"}});
-            if (to_m == 1.0) {
-                xa["units"] = "m";
-                ya["units"] = "m";
-            }
-        }
-        WriteCoordinate(store, group, xdim, gt[0] + 0.5 * gt[1], gt[1], width, xa);
-        WriteCoordinate(store, group, ydim, gt[3] + 0.5 * gt[5], gt[5], height, ya);
-    }
-
-    // CF grid_mapping variable.
-    nlohmann::json sattrs = nlohmann::json::object();
-    if (srs) {
-        sattrs["crs_wkt"] = wkt2.empty() ? wkt1 : wkt2;
-        sattrs["spatial_ref"] = wkt1;
-        if (geographic) sattrs["grid_mapping_name"] = "latitude_longitude";
-    }
-    if (gt)
-        sattrs["GeoTransform"] = CPLSPrintf("%.17g %.17g %.17g %.17g %.17g %.17g", gt[0], gt[1],
-                                            gt[2], gt[3], gt[4], gt[5]);
     if (!write_cf_arrays) return;
-    ArrayCreateRequest req;
-    req.dtype = zarr3::data_type_from_name("int32");
-    auto meta = BuildArrayMetadata(req, nullptr);
-    meta.attributes = sattrs;
-    zarr3::Array::create(store, zarr3::join_key(group, "spatial_ref"), meta, true);
+    if (gt && gt[2] == 0 && gt[4] == 0)
+        WriteCFCoordinates(store, group, gt, srs, width, height, xdim, ydim);
+    WriteGridMappingVariable(store, group, gt, srs, text ? &*text : nullptr);
     attrs["grid_mapping"] = "spatial_ref";
 }
 

@@ -20,21 +20,10 @@ struct GeoRef {
     std::string gt_source, srs_source;        // which convention gave them
 };
 
-// Array attributes that hold the georeferencing read here (CRS, transform):
-// answered by GetSpatialRef/GetGeoTransform, so not listed as attributes
-// (GDAL's own driver hides the same; spatial:bbox and zarr_conventions stay).
-inline constexpr const char* kGeorefAttributes[] = {"_CRS",
-                                                    "proj:code",
-                                                    "proj:wkt2",
-                                                    "proj:projjson",
-                                                    "spatial:transform",
-                                                    "spatial:dimensions",
-                                                    "spatial:transform_type"};
-
 // CRS from an array's or group's own attributes (proj:wkt2, proj:code,
 // proj:projjson, proj:epsg, GDAL's _CRS); `source` names the attribute used.
-// nullptr when none parses. The one reader of these attributes for both the
-// classic and the multidimensional view.
+// nullptr when none parses. Used by ResolveCRS (array_mapping.hpp), the one
+// CRS reader of both the classic and the multidimensional view.
 std::unique_ptr<OGRSpatialReference> CRSFromAttributes(const nlohmann::json& attrs,
                                                        std::string& source);
 
@@ -51,7 +40,10 @@ std::shared_ptr<zarr3::Array> FindArrayUpwards(const std::shared_ptr<zarr3::Stor
 std::optional<std::vector<double>> ReadCoordinateValues(const zarr3::Array& a,
                                                         uint64_t max_elements = 10000000);
 
-// Georeferencing of `array` with its X/Y axes at ix/iy.
+// Georeferencing of `array` with its X/Y axes at ix/iy: the CRS through
+// ResolveCRS (own, group, grid_mapping attributes), else EPSG:4326 for
+// lon/lat coordinate arrays in degrees; the transform from spatial:transform
+// (own, group), the grid_mapping GeoTransform or regular coordinate arrays.
 GeoRef ReadGeoRef(const std::shared_ptr<zarr3::Store>& store, const zarr3::Array& array, size_t ix,
                   size_t iy);
 

@@ -1,6 +1,7 @@
 // Zarr3MDArray: multidimensional reads of a Zarr v3 array through GDAL.
 #include "md_array.hpp"
 
+#include "array_mapping.hpp"
 #include "gdal_types.hpp"
 #include "georef.hpp"
 #include "md_attribute.hpp"
@@ -11,20 +12,6 @@
 #include <cstring>
 
 namespace zarr3drv {
-
-std::string DimensionTypeFromName(const std::string& name) {
-    std::string n;
-    for (char c : name)
-        n += static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-    if (n == "x" || n == "lon" || n == "longitude" || n == "easting")
-        return GDAL_DIM_TYPE_HORIZONTAL_X;
-    if (n == "y" || n == "lat" || n == "latitude" || n == "northing")
-        return GDAL_DIM_TYPE_HORIZONTAL_Y;
-    if (n == "time" || n == "t" || n == "date") return GDAL_DIM_TYPE_TEMPORAL;
-    if (n == "z" || n == "level" || n == "depth" || n == "height" || n == "lev" || n == "plev")
-        return GDAL_DIM_TYPE_VERTICAL;
-    return {};
-}
 
 std::vector<std::shared_ptr<GDALDimension>>
 Zarr3MDArray::DefaultDimensions(const std::string& parent_full_name,
@@ -52,12 +39,9 @@ Zarr3MDArray::Zarr3MDArray(const std::string& parent_full_name, const std::strin
       array_(std::move(array)), ctx_(std::move(ctx)), filename_(array_->store().uri()),
       dims_(std::move(dims)) {
     const auto& meta = array_->metadata();
-    const GDALDataType t = GDALTypeFor(meta.dtype);
-    if (t == GDT_Unknown)
-        throw zarr3::Error(array_->describe() + ": " + UnsupportedTypeReason(meta.dtype));
-    dt_ = GDALExtendedDataType::Create(t);
+    mapping_ = MapArray(meta, array_->describe());
+    dt_ = GDALExtendedDataType::Create(mapping_.type);
     if (dims_.empty() && meta.rank() > 0) dims_ = DefaultDimensions(parent_full_name, meta);
-    RefreshFromMetadata();
     structural_.SetNameValue("DATA_TYPE", meta.dtype.name.c_str());
     structural_.SetNameValue(
         "CHUNK_GRID", meta.grid.kind() == zarr3::GridKind::Regular ? "regular" : "rectilinear");
@@ -70,15 +54,7 @@ Zarr3MDArray::Zarr3MDArray(const std::string& parent_full_name, const std::strin
 }
 
 void Zarr3MDArray::RefreshFromMetadata() {
-    const auto& meta = array_->metadata();
-    nodata_.clear();
-    if (!meta.fill_value_null && meta.fill_value.size() == meta.dtype.size) {
-        nodata_.resize(static_cast<size_t>(GDALGetDataTypeSizeBytes(dt_.GetNumericDataType())));
-        WidenToGDAL(meta.dtype, meta.fill_value.data(), nodata_.data(), 1);
-    }
-    unit_.clear();
-    const auto units = meta.attributes.find("units");
-    if (units != meta.attributes.end() && units->is_string()) unit_ = units->get<std::string>();
+    RefreshValues(mapping_, array_->metadata());
 }
 
 bool Zarr3MDArray::IsWritable() const {
@@ -107,12 +83,11 @@ bool Zarr3MDArray::SetCRS(const std::string& definition) {
 
 bool Zarr3MDArray::SetCRS(std::unique_ptr<OGRSpatialReference> srs) {
     if (dims_.size() < 2 || !srs) return false;
-    int ix = static_cast<int>(dims_.size()) - 1, iy = ix - 1;
-    for (size_t i = 0; i < dims_.size(); ++i) {
-        if (dims_[i]->GetType() == GDAL_DIM_TYPE_HORIZONTAL_X) ix = static_cast<int>(i);
-        if (dims_[i]->GetType() == GDAL_DIM_TYPE_HORIZONTAL_Y) iy = static_cast<int>(i);
-    }
-    if (ix == iy) return false;
+    std::vector<std::string> types;
+    for (const auto& d : dims_)
+        types.push_back(d->GetType());
+    const AxisRoles roles = AxisRolesFromTypes(types);
+    const int ix = static_cast<int>(roles.x), iy = static_cast<int>(roles.y);
     srs->SetAxisMappingStrategy(OAMS_TRADITIONAL_GIS_ORDER);
     // nth value: the 1-based array dimension of the nth CRS axis.
     if (srs->EPSGTreatsAsLatLong() || srs->EPSGTreatsAsNorthingEasting())
@@ -134,7 +109,7 @@ std::vector<GUInt64> Zarr3MDArray::GetBlockSize() const {
 }
 
 const void* Zarr3MDArray::GetRawNoDataValue() const {
-    return nodata_.empty() ? nullptr : nodata_.data();
+    return mapping_.nodata.empty() ? nullptr : mapping_.nodata.data();
 }
 
 std::vector<std::shared_ptr<GDALAttribute>> Zarr3MDArray::GetAttributes(CSLConstList) const {
@@ -142,32 +117,25 @@ std::vector<std::shared_ptr<GDALAttribute>> Zarr3MDArray::GetAttributes(CSLConst
     // are not listed again, as in GDAL's own driver.
     nlohmann::json shown = array_->metadata().attributes;
     if (shown.is_object()) {
-        for (const char* k : kGeorefAttributes)
-            shown.erase(k);
-        if (!unit_.empty()) shown.erase("units");
+        for (auto it = shown.begin(); it != shown.end();)
+            if (IsInterpretedGeorefAttribute(it.key()) ||
+                (it.key() == "units" && !mapping_.unit.empty()))
+                it = shown.erase(it);
+            else
+                ++it;
     }
     return MakeAttributes(GetFullName(), shown);
 }
 
-std::optional<double> Zarr3MDArray::NumberAttr(const char* name) const {
-    const auto& attrs = array_->metadata().attributes;
-    const auto it = attrs.find(name);
-    if (it == attrs.end()) return std::nullopt;
-    if (it->is_number()) return it->get<double>();
-    if (it->is_array() && it->size() == 1 && it->front().is_number())
-        return it->front().get<double>();
-    return std::nullopt;
-}
-
 double Zarr3MDArray::GetOffset(bool* has, GDALDataType* storage) const {
-    const auto v = NumberAttr("add_offset");
+    const auto& v = mapping_.offset;
     if (has) *has = v.has_value();
     if (storage) *storage = GDT_Unknown;
     return v.value_or(0.0);
 }
 
 double Zarr3MDArray::GetScale(bool* has, GDALDataType* storage) const {
-    const auto v = NumberAttr("scale_factor");
+    const auto& v = mapping_.scale;
     if (has) *has = v.has_value();
     if (storage) *storage = GDT_Unknown;
     return v.value_or(1.0);
@@ -206,58 +174,48 @@ bool Zarr3MDArray::IRead(const GUInt64* start, const size_t* count, const GInt64
     return ok;
 }
 
-bool Zarr3MDArray::ReadImpl(const GUInt64* start, const size_t* count, const GInt64* step,
-                            const GPtrDiff_t* stride, const GDALExtendedDataType& buf_type,
-                            void* dst) const {
-    const size_t rank = dims_.size();
-    const auto& dtype = array_->metadata().dtype;
-    // GDAL may pass step 0: any step for a count of 1, or "repeat this
-    // element" for a larger count. The core reads each element once; repeated
-    // elements are broadcast below with a source stride of 0.
+namespace {
+
+// A read request as a core selection: a step of 0 (or a count of 1) reads one
+// element, repeated into the caller's buffer (`broadcast`).
+struct ReadPlan {
     zarr3::Selection sel;
-    std::vector<size_t> src_count(rank);
+    std::vector<size_t> src_count; // elements read per axis
     bool broadcast = false;
-    uint64_t n = 1, n_src = 1;
+    uint64_t n = 1, n_src = 1; // elements delivered / read
+};
+
+ReadPlan PlanRead(size_t rank, const GUInt64* start, const size_t* count, const GInt64* step) {
+    ReadPlan p;
+    p.src_count.resize(rank);
     for (size_t i = 0; i < rank; ++i) {
         const bool repeat = step[i] == 0 || count[i] == 1;
-        src_count[i] = repeat ? 1 : count[i];
-        broadcast = broadcast || (step[i] == 0 && count[i] > 1);
-        sel.start.push_back(start[i]);
-        sel.count.push_back(src_count[i]);
-        sel.step.push_back(repeat ? 1 : step[i]);
-        n = zarr3::checked_mul(n, count[i], "request size");
-        n_src = zarr3::checked_mul(n_src, src_count[i], "request size");
+        p.src_count[i] = repeat ? 1 : count[i];
+        p.broadcast = p.broadcast || (step[i] == 0 && count[i] > 1);
+        p.sel.start.push_back(start[i]);
+        p.sel.count.push_back(p.src_count[i]);
+        p.sel.step.push_back(repeat ? 1 : step[i]);
+        p.n = zarr3::checked_mul(p.n, count[i], "request size");
+        p.n_src = zarr3::checked_mul(p.n_src, p.src_count[i], "request size");
     }
-    if (n == 0) return true;
-    const GDALDataType exposed = dt_.GetNumericDataType();
+    return p;
+}
+
+// Copies dense values of type `exposed` (`src`, laid out by plan.src_count)
+// into the caller's buffer, one innermost row at a time, converting to
+// buf_type and broadcasting repeated axes.
+bool CopyRowsOut(const ReadPlan& plan, const GByte* src, const GDALExtendedDataType& exposed_dt,
+                 const size_t* count, const GPtrDiff_t* stride,
+                 const GDALExtendedDataType& buf_type, void* dst) {
+    const size_t rank = plan.src_count.size();
+    const GDALDataType exposed = exposed_dt.GetNumericDataType();
     const size_t esize = static_cast<size_t>(GDALGetDataTypeSizeBytes(exposed));
-
-    // Fast path: the caller wants exactly the stored representation.
-    if (SameRepresentation(dtype) && buf_type == dt_ && !broadcast) {
-        std::vector<int64_t> bstrides(rank);
-        for (size_t i = 0; i < rank; ++i)
-            bstrides[i] = static_cast<int64_t>(stride[i]) * static_cast<int64_t>(esize);
-        array_->read(sel, dst, bstrides);
-        return true;
-    }
-
-    // Read dense native values, widen to the exposed type, then convert into
-    // the caller's buffer one innermost row at a time.
-    zarr3::Bytes raw(static_cast<size_t>(zarr3::checked_mul(n_src, dtype.size, "request size")));
-    array_->read(sel, raw.data());
-    zarr3::Bytes wide;
-    const GByte* src = raw.data();
-    if (!SameRepresentation(dtype)) {
-        wide.resize(static_cast<size_t>(zarr3::checked_mul(n_src, esize, "request size")));
-        WidenToGDAL(dtype, raw.data(), wide.data(), static_cast<size_t>(n_src));
-        src = wide.data();
-    }
     // Element strides of the dense source; 0 on broadcast axes.
     std::vector<GPtrDiff_t> sstride(rank);
     GPtrDiff_t acc = 1;
     for (size_t i = rank; i-- > 0;) {
-        sstride[i] = src_count[i] == count[i] ? acc : 0;
-        acc *= static_cast<GPtrDiff_t>(src_count[i]);
+        sstride[i] = plan.src_count[i] == count[i] ? acc : 0;
+        acc *= static_cast<GPtrDiff_t>(plan.src_count[i]);
     }
     const size_t bsize = buf_type.GetSize();
     const size_t inner = rank ? count[rank - 1] : 1;
@@ -267,7 +225,7 @@ bool Zarr3MDArray::ReadImpl(const GUInt64* start, const size_t* count, const GIn
     const auto sz = [](auto v) { return static_cast<GPtrDiff_t>(v); };
     std::vector<size_t> idx(rank, 0);
     auto* out = static_cast<GByte*>(dst);
-    for (uint64_t row = 0; row < n / inner; ++row) {
+    for (uint64_t row = 0; row < plan.n / inner; ++row) {
         GPtrDiff_t doff = 0, soff = 0;
         for (size_t i = 0; i + 1 < rank; ++i) {
             doff += sz(idx[i]) * stride[i];
@@ -281,9 +239,9 @@ bool Zarr3MDArray::ReadImpl(const GUInt64* start, const size_t* count, const GIn
                             static_cast<int>(inner_dstride * sz(bsize)), sz(inner));
         } else {
             for (size_t k = 0; k < inner; ++k)
-                if (!GDALExtendedDataType::CopyValue(s + sz(k) * inner_sstride * sz(esize), dt_,
-                                                     d + sz(k) * inner_dstride * sz(bsize),
-                                                     buf_type))
+                if (!GDALExtendedDataType::CopyValue(
+                        s + sz(k) * inner_sstride * sz(esize), exposed_dt,
+                        d + sz(k) * inner_dstride * sz(bsize), buf_type))
                     return false;
         }
         if (rank >= 2) { // odometer over the outer axes
@@ -294,6 +252,41 @@ bool Zarr3MDArray::ReadImpl(const GUInt64* start, const size_t* count, const GIn
         }
     }
     return true;
+}
+
+} // namespace
+
+bool Zarr3MDArray::ReadImpl(const GUInt64* start, const size_t* count, const GInt64* step,
+                            const GPtrDiff_t* stride, const GDALExtendedDataType& buf_type,
+                            void* dst) const {
+    const size_t rank = dims_.size();
+    const auto& dtype = array_->metadata().dtype;
+    const ReadPlan plan = PlanRead(rank, start, count, step);
+    if (plan.n == 0) return true;
+    const size_t esize = static_cast<size_t>(GDALGetDataTypeSizeBytes(dt_.GetNumericDataType()));
+
+    // Fast path: the caller wants exactly the stored representation.
+    if (SameRepresentation(dtype) && buf_type == dt_ && !plan.broadcast) {
+        std::vector<int64_t> bstrides(rank);
+        for (size_t i = 0; i < rank; ++i)
+            bstrides[i] = static_cast<int64_t>(stride[i]) * static_cast<int64_t>(esize);
+        array_->read(plan.sel, dst, bstrides);
+        return true;
+    }
+
+    // Read dense native values, widen to the exposed type, then convert into
+    // the caller's buffer.
+    zarr3::Bytes raw(
+        static_cast<size_t>(zarr3::checked_mul(plan.n_src, dtype.size, "request size")));
+    array_->read(plan.sel, raw.data());
+    zarr3::Bytes wide;
+    const GByte* src = raw.data();
+    if (!SameRepresentation(dtype)) {
+        wide.resize(static_cast<size_t>(zarr3::checked_mul(plan.n_src, esize, "request size")));
+        WidenToGDAL(dtype, raw.data(), wide.data(), static_cast<size_t>(plan.n_src));
+        src = wide.data();
+    }
+    return CopyRowsOut(plan, src, dt_, count, stride, buf_type, dst);
 }
 
 } // namespace zarr3drv

@@ -2,6 +2,7 @@
 // writable).
 #pragma once
 
+#include "array_mapping.hpp"
 #include "gdal_compat.hpp"
 #include "gdal_priv.h"
 #include "md_context.hpp"
@@ -48,7 +49,7 @@ class Zarr3MDArray final : public GDALMDArray {
                                                    const std::vector<GUInt64>& dims,
                                                    const GDALExtendedDataType& dt,
                                                    CSLConstList options = nullptr) override;
-    const std::string& GetUnit() const override { return unit_; }
+    const std::string& GetUnit() const override { return mapping_.unit; }
     CSLConstList GetStructuralInfo() const override { return structural_.List(); }
     double GetOffset(bool* has = nullptr, GDALDataType* storage = nullptr) const override;
     double GetScale(bool* has = nullptr, GDALDataType* storage = nullptr) const override;
@@ -105,32 +106,23 @@ class Zarr3MDArray final : public GDALMDArray {
     void WriteImpl(const GUInt64* start, const size_t* count, const GInt64* step,
                    const GPtrDiff_t* stride, const GDALExtendedDataType& buf_type, const void* src);
     void ResizeImpl(const std::vector<GUInt64>& new_sizes);
-    // Refreshes the cached nodata/unit from the current metadata.
+    // Refreshes the mapping's nodata/scale/offset/unit from the metadata.
     void RefreshFromMetadata();
     // Sets (or, for null, removes) one attribute and rewrites zarr.json.
     bool SetAttr(const std::string& name, const nlohmann::json& value);
     bool CheckWritable(const char* what) const;
-    std::optional<double> NumberAttr(const char* name) const;
 
     std::shared_ptr<zarr3::Array> array_;
     std::shared_ptr<MDContext> ctx_;
     std::string filename_;
     std::vector<std::shared_ptr<GDALDimension>> dims_;
     GDALExtendedDataType dt_ = GDALExtendedDataType::Create(GDT_Unknown);
-    std::vector<GByte> nodata_; // fill value in the exposed type
-    std::string unit_;
+    ArrayMapping mapping_; // type, nodata, scale/offset/unit (CRS: srs_, axis-mapped)
     CPLStringList structural_;
     std::shared_ptr<OGRSpatialReference> srs_;
     ArrayResolver resolver_;
     bool written_ = false; // data written through this object
     bool created_ = false; // created in this session (no data before)
 };
-
-// GDAL dimension type ("HORIZONTAL_X", "TEMPORAL", ...) guessed from a name.
-std::string DimensionTypeFromName(const std::string& name);
-
-// Zarr data type stored for a GDAL numeric type; throws zarr3::Error naming
-// the type when Zarr3 cannot store it (strings, compounds, CInt16/CInt32).
-zarr3::DataType ZarrTypeForGDAL(const GDALExtendedDataType& dt);
 
 } // namespace zarr3drv

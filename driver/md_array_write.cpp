@@ -12,63 +12,6 @@
 
 namespace zarr3drv {
 
-zarr3::DataType ZarrTypeForGDAL(const GDALExtendedDataType& dt) {
-    if (dt.GetClass() != GEDTC_NUMERIC)
-        throw zarr3::Error(std::string("the Zarr3 driver only creates numeric arrays (got a ") +
-                           (dt.GetClass() == GEDTC_STRING ? "string" : "compound") + " type)");
-    const char* name = nullptr;
-    switch (dt.GetNumericDataType()) {
-    case GDT_Byte:
-        name = "uint8";
-        break;
-#if ZARR3_HAVE_GDT_INT8
-    case GDT_Int8:
-        name = "int8";
-        break;
-#endif
-    case GDT_UInt16:
-        name = "uint16";
-        break;
-    case GDT_Int16:
-        name = "int16";
-        break;
-    case GDT_UInt32:
-        name = "uint32";
-        break;
-    case GDT_Int32:
-        name = "int32";
-        break;
-    case GDT_UInt64:
-        name = "uint64";
-        break;
-    case GDT_Int64:
-        name = "int64";
-        break;
-#if ZARR3_HAVE_GDT_FLOAT16
-    case GDT_Float16:
-        name = "float16";
-        break;
-#endif
-    case GDT_Float32:
-        name = "float32";
-        break;
-    case GDT_Float64:
-        name = "float64";
-        break;
-    case GDT_CFloat32:
-        name = "complex64";
-        break;
-    case GDT_CFloat64:
-        name = "complex128";
-        break;
-    default:
-        throw zarr3::Error(std::string("data type ") +
-                           GDALGetDataTypeName(dt.GetNumericDataType()) +
-                           " cannot be stored in Zarr v3 by this driver");
-    }
-    return zarr3::data_type_from_name(name);
-}
-
 bool Zarr3MDArray::CheckWritable(const char* what) const {
     if (IsWritable()) return true;
     CPLError(CE_Failure, CPLE_NotSupported, "%s: cannot %s: the dataset is opened read-only",

@@ -2,8 +2,9 @@
 // multidimensional API.
 #include "md_group.hpp"
 
+#include "array_mapping.hpp"
 #include "creation_options.hpp"
-#include "georef.hpp"
+#include "gdal_types.hpp"
 #include "io_options.hpp"
 #include "limits.hpp"
 #include "md_array.hpp"
@@ -189,36 +190,29 @@ Zarr3Group::DimensionsFor(const std::string& array_name, const zarr3::ArrayMetad
     return dims;
 }
 
-// CRS of an array: its own proj:wkt2 / proj:code / proj:epsg attributes, else
-// the crs_wkt / spatial_ref attribute of its CF grid_mapping variable (in this
-// group or a parent).
+// CRS of an array through the shared resolver (array_mapping.hpp): its own
+// proj:* / _CRS attributes, else crs_wkt / spatial_ref of its CF grid_mapping
+// variable (in this group or a parent); mapped onto the array's X/Y axes.
 void Zarr3Group::AttachCRS(Zarr3MDArray& arr, const nlohmann::json& attrs) const {
-    const auto str = [](const nlohmann::json& j, const char* k) -> std::string {
-        auto it = j.find(k);
-        return it != j.end() && it->is_string() ? it->get<std::string>() : std::string();
-    };
-    {
-        CPLErrorStateBackuper keep_state;
-        CPLErrorHandlerPusher quiet(CPLQuietErrorHandler);
-        std::string source;
-        if (auto srs = CRSFromAttributes(attrs, source); srs && arr.SetCRS(std::move(srs))) return;
-    }
-    const std::string gm = str(attrs, "grid_mapping");
-    if (gm.empty() || !group_) return;
-    try {
-        for (auto g = std::const_pointer_cast<Zarr3Group>(shared_from_this()); g;
-             g = g->parent_.lock()) {
-            if (!g->group_ || !Contains(g->group_->array_names(), gm)) continue;
-            const auto gvar = g->group_->open_array(gm); // keeps the metadata alive
-            const auto& gattrs = gvar->metadata().attributes;
-            for (const char* k : {"crs_wkt", "spatial_ref"})
-                if (auto v = str(gattrs, k); !v.empty() && arr.SetCRS(v)) return;
-            return;
+    const NodeAttributesLookup lookup =
+        [this](const std::string& gm) -> std::optional<nlohmann::json> {
+        if (!group_) return std::nullopt;
+        try {
+            for (auto g = std::const_pointer_cast<Zarr3Group>(shared_from_this()); g;
+                 g = g->parent_.lock()) {
+                if (!g->group_ || !Contains(g->group_->array_names(), gm)) continue;
+                const auto gvar = g->group_->open_array(gm); // keeps the metadata alive
+                return gvar->metadata().attributes;
+            }
+        } catch (const std::exception& e) {
+            CPLError(CE_Warning, CPLE_AppDefined, "%s: grid_mapping %s: %s", Where().c_str(),
+                     gm.c_str(), e.what());
         }
-    } catch (const std::exception& e) {
-        CPLError(CE_Warning, CPLE_AppDefined, "%s: grid_mapping %s: %s", Where().c_str(),
-                 gm.c_str(), e.what());
-    }
+        return std::nullopt;
+    };
+    ArrayMapping crs;
+    ResolveCRS(crs, attrs, nullptr, lookup);
+    if (crs.srs) arr.SetCRS(std::make_unique<OGRSpatialReference>(*crs.srs));
 }
 
 void Zarr3Group::LinkIndexingVariables(const std::shared_ptr<GDALMDArray>& arr,
@@ -366,7 +360,7 @@ Zarr3Group::CreateMDArray(const std::string& name,
     Guard(Where() + "/" + name, [&] {
         CheckNewChildName(name, "array");
         ArrayCreateRequest req;
-        req.dtype = ZarrTypeForGDAL(dt);
+        req.dtype = ZarrTypeFor(dt);
         for (const auto& d : dims) {
             req.shape.push_back(d->GetSize());
             req.dimension_names.push_back(d->GetName());

@@ -29,53 +29,6 @@ std::string StoreRoot(const char* name) {
     return s;
 }
 
-std::string ZarrTypeFor(GDALDataType t, bool strict, std::string& warning) {
-    switch (t) {
-    case GDT_Byte:
-        return "uint8";
-#if ZARR3_HAVE_GDT_INT8
-    case GDT_Int8:
-        return "int8";
-#endif
-    case GDT_UInt16:
-        return "uint16";
-    case GDT_Int16:
-        return "int16";
-    case GDT_UInt32:
-        return "uint32";
-    case GDT_Int32:
-        return "int32";
-    case GDT_UInt64:
-        return "uint64";
-    case GDT_Int64:
-        return "int64";
-#if ZARR3_HAVE_GDT_FLOAT16
-    case GDT_Float16:
-        return "float16";
-#endif
-    case GDT_Float32:
-        return "float32";
-    case GDT_Float64:
-        return "float64";
-    case GDT_CFloat32:
-        return "complex64";
-    case GDT_CFloat64:
-        return "complex128";
-    case GDT_CInt16:
-    case GDT_CInt32:
-        if (strict)
-            throw zarr3::Error(std::string("data type ") + GDALGetDataTypeName(t) +
-                               " has no Zarr v3 equivalent (complex integers); convert to "
-                               "CFloat32/CFloat64 first (-ot CFloat64)");
-        warning = std::string(GDALGetDataTypeName(t)) + " written as " +
-                  (t == GDT_CInt16 ? "complex64 (CFloat32)" : "complex128 (CFloat64)");
-        return t == GDT_CInt16 ? "complex64" : "complex128";
-    default:
-        throw zarr3::Error(std::string("data type ") + GDALGetDataTypeName(t) +
-                           " cannot be written to Zarr v3");
-    }
-}
-
 struct Prepared {
     std::string root, array_name, xdim, ydim;
     zarr3::ArrayMetadata meta;
@@ -93,7 +46,7 @@ Prepared Prepare(const char* name, int xsize, int ysize, int nbands, GDALDataTyp
         throw zarr3::Error(p.root + ": a raster needs at least 1x1 pixels and one band");
     std::string warning;
     ArrayCreateRequest req;
-    req.dtype = zarr3::data_type_from_name(ZarrTypeFor(type, strict, warning));
+    req.dtype = ZarrTypeFor(type, !strict, &warning);
     if (!warning.empty()) CPLError(CE_Warning, CPLE_AppDefined, "%s", warning.c_str());
     if (nbands > 1) {
         req.shape = {static_cast<uint64_t>(nbands), static_cast<uint64_t>(ysize),
@@ -203,6 +156,96 @@ GDALDataset* Zarr3Create(const char* name, int xsize, int ysize, int nbands, GDA
     return ds.release();
 }
 
+// The steps of Zarr3CreateCopy on the new dataset (a friend of it).
+class RasterCopy {
+  public:
+    // nodata, georeferencing, dataset metadata and band 1's scale/offset/unit.
+    static void CopyProperties(GDALDataset* src, Zarr3RasterDataset& ds);
+    // Pixels in windows of whole chunks (shards), all bands of a band chunk.
+    static void CopyPixels(GDALDataset* src, Zarr3RasterDataset& ds, GDALProgressFunc progress,
+                           void* progress_data);
+};
+
+void RasterCopy::CopyProperties(GDALDataset* src, Zarr3RasterDataset& ds) {
+    GDALRasterBand* sb = src->GetRasterBand(1);
+    GDALRasterBand* db = ds.GetRasterBand(1);
+    int has = FALSE;
+    if (sb->GetRasterDataType() == GDT_Int64) {
+        const int64_t v = sb->GetNoDataValueAsInt64(&has);
+        if (has && db->SetNoDataValueAsInt64(v) != CE_None) throw zarr3::Error("cannot set nodata");
+    } else if (sb->GetRasterDataType() == GDT_UInt64) {
+        const uint64_t v = sb->GetNoDataValueAsUInt64(&has);
+        if (has && db->SetNoDataValueAsUInt64(v) != CE_None)
+            throw zarr3::Error("cannot set nodata");
+    } else {
+        const double v = sb->GetNoDataValue(&has);
+        if (has && db->SetNoDataValue(v) != CE_None) throw zarr3::Error("cannot set nodata");
+    }
+    double gt[6];
+    if (DatasetGeoTransform(src, gt) == CE_None) SetDatasetGeoTransform(&ds, gt);
+    if (const OGRSpatialReference* srs = src->GetSpatialRef()) ds.SetSpatialRef(srs);
+    if (CSLConstList md = src->GetMetadata()) ds.SetMetadata(AsMetadataList(md));
+    int has_v = FALSE;
+    const double scale = sb->GetScale(&has_v);
+    if (has_v && scale != 1.0) db->SetScale(scale);
+    const double offset = sb->GetOffset(&has_v);
+    if (has_v && offset != 0.0) db->SetOffset(offset);
+    if (sb->GetUnitType() && sb->GetUnitType()[0]) db->SetUnitType(sb->GetUnitType());
+}
+
+void RasterCopy::CopyPixels(GDALDataset* src, Zarr3RasterDataset& ds, GDALProgressFunc progress,
+                            void* progress_data) {
+    const int nb = ds.GetRasterCount();
+    const GDALDataType etype = ds.GetRasterBand(1)->GetRasterDataType();
+    const auto& m = ds.array_->metadata();
+    const size_t esize = static_cast<size_t>(GDALGetDataTypeSizeBytes(etype));
+    const uint64_t W = static_cast<uint64_t>(ds.GetRasterXSize());
+    const uint64_t H = static_cast<uint64_t>(ds.GetRasterYSize());
+    std::vector<std::pair<uint64_t, uint64_t>> bsegs = {{0, 1}};
+    if (ds.band_axes_.size() == 1)
+        bsegs = Segments(m.grid.axis(ds.band_axes_[0]), static_cast<uint64_t>(nb));
+    const auto ysegs_all = Segments(m.grid.axis(ds.iy_), H);
+    uint64_t max_band_seg = 1;
+    for (const auto& s : bsegs)
+        max_band_seg = std::max(max_band_seg, s.second - s.first);
+    const uint64_t row_bytes = W * esize * max_band_seg;
+    std::vector<std::pair<uint64_t, uint64_t>> xsegs = {{0, W}};
+    if (row_bytes * (ysegs_all.empty() ? 1 : ysegs_all[0].second - ysegs_all[0].first) >
+        kCopyBudget)
+        xsegs = Segments(m.grid.axis(ds.ix_), W);
+    uint64_t max_w = 0;
+    for (const auto& s : xsegs)
+        max_w = std::max(max_w, s.second - s.first);
+    const auto ysegs =
+        Merge(ysegs_all, std::max<uint64_t>(1, kCopyBudget / (max_w * esize * max_band_seg)));
+    const double total = static_cast<double>(W) * static_cast<double>(H) * nb;
+    double done = 0;
+    std::vector<GByte> buf;
+    std::vector<int> bands;
+    if (!progress(0.0, "", progress_data)) throw zarr3::Error("copy cancelled by the user");
+    for (const auto& bs : bsegs)
+        for (const auto& ys : ysegs)
+            for (const auto& xs : xsegs) {
+                const int n = static_cast<int>(bs.second - bs.first);
+                const int w = static_cast<int>(xs.second - xs.first);
+                const int h = static_cast<int>(ys.second - ys.first);
+                buf.resize(static_cast<size_t>(n) * w * h * esize);
+                bands.resize(static_cast<size_t>(n));
+                for (int i = 0; i < n; ++i)
+                    bands[static_cast<size_t>(i)] = static_cast<int>(bs.first) + 1 + i;
+                const GSpacing ps = static_cast<GSpacing>(esize), ls = ps * w, bsp = ls * h;
+                if (src->RasterIO(GF_Read, static_cast<int>(xs.first), static_cast<int>(ys.first),
+                                  w, h, buf.data(), w, h, etype, n, bands.data(), ps, ls, bsp,
+                                  nullptr) != CE_None)
+                    throw zarr3::Error("reading the source failed");
+                ds.DirectIO(GF_Write, static_cast<int>(xs.first), static_cast<int>(ys.first), w, h,
+                            buf.data(), etype, bands[0], 1, n, ps, ls, bsp);
+                done += static_cast<double>(n) * w * h;
+                if (!progress(std::min(1.0, done / total), "", progress_data))
+                    throw zarr3::Error("copy cancelled by the user");
+            }
+}
+
 GDALDataset* Zarr3CreateCopy(const char* name, GDALDataset* src, int strict,
                              DriverOptionList options, GDALProgressFunc progress,
                              void* progress_data) {
@@ -226,84 +269,8 @@ GDALDataset* Zarr3CreateCopy(const char* name, GDALDataset* src, int strict,
     std::unique_ptr<Zarr3RasterDataset> ds;
     const bool ok = Guard(p.root, [&] {
         ds = CreateDataset(p, true);
-        const GDALDataType etype = ds->GetRasterBand(1)->GetRasterDataType();
-        // nodata
-        GDALRasterBand* sb = src->GetRasterBand(1);
-        int has = FALSE;
-        if (sb->GetRasterDataType() == GDT_Int64) {
-            const int64_t v = sb->GetNoDataValueAsInt64(&has);
-            if (has && ds->GetRasterBand(1)->SetNoDataValueAsInt64(v) != CE_None)
-                throw zarr3::Error("cannot set nodata");
-        } else if (sb->GetRasterDataType() == GDT_UInt64) {
-            const uint64_t v = sb->GetNoDataValueAsUInt64(&has);
-            if (has && ds->GetRasterBand(1)->SetNoDataValueAsUInt64(v) != CE_None)
-                throw zarr3::Error("cannot set nodata");
-        } else {
-            const double v = sb->GetNoDataValue(&has);
-            if (has && ds->GetRasterBand(1)->SetNoDataValue(v) != CE_None)
-                throw zarr3::Error("cannot set nodata");
-        }
-        // georeferencing and metadata
-        double gt[6];
-        if (DatasetGeoTransform(src, gt) == CE_None) SetDatasetGeoTransform(ds.get(), gt);
-        if (const OGRSpatialReference* srs = src->GetSpatialRef()) ds->SetSpatialRef(srs);
-        if (CSLConstList md = src->GetMetadata()) ds->SetMetadata(AsMetadataList(md));
-        int has_v = FALSE;
-        const double scale = sb->GetScale(&has_v);
-        if (has_v && scale != 1.0) ds->GetRasterBand(1)->SetScale(scale);
-        const double offset = sb->GetOffset(&has_v);
-        if (has_v && offset != 0.0) ds->GetRasterBand(1)->SetOffset(offset);
-        if (sb->GetUnitType() && sb->GetUnitType()[0])
-            ds->GetRasterBand(1)->SetUnitType(sb->GetUnitType());
-
-        // Data: windows of whole chunks (shards), all bands of a band chunk.
-        const auto& m = ds->array_->metadata();
-        const size_t esize = static_cast<size_t>(GDALGetDataTypeSizeBytes(etype));
-        const uint64_t W = static_cast<uint64_t>(ds->GetRasterXSize());
-        const uint64_t H = static_cast<uint64_t>(ds->GetRasterYSize());
-        std::vector<std::pair<uint64_t, uint64_t>> bsegs = {{0, 1}};
-        if (ds->band_axes_.size() == 1)
-            bsegs = Segments(m.grid.axis(ds->band_axes_[0]), static_cast<uint64_t>(nb));
-        const auto ysegs_all = Segments(m.grid.axis(ds->iy_), H);
-        uint64_t max_band_seg = 1;
-        for (const auto& s : bsegs)
-            max_band_seg = std::max(max_band_seg, s.second - s.first);
-        const uint64_t row_bytes = W * esize * max_band_seg;
-        std::vector<std::pair<uint64_t, uint64_t>> xsegs = {{0, W}};
-        if (row_bytes * (ysegs_all.empty() ? 1 : ysegs_all[0].second - ysegs_all[0].first) >
-            kCopyBudget)
-            xsegs = Segments(m.grid.axis(ds->ix_), W);
-        uint64_t max_w = 0;
-        for (const auto& s : xsegs)
-            max_w = std::max(max_w, s.second - s.first);
-        const auto ysegs =
-            Merge(ysegs_all, std::max<uint64_t>(1, kCopyBudget / (max_w * esize * max_band_seg)));
-        const double total = static_cast<double>(W) * static_cast<double>(H) * nb;
-        double done = 0;
-        std::vector<GByte> buf;
-        std::vector<int> bands;
-        if (!progress(0.0, "", progress_data)) throw zarr3::Error("copy cancelled by the user");
-        for (const auto& bs : bsegs)
-            for (const auto& ys : ysegs)
-                for (const auto& xs : xsegs) {
-                    const int n = static_cast<int>(bs.second - bs.first);
-                    const int w = static_cast<int>(xs.second - xs.first);
-                    const int h = static_cast<int>(ys.second - ys.first);
-                    buf.resize(static_cast<size_t>(n) * w * h * esize);
-                    bands.resize(static_cast<size_t>(n));
-                    for (int i = 0; i < n; ++i)
-                        bands[static_cast<size_t>(i)] = static_cast<int>(bs.first) + 1 + i;
-                    const GSpacing ps = static_cast<GSpacing>(esize), ls = ps * w, bsp = ls * h;
-                    if (src->RasterIO(GF_Read, static_cast<int>(xs.first),
-                                      static_cast<int>(ys.first), w, h, buf.data(), w, h, etype, n,
-                                      bands.data(), ps, ls, bsp, nullptr) != CE_None)
-                        throw zarr3::Error("reading the source failed");
-                    ds->DirectIO(GF_Write, static_cast<int>(xs.first), static_cast<int>(ys.first),
-                                 w, h, buf.data(), etype, bands[0], 1, n, ps, ls, bsp);
-                    done += static_cast<double>(n) * w * h;
-                    if (!progress(std::min(1.0, done / total), "", progress_data))
-                        throw zarr3::Error("copy cancelled by the user");
-                }
+        RasterCopy::CopyProperties(src, *ds);
+        RasterCopy::CopyPixels(src, *ds, progress, progress_data);
         ds->Finalize();
         ClearUnfinished(p.root);
     });

@@ -2,6 +2,7 @@
 // dataset-level view (axes -> X/Y/bands, metadata, georeferencing).
 #include "raster_dataset.hpp"
 
+#include "array_mapping.hpp"
 #include "gdal_types.hpp"
 #include "georef.hpp"
 #include "io_options.hpp"
@@ -115,36 +116,43 @@ void Zarr3RasterDataset::Init(bool update) {
     eAccess = update ? GA_Update : GA_ReadOnly;
     const auto& m = array_->metadata();
     const std::string where = array_->describe();
-    const size_t r = m.rank();
-    if (r == 0) throw zarr3::Error(where + ": a 0-d array cannot be opened as a raster");
-    dtype_ = GDALTypeFor(m.dtype);
-    if (dtype_ == GDT_Unknown) throw zarr3::Error(where + ": " + UnsupportedTypeReason(m.dtype));
+    if (m.rank() == 0) throw zarr3::Error(where + ": a 0-d array cannot be opened as a raster");
+    mapping_ = MapArray(m, where);
+    dtype_ = mapping_.type;
     for (const auto& w : m.warnings)
         CPLError(CE_Warning, CPLE_AppDefined, "%s", w.c_str());
+    const uint64_t nb = InitAxes(where);
 
-    // X/Y axes: typed by name, else the last two.
-    std::optional<size_t> fx, fy;
-    for (size_t i = 0; i < r; ++i) {
-        if (i >= m.dimension_names.size() || !m.dimension_names[i]) continue;
-        const std::string n = Lower(*m.dimension_names[i]);
-        if (!fx && (n == "x" || n == "lon" || n == "longitude")) fx = i;
-        if (!fy && (n == "y" || n == "lat" || n == "latitude")) fy = i;
+    attrs_ = m.attributes.is_object() ? m.attributes : nlohmann::json::object();
+    if (auto it = attrs_.find("gdal_zarr3:nodata"); it != attrs_.end() && *it == "none")
+        nodata_recorded_ = false;
+
+    for (int b = 1; b <= static_cast<int>(nb); ++b)
+        SetBand(b, new Zarr3RasterBand(this, b));
+    PublishMetadata();
+
+    // Georeferencing.
+    try {
+        auto g = ReadGeoRef(store_, *array_, ix_, iy_ == SIZE_MAX ? ix_ : iy_);
+        gt_ = g.gt;
+        srs_ = std::move(g.srs);
+    } catch (const std::exception& e) {
+        CPLError(CE_Warning, CPLE_AppDefined, "%s: georeferencing ignored: %s", where.c_str(),
+                 e.what());
     }
-    if (r == 1) {
-        ix_ = 0;
-        iy_ = SIZE_MAX;
-    } else if (fx && fy) {
-        ix_ = *fx;
-        iy_ = *fy;
-    } else {
-        ix_ = r - 1;
-        iy_ = r - 2;
-    }
-    for (size_t i = 0; i < r; ++i)
-        if (i != ix_ && i != iy_) {
-            band_axes_.push_back(i);
-            band_shape_.push_back(m.shape[i]);
-        }
+    LoadBandCoordinates();
+}
+
+// X/Y axes and bands from the mapping's axis roles (X/Y typed by name, else
+// the last two); the raster size and band count are checked against GDAL's
+// limits. Returns the band count.
+uint64_t Zarr3RasterDataset::InitAxes(const std::string& where) {
+    const auto& m = array_->metadata();
+    ix_ = mapping_.axes.x;
+    iy_ = mapping_.axes.y;
+    band_axes_ = mapping_.axes.bands;
+    for (size_t a : band_axes_)
+        band_shape_.push_back(m.shape[a]);
     const uint64_t w = m.shape[ix_], h = iy_ == SIZE_MAX ? 1 : m.shape[iy_];
     if (w == 0 || h == 0) throw zarr3::Error(where + ": the array is empty");
     if (w > INT_MAX || h > INT_MAX)
@@ -164,22 +172,19 @@ void Zarr3RasterDataset::Init(bool update) {
     if (iy_ != SIZE_MAX && iy_ < m.dimension_names.size() && m.dimension_names[iy_])
         ydim_ = *m.dimension_names[iy_];
     if (ix_ < m.dimension_names.size() && m.dimension_names[ix_]) xdim_ = *m.dimension_names[ix_];
+    return nb;
+}
 
-    attrs_ = m.attributes.is_object() ? m.attributes : nlohmann::json::object();
-    if (auto it = attrs_.find("gdal_zarr3:nodata"); it != attrs_.end() && *it == "none")
-        nodata_recorded_ = false;
-
-    for (int b = 1; b <= static_cast<int>(nb); ++b)
-        SetBand(b, new Zarr3RasterBand(this, b));
-
-    // Attributes as metadata items (default domain).
+// Attributes as metadata items (default domain) and the storage layout in
+// the ZARR3 domain (`gdalinfo -mdd ZARR3`).
+void Zarr3RasterDataset::PublishMetadata() {
+    const auto& m = array_->metadata();
     CPLStringList md;
     for (const auto& [k, v] : attrs_.items())
         if (!k.empty() && k.find('=') == std::string::npos)
             md.SetNameValue(k.c_str(), JsonItem(v).c_str());
     GDALDataset::SetMetadata(md.List());
 
-    // Storage layout for `gdalinfo -mdd ZARR3`.
     CPLStringList z;
     z.SetNameValue("DATA_TYPE", m.dtype.name.c_str());
     z.SetNameValue("CHUNK_GRID", m.grid.to_json().dump().c_str());
@@ -196,17 +201,6 @@ void Zarr3RasterDataset::Init(bool update) {
     if (!m.dimension_names.empty()) z.SetNameValue("DIMENSION_NAMES", dn.dump().c_str());
     z.SetNameValue("ARRAY", ("/" + array_->path()).c_str());
     GDALDataset::SetMetadata(z.List(), "ZARR3");
-
-    // Georeferencing.
-    try {
-        auto g = ReadGeoRef(store_, *array_, ix_, iy_ == SIZE_MAX ? ix_ : iy_);
-        gt_ = g.gt;
-        srs_ = std::move(g.srs);
-    } catch (const std::exception& e) {
-        CPLError(CE_Warning, CPLE_AppDefined, "%s: georeferencing ignored: %s", where.c_str(),
-                 e.what());
-    }
-    LoadBandCoordinates();
 }
 
 // Band metadata: index and coordinate value of each band along each band axis.
@@ -270,9 +264,7 @@ void Zarr3RasterDataset::Finalize() {
     const bool write = deferred_ || meta_dirty_ || georef_dirty_;
     if (georef_dirty_) {
         for (auto it = attrs_.begin(); it != attrs_.end();) {
-            const std::string k = it.key();
-            if (k.rfind("spatial:", 0) == 0 || k.rfind("proj:", 0) == 0 || k == "_CRS" ||
-                k == "zarr_conventions" || k == "grid_mapping")
+            if (IsWrittenGeorefAttribute(it.key()))
                 it = attrs_.erase(it);
             else
                 ++it;

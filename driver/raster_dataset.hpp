@@ -2,6 +2,7 @@
 // axis becomes bands. Reads and writes go through zarr3::Array.
 #pragma once
 
+#include "array_mapping.hpp"
 #include "gdal_compat.hpp"
 #include "gdal_priv.h"
 #include "ogr_spatialref.h"
@@ -16,14 +17,11 @@
 namespace zarr3drv {
 
 class Zarr3RasterBand;
-GDALDataset* Zarr3CreateCopy(const char* name, GDALDataset* src, int strict,
-                             DriverOptionList options, GDALProgressFunc progress,
-                             void* progress_data);
+class RasterCopy;
 
 class Zarr3RasterDataset final : public GDALDataset {
     friend class Zarr3RasterBand;
-    friend GDALDataset* Zarr3CreateCopy(const char*, GDALDataset*, int, DriverOptionList,
-                                        GDALProgressFunc, void*);
+    friend class RasterCopy; // raster_create.cpp
 
   public:
     // Raster view of `array`. Throws zarr3::Error when the array cannot be
@@ -68,6 +66,8 @@ class Zarr3RasterDataset final : public GDALDataset {
   private:
     Zarr3RasterDataset() = default;
     void Init(bool update);
+    uint64_t InitAxes(const std::string& where);
+    void PublishMetadata();
     void LoadBandCoordinates();
     zarr3::Selection Window(int band, int x, int y, int w, int h) const;
     std::vector<int64_t> Strides(GSpacing pixel, GSpacing line, GSpacing band) const;
@@ -80,6 +80,7 @@ class Zarr3RasterDataset final : public GDALDataset {
 
     std::shared_ptr<zarr3::Store> store_;
     std::shared_ptr<zarr3::Array> array_;
+    ArrayMapping mapping_; // type, axis roles, nodata/scale/offset/unit as opened
     size_t ix_ = 0, iy_ = 0;
     std::vector<size_t> band_axes_;
     zarr3::Shape band_shape_;

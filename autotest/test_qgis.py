@@ -187,3 +187,59 @@ def test_render_matches_geotiff(qgs, stores, key):
     expect = np.clip((a - VMIN) / (VMAX - VMIN) * 255.0, 0, 255)
     assert np.max(np.abs(gray[~nod] - expect[~nod])) <= 1.0
     assert len(np.unique(gray[~nod])) > 100
+
+
+# ------------------------------------------------------------------ sublayers (issue 17)
+
+
+def sublayers(path):
+    from qgis.core import QgsProviderRegistry
+
+    return [(s.providerKey(), s.name(), s.uri()) for s in QgsProviderRegistry.instance().querySublayers(str(path))]
+
+
+def test_one_variable_store_offers_one_layer(qgs, stores):
+    """The gdal_translate-written store holds data plus spatial_ref, x and y: QGIS offers one
+    layer (the raster itself), not four sublayers, and the layer has no sublayers of its own."""
+    names = sorted(p.name for p in stores["store"].iterdir() if p.is_dir())
+    assert names == ["data", "spatial_ref", "x", "y"]
+    for key in ("store", "uri"):
+        subs = sublayers(stores[key])
+        assert len(subs) == 1, subs
+        provider, _, uri = subs[0]
+        assert provider == "gdal" and uri == str(stores[key]), subs
+        lyr = layer_for(qgs, uri, key)
+        assert lyr.subLayers() == []
+        assert (lyr.width(), lyr.height(), lyr.bandCount()) == (W, H, 1)
+
+
+def test_two_variable_store_offers_its_two_data_arrays(qgs, stores):
+    """Two data arrays sharing x/y/spatial_ref: two sublayers, one per data array; the
+    coordinate and grid-mapping arrays are not offered."""
+    store = stores["dir"] / "two.zarr"
+    ds = gdal.GetDriverByName("Zarr3").CreateMultiDimensional(str(store))
+    rg = ds.GetRootGroup()
+    dy = rg.CreateDimension("y", gdal.DIM_TYPE_HORIZONTAL_Y, None, 20)
+    dx = rg.CreateDimension("x", gdal.DIM_TYPE_HORIZONTAL_X, None, 30)
+    f64 = gdal.ExtendedDataType.Create(gdal.GDT_Float64)
+    xv = rg.CreateMDArray("x", [dx], f64)
+    xv.Write(1000.0 + 10.0 * np.arange(30) + 5.0)
+    yv = rg.CreateMDArray("y", [dy], f64)
+    yv.Write(2000.0 - 10.0 * np.arange(20) - 5.0)
+    dx.SetIndexingVariable(xv)
+    dy.SetIndexingVariable(yv)
+    srs = osr.SpatialReference()
+    srs.ImportFromEPSG(EPSG)
+    for i, n in enumerate(["a", "b"]):
+        a = rg.CreateMDArray(n, [dy, dx], gdal.ExtendedDataType.Create(gdal.GDT_Float32))
+        a.Write((np.arange(600).reshape(20, 30) + 1000 * i).astype(np.float32))
+        a.SetSpatialRef(srs)
+    a = xv = yv = rg = ds = None
+    subs = sublayers(store)
+    uris = sorted(u for _, _, u in subs)
+    assert uris == [f'ZARR3:"{store}":/a', f'ZARR3:"{store}":/b'], subs
+    for i, uri in enumerate(uris):
+        lyr = layer_for(qgs, uri, f"v{i}")
+        assert (lyr.width(), lyr.height()) == (30, 20) and lyr.crs().authid() == f"EPSG:{EPSG}"
+        v, ok = lyr.dataProvider().sample(QgsPointXY(1000.0 + 10.0 * 7 + 5.0, 2000.0 - 10.0 * 3 - 5.0), 1)
+        assert ok and v == 3 * 30 + 7 + 1000 * i

@@ -1,76 +1,146 @@
 #!/usr/bin/env bash
-# Demo of the Zarr3 plugin on data/daily_t2m_2023.zarr (one year of daily data on a
-# rectilinear grid of calendar-month chunks, sharded). `make demo` builds first.
-# usage: scripts/demo.sh [BUILD_DIR]   (default: build)
-# Each step says what it did.
+# Demo of the Zarr3 plugin on data/daily_t2m_2023.zarr (one year of daily 2 m temperature on a
+# rectilinear grid of calendar-month chunks, each a shard of gzip inner chunks). `make demo`
+# installs the Debian packages and builds first.
+# usage: scripts/demo.sh [BUILD_DIR]   (default: build; outputs in BUILD_DIR/demo or $DEMO_OUT)
+# Each step prints the command it runs and a short summary of the result (about 60 lines in all);
+# the last lines name the files written, among them a colour map of July's mean temperature.
 set -uo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 BUILD_DIR=$(realpath "${1:-build}")
 export GDAL_DRIVER_PATH="$BUILD_DIR"
 PY=${PYTHON:-/usr/bin/python3}
 STORE=data/daily_t2m_2023.zarr
-OUT=${DEMO_OUT:-$BUILD_DIR/demo}
+OUT=$(realpath -m "${DEMO_OUT:-$BUILD_DIR/demo}")
 rm -rf "$OUT" && mkdir -p "$OUT"
 failures=0
+fail() { echo "    FAILED: $*"; failures=$((failures + 1)); }
 
 step() { echo; echo "==> $*"; }
 
 [ -f "$BUILD_DIR/gdal_Zarr3.so" ] || { echo "no plugin in $BUILD_DIR; run 'make demo'"; exit 1; }
 
-step "gdalinfo $STORE  (served by the Zarr3 plugin, no prefix needed)"
-gdalinfo "$STORE" || failures=$((failures + 1))
+step "gdalinfo -nomd $STORE   (summary: the CRS name instead of its WKT, band 1 of 365)"
+if gdalinfo -nomd "$STORE" >"$OUT/gdalinfo.txt"; then
+  nbands=$(grep -c '^Band ' "$OUT/gdalinfo.txt")
+  awk -v nb="$nbands" '
+    /^Coordinate System is:/ { wkt = 1; next }
+    wkt && /^[A-Z]+CRS\["/ && !name { name = $0; sub(/^[A-Z]+CRS\["/, "", name); sub(/".*/, "", name) }
+    wkt && /^    ID\["EPSG",[0-9]+\]\]$/ { code = $0; gsub(/[^0-9]/, "", code) }
+    wkt && /^Data axis/ { wkt = 0; print "Coordinate System: " name (code ? " (EPSG:" code ")" : ""); next }
+    wkt { next }
+    /^Band 2 / { print "... " nb " bands in all, one per day (full listing: gdalinfo " FILENAME ")"; exit }
+    { print }' "$OUT/gdalinfo.txt" | sed "s#$OUT/gdalinfo.txt#$STORE#; s/^/    /"
+else
+  fail gdalinfo
+fi
 
-step "gdalmdiminfo $STORE  (multidimensional view: groups, arrays, dimensions, chunking)"
-gdalmdiminfo "$STORE" >"$OUT/mdiminfo.json" && "$PY" - "$OUT/mdiminfo.json" <<'PYEOF' || failures=$((failures + 1))
+step "The chunk grid of /t2m (gdalinfo -mdd ZARR3: structural metadata)"
+"$PY" - "$STORE" <<'PYEOF' || fail "chunk grid"
 import json, sys
-info = json.load(open(sys.argv[1]))
-print("driver:", info["driver"])
-for name, a in info["arrays"].items():
-    si = a.get("structural_info", {})
-    print(f"  /{name}: {a['datatype']} shape {a.get('dimension_size', [])} block {a.get('block_size', [])}",
-          si.get("CHUNK_GRID", ""), si.get("CODECS", ""))
-PYEOF
-
-step "Reading /t2m through GDAL's Python bindings: monthly means over the domain"
-"$PY" - "$STORE" <<'PYEOF' || failures=$((failures + 1))
-import sys
-import numpy as np
 from osgeo import gdal
 gdal.UseExceptions()
-ds = gdal.OpenEx(sys.argv[1], gdal.OF_MULTIDIM_RASTER)
-t2m = ds.GetRootGroup().OpenMDArray("t2m")
-print("driver:", ds.GetDriver().ShortName, "| block size (most common month):", t2m.GetBlockSize(),
-      "| CRS:", t2m.GetSpatialRef().GetName() if t2m.GetSpatialRef() else None)
-months = [31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31]
-start = 0
-for m, n in enumerate(months, 1):
-    block = t2m.ReadAsArray(array_start_idx=[start, 0, 0], count=[n, 32, 64])
-    print(f"  2023-{m:02d}: {n:2d} days, mean {block.mean() - 273.15:6.2f} degC")
-    start += n
+md = gdal.Open(sys.argv[1]).GetMetadata("ZARR3")
+grid = json.loads(md["CHUNK_GRID"])
+axes = []
+for name, spec in zip(json.loads(md["DIMENSION_NAMES"]), grid["configuration"]["chunk_shapes"]):
+    if isinstance(spec, list):  # rectilinear axis: edges and [edge, count] runs
+        edges = [e for s in spec for e in ([s[0]] * s[1] if isinstance(s, list) else [s])]
+        axes.append(f"{name}: {len(edges)} chunks of {','.join(map(str, edges))}")
+    else:
+        axes.append(f"{name}: chunks of {spec}")
+codecs = json.loads(md["CODECS"])
+inner = [c["name"] for c in codecs[0]["configuration"]["codecs"]] if codecs[0]["name"] == "sharding_indexed" else []
+print(f"    {grid['name']} grid ({'; '.join(axes)})")
+print(f"    each chunk is one stored shard of {md.get('SHARD_CHUNK_SHAPE', '?')} inner chunks ({' + '.join(inner)})")
 PYEOF
 
-step "gdal_translate to GeoTIFF (classic raster mode: band 196 of ZARR3:\"$STORE\":/t2m = 2023-07-15)"
+step "gdalmdiminfo $STORE   (multidimensional view: one line per array)"
+if gdalmdiminfo "$STORE" >"$OUT/mdiminfo.json"; then
+  "$PY" - "$OUT/mdiminfo.json" <<'PYEOF' || fail "gdalmdiminfo summary"
+import json, sys
+info = json.load(open(sys.argv[1]))
+print("    driver:", info["driver"], "| full JSON:", sys.argv[1])
+for name, a in info["arrays"].items():
+    dims = ",".join(d.lstrip("/") for d in a.get("dimensions", []))
+    si = a.get("structural_info", {})
+    print(f"    /{name}({dims}): {a['datatype']} {a.get('dimension_size', [])}, block {a.get('block_size', [])},",
+          si.get("CHUNK_GRID", ""), si.get("CODECS", ""))
+PYEOF
+else
+  fail gdalmdiminfo
+fi
+
+step "Monthly means of /t2m through GDAL's Python bindings (one read per monthly chunk)"
+"$PY" - "$STORE" <<'PYEOF' || fail "monthly means"
+import sys
+from osgeo import gdal
+gdal.UseExceptions()
+t2m = gdal.OpenEx(sys.argv[1], gdal.OF_MULTIDIM_RASTER).GetRootGroup().OpenMDArray("t2m")
+months = [31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31]
+start, line = 0, []
+for m, n in enumerate(months, 1):
+    block = t2m.ReadAsArray(array_start_idx=[start, 0, 0], count=[n, 32, 64])
+    line.append(f"2023-{m:02d} {block.mean() - 273.15:5.1f}")
+    start += n
+print("    mean over the domain, degC:")
+for i in range(0, 12, 4):
+    print("     ", " | ".join(line[i:i + 4]))
+PYEOF
+
+step "A colour map of July's mean temperature (Python + numpy, then gdaldem color-relief)"
+JULY_TIF="$OUT/t2m_july_mean.tif"
+MAP="$OUT/t2m_july_mean.png"
+if "$PY" - "$STORE" "$JULY_TIF" <<'PYEOF'; then
+import sys
+from osgeo import gdal
+gdal.UseExceptions()
+src = gdal.Open(sys.argv[1])  # classic view: band b = day b of 2023
+july = src.ReadAsArray(band_list=list(range(182, 213))).mean(axis=0) - 273.15  # 1-31 July
+out = gdal.GetDriverByName("GTiff").Create(sys.argv[2], src.RasterXSize, src.RasterYSize, 1, gdal.GDT_Float32)
+out.SetGeoTransform(src.GetGeoTransform())
+out.SetSpatialRef(src.GetSpatialRef())
+out.GetRasterBand(1).WriteArray(july)
+print(f"    July mean: {july.min():.1f} to {july.max():.1f} degC -> {sys.argv[2]}")
+PYEOF
+  cat >"$OUT/ramp_degC.txt" <<'EOF'
+0 49 54 149
+6 69 117 180
+10 116 173 209
+13 171 217 233
+16 254 224 144
+19 253 174 97
+22 244 109 67
+26 165 0 38
+EOF
+  # Colours from the ramp, then enlarged 8 times (one 8x8 square per 1-degree pixel) as PNG.
+  if gdaldem color-relief -q "$JULY_TIF" "$OUT/ramp_degC.txt" "$OUT/t2m_july_mean_rgb.tif" &&
+     gdal_translate -q -of PNG -outsize 800% 800% -r nearest "$OUT/t2m_july_mean_rgb.tif" "$MAP"; then
+    echo "    gdaldem color-relief $JULY_TIF ramp_degC.txt t2m_july_mean_rgb.tif"
+    echo "    gdal_translate -of PNG -outsize 800% 800% t2m_july_mean_rgb.tif $MAP"
+    echo "    ($(stat -c %s "$MAP") bytes, 512x256: blue 0-10 degC, yellow 16, red 22 degC and warmer)"
+  else
+    fail "gdaldem color-relief"
+  fi
+else
+  fail "July mean"
+fi
+
+step "gdal_translate to GeoTIFF (classic raster: band 196 of ZARR3:\"$STORE\":/t2m = 2023-07-15)"
 TIF="$OUT/t2m_day196.tif"
 if gdal_translate -q "ZARR3:\"$STORE\":/t2m" -b 196 "$TIF"; then
   echo "    wrote $TIF:"
-  gdalinfo "$TIF" | grep -E "^(Driver|Size|Origin|Pixel Size)|ID\[\"EPSG\",4326\]\]$|Block=" | sed 's/^/      /'
+  gdalinfo "$TIF" | grep -E "^(Driver|Size|Origin|Pixel Size)|Block=" | sed 's/^/      /'
 else
-  failures=$((failures + 1))
-fi
-
-step "Zarr3 -> PNG with gdal_translate (scaled to 8 bits)"
-if gdal_translate -q -of PNG -ot Byte -a_nodata none -scale 255 300 0 255 -b 196 "$STORE" "$OUT/t2m_day196.png"; then
-  echo "    wrote $OUT/t2m_day196.png ($(stat -c %s "$OUT/t2m_day196.png") bytes)"
-else
-  failures=$((failures + 1))
+  fail gdal_translate
 fi
 
 step "Writing a new rectilinear, sharded Zarr v3 store from the GeoTIFF"
-echo "    gdal_translate -of Zarr3 -co CHUNK_SHAPES='[[8,24],64]' -co SHARD_CHUNK_SHAPE=8,32 $TIF $OUT/from_geotiff.zarr"
+echo "    gdal_translate -of Zarr3 -co 'CHUNK_SHAPES=[[8,24],64]' -co SHARD_CHUNK_SHAPE=8,32 $TIF $OUT/from_geotiff.zarr"
 if gdal_translate -q -of Zarr3 -co 'CHUNK_SHAPES=[[8,24],64]' -co SHARD_CHUNK_SHAPE=8,32 \
      "$TIF" "$OUT/from_geotiff.zarr"; then
   echo "    wrote $OUT/from_geotiff.zarr: $(cd "$OUT/from_geotiff.zarr" && ls | tr '\n' ' ')"
-  gdalinfo -mdd ZARR3 "$OUT/from_geotiff.zarr" | grep -E "^(Driver|Size|Origin|Pixel Size)|CHUNK_GRID|SHARD_CHUNK_SHAPE|Block=" | sed 's/^/      /'
+  gdalinfo -mdd ZARR3 "$OUT/from_geotiff.zarr" | grep -E "^(Size|Origin)|  CHUNK_GRID|SHARD_CHUNK_SHAPE|Block=" | sed 's/^/      /'
   if gdal_translate -q "$OUT/from_geotiff.zarr" "$OUT/roundtrip.tif" &&
      "$PY" - "$TIF" "$OUT/roundtrip.tif" <<'PYEOF'
 import sys
@@ -80,9 +150,9 @@ same = a.ReadRaster() == b.ReadRaster() and a.GetGeoTransform() == b.GetGeoTrans
 print("    GeoTIFF -> Zarr3 -> GeoTIFF round trip:", "bit-exact" if same else "DIFFERS")
 sys.exit(0 if same else 1)
 PYEOF
-  then :; else failures=$((failures + 1)); fi
+  then :; else fail "round trip"; fi
 else
-  failures=$((failures + 1))
+  fail "gdal_translate -of Zarr3"
 fi
 
 echo
@@ -90,4 +160,6 @@ if [ "$failures" -ne 0 ]; then
   echo "demo: $failures step(s) failed"
   exit 1
 fi
-echo "demo: done (outputs in $OUT)"
+echo "demo: done. Outputs in $OUT:"
+echo "  $MAP   <- open this: July 2023 mean temperature, colour map"
+echo "  $TIF, $OUT/from_geotiff.zarr, $OUT/roundtrip.tif"

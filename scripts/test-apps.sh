@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
-# Application leg: QGIS (headless) and rasterio open Zarr3 stores through the plugin.
+# Application leg: QGIS (headless), rasterio, rioxarray and dask.distributed open Zarr3 stores
+# through the plugin.
 #   bash scripts/test-apps.sh            build dir: build (override with ZARR3_BUILD_DIR)
 # Installs the missing Debian packages (scripts/install-deps.sh, scripts/install-apps.sh),
-# builds the plugin target, runs autotest/test_qgis.py and autotest/test_rasterio.py,
+# builds the plugin target, runs autotest/test_qgis.py, test_rasterio.py, test_rioxarray.py and
+# test_dask.py (a two-process LocalCluster on 127.0.0.1),
 # and prints a SUMMARY line. Fails when a test fails or is skipped (the packages are
 # installed here, so a skip means an import is broken).
 set -euo pipefail
@@ -32,7 +34,8 @@ echo "apps: plugin built in $((t2 - t1))s ($BUILD_DIR)"
 log="$BUILD_DIR/apps-pytest.log"
 rc=0
 GDAL_DRIVER_PATH="$BUILD_DIR" QT_QPA_PLATFORM=offscreen \
-  "$PYTHON" -m pytest autotest/test_qgis.py autotest/test_rasterio.py -q -p no:cacheprovider 2>&1 | tee "$log" ||
+  "$PYTHON" -m pytest autotest/test_qgis.py autotest/test_rasterio.py autotest/test_rioxarray.py autotest/test_dask.py \
+  -q -p no:cacheprovider -rxXs 2>&1 | tee "$log" ||
   rc=1
 t3=$(date +%s)
 
@@ -43,5 +46,5 @@ failed=$(( $(count failed) + $(count error) + $(count errors) ))
 skipped=$(count skipped)
 if [[ "$skipped" -ne 0 || "$passed" -eq 0 ]]; then rc=1; fi
 # Also appended to the log, so .ci/run can grep '^SUMMARY' in $BUILD_DIR/apps-pytest.log.
-echo "SUMMARY: apps (QGIS, rasterio) pytest $passed passed, $failed failed, $skipped skipped in $((t3 - t2))s" | tee -a "$log"
+echo "SUMMARY: apps (QGIS, rasterio, rioxarray, dask) pytest $passed passed, $failed failed, $skipped skipped in $((t3 - t2))s" | tee -a "$log"
 exit $rc

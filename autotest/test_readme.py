@@ -1,0 +1,191 @@
+"""Every shell and Python example in README.md runs, as written, on the sample data.
+
+The fenced ```sh and ```python blocks are extracted from README.md and run in order in one
+temporary folder holding a copy of data/ (so the examples' relative paths work and their
+outputs land there), with the plugin under test on GDAL_DRIVER_PATH. Each command must exit 0
+and print no "ERROR" on stderr; some outputs are checked for what the example says it does.
+
+A few commands cannot run as written inside the test suite; each has a local equivalent or a
+stated reason (LOCAL below). A `make` target or other command the README gains without an
+entry here fails the test, so the README cannot drift from what works. No example needs the
+network or a server today; one that does must be added to LOCAL with a local equivalent.
+"""
+import json
+import os
+import re
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+from osgeo import gdal
+
+from conftest import REPO
+
+README = REPO / "README.md"
+FENCE = re.compile(r"^```(\w*)[ \t]*\n(.*?)^```[ \t]*$", re.M | re.S)
+
+# Bare command (comment stripped) -> (local equivalent run instead, or None = not run; reason).
+# $REPO, $PLUGIN_DIR and $WORK are set in the commands' environment.
+LOCAL = {
+    "make build": ('test -f "$PLUGIN_DIR/gdal_Zarr3.so"',
+                   "the plugin under test is already built: checks it is there"),
+    "export GDAL_DRIVER_PATH=$PWD/build": ('test -n "$GDAL_DRIVER_PATH"',
+                                           "the test sets GDAL_DRIVER_PATH to the plugin under test"),
+    "make demo": ('DEMO_OUT="$WORK/demo" bash "$REPO/scripts/demo.sh" "$PLUGIN_DIR"',
+                  "make demo = install packages + build + scripts/demo.sh: runs scripts/demo.sh"),
+    "make test": (None, "the suite this test belongs to (running it here would recurse)"),
+    "make install": ('DESTDIR="$WORK/destdir" cmake --install "$PLUGIN_DIR"',
+                     "installs into the system plugin folder: cmake --install into a temporary DESTDIR"),
+}
+
+
+def bare(cmd):
+    """The command without a trailing ' # comment' (README commands have no '#' inside quotes)."""
+    return re.sub(r"\s+#.*$", "", cmd, flags=re.M).strip()
+
+
+def shell_commands(body):
+    """Logical commands of a shell block: continuation lines joined, comment-only lines dropped."""
+    out, cur = [], ""
+    for line in body.splitlines():
+        if not cur and (not line.strip() or line.lstrip().startswith("#")):
+            continue
+        if line.rstrip().endswith("\\"):
+            cur += bare(line.rstrip()[:-1]) + " "
+            continue
+        cur += line
+        out.append(cur.strip())
+        cur = ""
+    assert not cur, f"unterminated continuation in README block: {cur!r}"
+    return out
+
+
+def examples():
+    """[(id, kind, text)] in README order: kind 'sh' (one command) or 'python' (one block)."""
+    text = README.read_text()
+    out = []
+    for m in FENCE.finditer(text):
+        lang, body = m.group(1), m.group(2)
+        line = text.count("\n", 0, m.start()) + 1
+        if lang in ("sh", "bash", "shell", "console"):
+            for i, cmd in enumerate(shell_commands(body)):
+                word = re.sub(r"\W+", "_", bare(cmd))[:40].strip("_")
+                out.append((f"L{line}.{i}-{word}", "sh", cmd))
+        elif lang == "python":
+            out.append((f"L{line}-python", "python", body))
+    return out
+
+
+EXAMPLES = examples()
+PY_PATH_LINE = 'os.environ["GDAL_DRIVER_PATH"] = "/path/to/gdal-zarr3/build"'
+
+
+def run_example(kind, text, env, work):
+    if kind == "python":
+        assert PY_PATH_LINE in text, "the Python example must set GDAL_DRIVER_PATH before importing osgeo"
+        code = text.replace(PY_PATH_LINE, f'os.environ["GDAL_DRIVER_PATH"] = {env["PLUGIN_DIR"]!r}')
+        if "july = " in code:  # what the example reads: July (31 days) of the 32 x 64 grid
+            code += "\nassert july.shape == (31, 32, 64), july.shape\nprint('july mean', float(july.mean()))\n"
+        p = subprocess.run(["/usr/bin/python3", "-c", code], cwd=work, env=env, capture_output=True,
+                           text=True, timeout=300)
+        return {"ran": "python block", "rc": p.returncode, "stdout": p.stdout, "stderr": p.stderr}
+    b = bare(text)
+    if b in LOCAL:
+        cmd, reason = LOCAL[b]
+        if cmd is None:
+            return {"ran": None, "reason": reason}
+    elif b.startswith("make ") or b.startswith("sudo "):
+        return {"ran": None, "reason": f"no local equivalent for {b!r}: add one to LOCAL in {__file__}",
+                "unknown": True}
+    else:
+        cmd = text
+    p = subprocess.run(["bash", "-o", "pipefail", "-c", cmd], cwd=work, env=env, capture_output=True,
+                       text=True, timeout=300)
+    return {"ran": cmd, "rc": p.returncode, "stdout": p.stdout, "stderr": p.stderr}
+
+
+@pytest.fixture(scope="module")
+def readme_run(tmp_path_factory, driver_path):
+    """Runs every example once, in README order (later examples use earlier outputs)."""
+    work = tmp_path_factory.mktemp("readme")
+    shutil.copytree(REPO / "data", work / "data")
+    env = dict(os.environ, GDAL_DRIVER_PATH=driver_path, PLUGIN_DIR=driver_path, REPO=str(REPO),
+               WORK=str(work), PWD=str(work))
+    results = {ex_id: run_example(kind, text, env, work) for ex_id, kind, text in EXAMPLES}
+    return work, results
+
+
+def test_readme_has_its_examples():
+    kinds = [k for _, k, _ in EXAMPLES]
+    cmds = [bare(t) for _, k, t in EXAMPLES if k == "sh"]
+    assert kinds.count("python") >= 1 and len(cmds) >= 15, EXAMPLES
+    for expected in ("make demo", "gdalwarp -t_srs EPSG:3857 out.zarr warped.tif", "gdalmdiminfo data/daily_t2m_2023.zarr"):
+        assert expected in cmds, cmds
+    # Continuation lines are joined into one command.
+    assert any(c.startswith("gdal_translate -of Zarr3 -co 'CHUNK_SHAPES=") and c.endswith("in.tif out.zarr")
+               for c in cmds), cmds
+
+
+@pytest.mark.parametrize("ex_id", [e[0] for e in EXAMPLES])
+def test_readme_example_runs(readme_run, ex_id):
+    _, results = readme_run
+    r = results[ex_id]
+    assert not r.get("unknown"), r["reason"]
+    if r["ran"] is None:
+        pytest.skip(f"not run inside the test suite: {r['reason']}")
+    detail = f"{ex_id}: ran {r['ran']!r}\nstdout:\n{r['stdout'][-3000:]}\nstderr:\n{r['stderr'][-3000:]}"
+    assert r["rc"] == 0, detail
+    assert "ERROR" not in r["stderr"], detail
+
+
+def zarr_json(path):
+    return json.loads(Path(path).read_text())
+
+
+def test_readme_outputs_are_what_the_examples_say(readme_run):
+    work, results = readme_run
+    # gdalinfo of the sample: the 365-band EPSG:4326 raster the comment promises, from the plugin.
+    info = next(r for i, r in results.items() if "gdalinfo_nomd_data" in i)
+    assert info["stdout"].startswith("Driver: Zarr3/") and "Band 365 " in info["stdout"], info["stdout"][:500]
+    assert 'ID["EPSG",4326]' in info["stdout"]
+    # Rectilinear rows 12 + 20, sharded with 4 x 32 inner chunks, zstd inside.
+    meta = zarr_json(work / "out.zarr" / "out" / "zarr.json")
+    assert meta["chunk_grid"]["name"] == "rectilinear"
+    assert meta["chunk_grid"]["configuration"]["chunk_shapes"] == [[12, 20], 64]
+    shard = meta["codecs"][0]
+    assert shard["name"] == "sharding_indexed" and shard["configuration"]["chunk_shape"] == [4, 32]
+    assert "zstd" in [c["name"] for c in shard["configuration"]["codecs"]]
+    # Values: out.zarr holds day 196 of the sample.
+    # (datasets kept in variables: a band outliving its dataset crashes GDAL 3.6's bindings)
+    sample = gdal.Open(str(work / "data" / "daily_t2m_2023.zarr"))
+    out = gdal.Open(str(work / "out.zarr"))
+    assert out.GetDriver().ShortName == "Zarr3"
+    assert out.GetRasterBand(1).ReadRaster() == sample.GetRasterBand(196).ReadRaster()
+    assert gdal.Open(str(work / "t2m.tif")).RasterCount == 365
+    warped = gdal.Open(str(work / "warped.tif"))
+    assert warped.GetSpatialRef().GetAuthorityCode(None) == "3857"
+    # gdalmdimtranslate: the 3-D array rechunked, the coordinate arrays all copied.
+    for name in ("t2m", "lat", "lon", "time", "spatial_ref"):
+        assert (work / "regular.zarr" / name / "zarr.json").exists(), name
+    t2m = zarr_json(work / "regular.zarr" / "t2m" / "zarr.json")
+    assert t2m["chunk_grid"] == {"name": "regular", "configuration": {"chunk_shape": [30, 32, 64]}}
+    assert zarr_json(work / "regular.zarr" / "lat" / "zarr.json")["shape"] == [32]
+    # make demo (scripts/demo.sh) wrote the colour map it names at the end.
+    demo = next(r for i, r in results.items() if i.endswith("make_demo"))
+    png = work / "demo" / "t2m_july_mean.png"
+    assert str(png) in demo["stdout"].splitlines()[-2], demo["stdout"][-500:]
+    ds = gdal.Open(str(png))
+    assert ds.GetDriver().ShortName == "PNG" and ds.RasterCount == 3 and (ds.RasterXSize, ds.RasterYSize) == (512, 256)
+    rgb = ds.ReadAsArray()
+    assert len({tuple(px) for px in rgb.reshape(3, -1).T}) > 20  # a colour ramp, not one flat colour
+    assert len(demo["stdout"].splitlines()) < 120  # readable: not thousands of gdalinfo lines
+    # make install: the plugin lands in GDAL's plugin folder under DESTDIR.
+    installed = list((work / "destdir").rglob("gdal_Zarr3.so"))
+    assert len(installed) == 1 and installed[0].parent.name == "gdalplugins", installed
+    # Precedence off: GDAL's built-in driver for the plain name, the plugin for ZARR3:.
+    prec = [r for i, r in results.items() if "ZARR3_PRECEDENCE" in i]
+    assert [json.loads(r["stdout"])["driver"] for r in prec] == ["Zarr", "Zarr3"]
+    # The Python example read July.
+    py = next(r for i, r in results.items() if i.endswith("-python"))
+    assert "july mean" in py["stdout"]

@@ -1,0 +1,142 @@
+"""rioxarray (Debian python3-rioxarray 0.13, on rasterio and the system GDAL) opens stores the
+plugin writes: a 2-D raster and a 3-band raster (plain path and ZARR3: name, regular and
+rectilinear + sharded), with the right bands, CRS, transform, coordinates, nodata and values;
+a store with two data variables opens as an xarray Dataset of those two variables only.
+
+Regression guard of issue 17: rioxarray opened every subdataset a dataset lists, and the
+plugin listed every array of the store, the opened array itself included, so open_rasterio
+recursed until RecursionError. A dataset that is one raster now lists no subdatasets, and a
+store's list names its data arrays only (no x/y/spatial_ref).
+
+Skipped when rioxarray is not installed (scripts/install-apps.sh installs it).
+"""
+import os
+import subprocess
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+# GDAL registers its drivers (and the plugins on GDAL_DRIVER_PATH) once per process.
+os.environ.setdefault("GDAL_DRIVER_PATH", str(Path(__file__).resolve().parent.parent / "build"))
+
+rioxarray = pytest.importorskip("rioxarray")
+import xarray  # noqa: E402
+from osgeo import gdal, osr  # noqa: E402
+
+gdal.UseExceptions()
+
+W, H, NB = 300, 256, 3
+NODATA = -9999.0
+EPSG = 32631
+GT = (500000.0, 30.0, 0.0, 4000000.0, 0.0, -30.0)
+
+
+def pattern(nb):
+    y, x = np.mgrid[0:H, 0:W].astype(np.float32)
+    a = np.stack([0.5 * x + y + 250.0 * (((x // 50) + (y // 32)) % 2) + 1000.0 * b for b in range(nb)])
+    a = a.astype(np.float32)
+    a[-1, 100:120, 10:40] = NODATA
+    return a
+
+
+def geotiff(path, nb):
+    ds = gdal.GetDriverByName("GTiff").Create(str(path), W, H, nb, gdal.GDT_Float32)
+    ds.SetGeoTransform(GT)
+    srs = osr.SpatialReference()
+    srs.ImportFromEPSG(EPSG)
+    ds.SetSpatialRef(srs)
+    for b in range(nb):
+        ds.GetRasterBand(b + 1).SetNoDataValue(NODATA)
+        ds.GetRasterBand(b + 1).WriteArray(pattern(nb)[b])
+    ds = None
+
+
+STORES = {
+    # name: (bands, creation options)
+    "plain1": (1, []),
+    "plain3": (3, []),
+    "rect1": (1, ["-co", "CHUNK_SHAPES=[[128,64,64],[100,200]]", "-co", "SHARD_CHUNK_SHAPE=64,50"]),
+    "rect3": (3, ["-co", "CHUNK_SHAPES=[[1,2],[128,64,64],[100,200]]", "-co", "SHARD_CHUNK_SHAPE=1,64,50"]),
+}
+
+
+@pytest.fixture(scope="module")
+def stores(tmp_path_factory, driver_path):
+    d = tmp_path_factory.mktemp("rioxarray")
+    out = {}
+    for nb in (1, 3):
+        geotiff(d / f"src{nb}.tif", nb)
+    env = dict(os.environ, GDAL_DRIVER_PATH=driver_path)
+    for name, (nb, co) in STORES.items():
+        store = d / f"{name}.zarr"
+        subprocess.run(["gdal_translate", "-q", "-of", "Zarr3", *co, "-co", "ARRAY_NAME=data",
+                        str(d / f"src{nb}.tif"), str(store)], env=env, check=True, timeout=120)
+        out[name] = store
+    return out
+
+
+@pytest.mark.parametrize("uri", [False, True], ids=["path", "ZARR3-name"])
+@pytest.mark.parametrize("name", list(STORES))
+def test_open_rasterio_bands_crs_values(stores, name, uri):
+    nb = STORES[name][0]
+    store = stores[name]
+    src = f'ZARR3:"{store}":/data' if uri else str(store)
+    # The dataset that is one raster lists no subdatasets: the cause of the RecursionError.
+    assert gdal.Open(src).GetSubDatasets() == []
+    with rioxarray.open_rasterio(src) as da:
+        assert isinstance(da, xarray.DataArray), type(da)
+        assert da.dims == ("band", "y", "x") and da.shape == (nb, H, W)
+        assert list(da["band"].values) == list(range(1, nb + 1))
+        assert da.dtype == np.float32
+        assert da.rio.crs.to_epsg() == EPSG
+        assert tuple(da.rio.transform().to_gdal()) == GT
+        assert da.rio.nodata == NODATA
+        # Cell-centre coordinates from the geotransform.
+        assert np.allclose(da["x"].values, GT[0] + (np.arange(W) + 0.5) * GT[1])
+        assert np.allclose(da["y"].values, GT[3] + (np.arange(H) + 0.5) * GT[5])
+        exp = pattern(nb)
+        assert np.array_equal(da.values, exp)
+        # A window through xarray indexing (crosses chunk and shard edges of the rect stores).
+        assert np.array_equal(da.isel(y=slice(101, 161), x=slice(37, 167)).values, exp[:, 101:161, 37:167])
+    with rioxarray.open_rasterio(src, masked=True) as m:
+        assert int(np.isnan(m.values).sum()) == 20 * 30
+        assert np.isnan(m.values[-1, 100:120, 10:40]).all()
+
+
+def test_open_rasterio_two_variable_store_is_a_dataset(tmp_path):
+    """Two data arrays sharing y/x coordinates: a Dataset of a and b (no x, y, spatial_ref)."""
+    store = tmp_path / "two.zarr"
+    ds = gdal.GetDriverByName("Zarr3").CreateMultiDimensional(str(store))
+    rg = ds.GetRootGroup()
+    dy = rg.CreateDimension("y", gdal.DIM_TYPE_HORIZONTAL_Y, None, 20)
+    dx = rg.CreateDimension("x", gdal.DIM_TYPE_HORIZONTAL_X, None, 30)
+    f64 = gdal.ExtendedDataType.Create(gdal.GDT_Float64)
+    xv = rg.CreateMDArray("x", [dx], f64)
+    xv.Write(1000.0 + 10.0 * np.arange(30) + 5.0)
+    yv = rg.CreateMDArray("y", [dy], f64)
+    yv.Write(2000.0 - 10.0 * np.arange(20) - 5.0)
+    dx.SetIndexingVariable(xv)
+    dy.SetIndexingVariable(yv)
+    srs = osr.SpatialReference()
+    srs.ImportFromEPSG(EPSG)
+    values = {n: (np.arange(600).reshape(20, 30) + 1000 * i).astype(np.float32) for i, n in enumerate("ab")}
+    for n, v in values.items():
+        a = rg.CreateMDArray(n, [dy, dx], gdal.ExtendedDataType.Create(gdal.GDT_Float32))
+        a.Write(v)
+        a.SetSpatialRef(srs)
+    a = xv = yv = rg = ds = None
+
+    subs = [s[0] for s in gdal.Open(str(store)).GetSubDatasets()]
+    assert subs == [f'ZARR3:"{store}":/a', f'ZARR3:"{store}":/b']
+    r = rioxarray.open_rasterio(str(store))
+    try:
+        assert isinstance(r, xarray.Dataset), type(r)
+        assert sorted(r.data_vars) == ["a", "b"]
+        for n, v in values.items():
+            assert r[n].shape == (1, 20, 30)
+            assert np.array_equal(r[n].values[0], v)
+            assert r[n].rio.crs.to_epsg() == EPSG
+            assert tuple(r[n].rio.transform().to_gdal()) == (1000.0, 10.0, 0.0, 2000.0, 0.0, -10.0)
+    finally:
+        r.close()

@@ -3,8 +3,11 @@
 
 #include "json_int.hpp"
 #include "json_text.hpp"
+#include "metadata_detail.hpp"
+#include "zarr3/sharding.hpp"
 
 #include <algorithm>
+#include <numeric>
 
 namespace zarr3 {
 namespace {
@@ -96,25 +99,103 @@ ChunkSpec ArrayMetadata::chunk_spec_for_shape(const Shape& s) const {
 
 namespace {
 
-ArrayMetadata parse_array(const json& j, const std::string& where, detail::EdgeLists* edges) {
-    if (node_type_of(j, where) != NodeType::Array)
-        fail(where, "node_type", "expected \"array\", got \"group\"");
-    ArrayMetadata m;
-    for (const auto& item : j.items()) {
-        static const char* known[] = {
-            "zarr_format",        "node_type",  "shape",  "data_type",  "chunk_grid",
-            "chunk_key_encoding", "fill_value", "codecs", "attributes", "storage_transformers",
-            "dimension_names"};
+std::vector<std::string> names_of(const CodecChain& chain) {
+    std::vector<std::string> names;
+    for (const auto& c : chain.array_to_array())
+        names.push_back(c->name());
+    names.push_back(chain.array_to_bytes().name());
+    for (const auto& c : chain.bytes_to_bytes())
+        names.push_back(c->name());
+    return names;
+}
+
+// Array axis behind each axis the array->bytes codec sees: a probe shape of
+// distinct edges (1, 2, ...) goes through the array->array codecs, and the
+// edge found at position k names the array axis there. Identity when the
+// codecs do not permute axes (none of the known ones does anything else).
+std::vector<size_t> array_axis_of_encoded_axis(const CodecChain& chain, const DataType& dtype,
+                                               const Bytes& fill, size_t rank) {
+    std::vector<size_t> identity(rank);
+    std::iota(identity.begin(), identity.end(), size_t{0});
+    if (chain.array_to_array().empty()) return identity;
+    ChunkSpec probe{Shape(rank), dtype, fill};
+    for (size_t i = 0; i < rank; ++i)
+        probe.shape[i] = i + 1;
+    try {
+        for (const auto& c : chain.array_to_array())
+            probe = c->encoded_spec(probe);
+    } catch (const Error&) {
+        return identity;
+    }
+    if (probe.shape.size() != rank) return identity;
+    std::vector<size_t> axis(rank);
+    std::vector<bool> seen(rank, false);
+    for (size_t k = 0; k < rank; ++k) {
+        const uint64_t e = probe.shape[k];
+        if (e < 1 || e > rank || seen[e - 1]) return identity;
+        seen[e - 1] = true;
+        axis[k] = static_cast<size_t>(e - 1);
+    }
+    return axis;
+}
+
+} // namespace
+
+std::vector<std::string> ArrayMetadata::codec_names() const {
+    return names_of(codecs);
+}
+
+std::optional<ShardLayout> ArrayMetadata::shard_layout() const {
+    const auto* sharding = dynamic_cast<const ShardingCodec*>(&codecs.array_to_bytes());
+    if (!sharding) return std::nullopt;
+    ShardLayout layout;
+    const Shape& inner = sharding->inner_chunk_shape();
+    const auto axis = array_axis_of_encoded_axis(codecs, dtype, fill_value, inner.size());
+    layout.inner_chunk_shape.assign(inner.size(), 0);
+    for (size_t k = 0; k < inner.size(); ++k)
+        layout.inner_chunk_shape[axis[k]] = inner[k];
+    layout.index_at_end = sharding->index_location() == ShardingCodec::IndexLocation::End;
+    layout.inner_codec_names = names_of(sharding->inner_codecs());
+    // The index codecs have no accessor: their names come from the codec's
+    // own serialisation (normalised by the parsed codecs, not as written).
+    const json cfg = sharding->to_json().value("configuration", json::object());
+    for (const auto& c : cfg.value("index_codecs", json::array()))
+        if (c.is_object() && c.contains("name") && c["name"].is_string())
+            layout.index_codec_names.push_back(c["name"].get<std::string>());
+    layout.inner_chunk_shape_json = json(inner);
+    return layout;
+}
+
+Shape ArrayMetadata::read_block_shape() const {
+    if (const auto layout = shard_layout()) {
+        Shape s = layout->inner_chunk_shape;
+        for (auto& e : s)
+            e = std::max<uint64_t>(1, e);
+        return s;
+    }
+    Shape s(rank(), 1);
+    for (size_t i = 0; i < rank(); ++i) {
+        const AxisPartition& a = grid.axis(i);
+        if (a.num_chunks() > 0) s[i] = std::max<uint64_t>(1, a.most_common_edge());
+    }
+    return s;
+}
+
+namespace {
+
+void check_array_members(const json& j, ArrayMetadata& m, const std::string& where) {
+    static const char* known[] = {
+        "zarr_format",        "node_type",  "shape",  "data_type",  "chunk_grid",
+        "chunk_key_encoding", "fill_value", "codecs", "attributes", "storage_transformers",
+        "dimension_names"};
+    for (const auto& item : j.items())
         if (std::find_if(std::begin(known), std::end(known),
                          [&](const char* k) { return item.key() == k; }) == std::end(known))
             check_unknown_member(item.key(), item.value(), m.extra_members, where);
-    }
+}
 
-    m.shape = parse_shape(require(j, "shape", where), where);
-    m.dtype = parse_data_type(require(j, "data_type", where), where);
-    m.grid = detail::parse_chunk_grid(require(j, "chunk_grid", where), m.shape, where, edges);
-    m.key_encoding = ChunkKeyEncoding::parse(require(j, "chunk_key_encoding", where), where);
-    if (const auto& fv = require(j, "fill_value", where); fv.is_null()) {
+void parse_fill(const json& fv, ArrayMetadata& m, const std::string& where) {
+    if (fv.is_null()) {
         // Written by GDAL's own Zarr driver (3.8 and later) for arrays
         // without nodata: missing chunks read as zero, no nodata value.
         m.fill_value.assign(m.dtype.size, 0);
@@ -122,7 +203,32 @@ ArrayMetadata parse_array(const json& j, const std::string& where, detail::EdgeL
     } else {
         m.fill_value = parse_fill_value(fv, m.dtype, where);
     }
+}
 
+std::vector<std::optional<std::string>> parse_dimension_names(const json& names, size_t rank,
+                                                              const std::string& where) {
+    if (!names.is_array())
+        fail(where, "dimension_names", "expected a list, got " + dump_short(names));
+    if (names.size() != rank)
+        fail(where, "dimension_names",
+             "has " + std::to_string(names.size()) + " entries, expected one per axis (" +
+                 std::to_string(rank) + ")");
+    std::vector<std::optional<std::string>> out;
+    for (size_t i = 0; i < names.size(); ++i) {
+        const json& n = names[i];
+        if (n.is_null())
+            out.emplace_back(std::nullopt);
+        else if (n.is_string())
+            out.emplace_back(n.get<std::string>());
+        else
+            fail(where, "dimension_names[" + std::to_string(i) + "]",
+                 "expected a string or null, got " + dump_short(n));
+    }
+    return out;
+}
+
+// attributes, storage_transformers (refused unless empty), dimension_names.
+void parse_optional_members(const json& j, ArrayMetadata& m, const std::string& where) {
     if (const auto it = j.find("attributes"); it != j.end()) {
         if (!it->is_object())
             fail(where, "attributes", "expected an object, got " + dump_short(*it));
@@ -134,26 +240,39 @@ ArrayMetadata parse_array(const json& j, const std::string& where, detail::EdgeL
                  "storage transformers are not supported (expected absent or []), got " +
                      dump_short(*it));
     }
-    if (const auto it = j.find("dimension_names"); it != j.end() && !it->is_null()) {
-        if (!it->is_array())
-            fail(where, "dimension_names", "expected a list, got " + dump_short(*it));
-        if (it->size() != m.rank())
-            fail(where, "dimension_names",
-                 "has " + std::to_string(it->size()) + " entries, expected one per axis (" +
-                     std::to_string(m.rank()) + ")");
-        for (size_t i = 0; i < it->size(); ++i) {
-            const json& n = (*it)[i];
-            if (n.is_null())
-                m.dimension_names.emplace_back(std::nullopt);
-            else if (n.is_string())
-                m.dimension_names.emplace_back(n.get<std::string>());
-            else
-                fail(where, "dimension_names[" + std::to_string(i) + "]",
-                     "expected a string or null, got " + dump_short(n));
-        }
-    }
+    if (const auto it = j.find("dimension_names"); it != j.end() && !it->is_null())
+        m.dimension_names = parse_dimension_names(*it, m.rank(), where);
+}
 
-    // The largest chunk (shard) must stay decodable.
+ArrayMetadata parse_array(const json& j, const std::string& where, detail::EdgeLists* edges) {
+    if (node_type_of(j, where) != NodeType::Array)
+        fail(where, "node_type", "expected \"array\", got \"group\"");
+    ArrayMetadata m;
+    check_array_members(j, m, where);
+    m.shape = parse_shape(require(j, "shape", where), where);
+    m.dtype = parse_data_type(require(j, "data_type", where), where);
+    m.grid = detail::parse_chunk_grid(require(j, "chunk_grid", where), m.shape, where, edges);
+    m.key_encoding = ChunkKeyEncoding::parse(require(j, "chunk_key_encoding", where), where);
+    parse_fill(require(j, "fill_value", where), m, where);
+    parse_optional_members(j, m, where);
+    detail::check_largest_chunk(m, where);
+
+    // GDAL 3.8-3.10 write uncompressed v3 arrays without a "codecs" member:
+    // read those as little-endian bytes, with a warning (an empty list is
+    // still refused).
+    static const json kLittleEndianBytes =
+        json::array({{{"name", "bytes"}, {"configuration", {{"endian", "little"}}}}});
+    const bool no_codecs = !j.contains("codecs");
+    if (no_codecs)
+        m.warnings.push_back(where + ": no codecs member (as GDAL 3.8-3.10 write); reading as "
+                                     "little-endian bytes");
+    detail::set_codecs(m, no_codecs ? kLittleEndianBytes : j["codecs"], where);
+    return m;
+}
+
+} // namespace
+
+void detail::check_largest_chunk(const ArrayMetadata& m, const std::string& where) {
     Shape max_chunk;
     for (size_t i = 0; i < m.rank(); ++i)
         max_chunk.push_back(m.grid.axis(i).max_edge());
@@ -169,17 +288,9 @@ ArrayMetadata parse_array(const json& j, const std::string& where, detail::EdgeL
     } catch (const Error& e) {
         fail(where, "chunk_grid", e.what());
     }
+}
 
-    // GDAL 3.8-3.10 write uncompressed v3 arrays without a "codecs" member:
-    // read those as little-endian bytes, with a warning (an empty list is
-    // still refused).
-    static const json kLittleEndianBytes =
-        json::array({{{"name", "bytes"}, {"configuration", {{"endian", "little"}}}}});
-    const bool no_codecs = !j.contains("codecs");
-    if (no_codecs)
-        m.warnings.push_back(where + ": no codecs member (as GDAL 3.8-3.10 write); reading as "
-                                     "little-endian bytes");
-    const json& codecs = no_codecs ? kLittleEndianBytes : j["codecs"];
+void detail::set_codecs(ArrayMetadata& m, const json& codecs, const std::string& where) {
     if (!codecs.is_array() || codecs.empty())
         fail(where, "codecs", "expected a non-empty list of codecs, got " + dump_short(codecs));
     m.codecs_json = json::array();
@@ -200,10 +311,7 @@ ArrayMetadata parse_array(const json& j, const std::string& where, detail::EdgeL
     }
     m.codecs = CodecChain::parse(m.codecs_json, m.chunk_spec_for_shape(first), where, &m.warnings);
     m.codecs.validate_grid(m.grid, where);
-    return m;
 }
-
-} // namespace
 
 ArrayMetadata parse_array_metadata(const json& j, const std::string& where) {
     return parse_array(j, where, nullptr);

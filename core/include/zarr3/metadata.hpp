@@ -12,6 +12,19 @@
 
 namespace zarr3 {
 
+// How a sharded array lays out its shards (the sharding_indexed codec).
+struct ShardLayout {
+    // Inner chunk shape in array axis order: mapped back through any
+    // array->array codec (transpose) that comes before sharding_indexed.
+    Shape inner_chunk_shape;
+    bool index_at_end = true;
+    std::vector<std::string> inner_codec_names; // codecs inside each inner chunk, in order
+    std::vector<std::string> index_codec_names; // codecs of the shard index, in order
+    // The codec's "chunk_shape" as configured (the codec's own axis order,
+    // which differs from inner_chunk_shape after a transpose).
+    nlohmann::json inner_chunk_shape_json;
+};
+
 struct ArrayMetadata {
     Shape shape;
     DataType dtype;
@@ -34,6 +47,18 @@ struct ArrayMetadata {
     // Spec of chunk `idx` (full edges).
     ChunkSpec chunk_spec(const std::vector<uint64_t>& idx) const;
     ChunkSpec chunk_spec_for_shape(const Shape& s) const;
+
+    // Layout questions answered from the parsed codec chain (never the raw
+    // JSON), so a transpose before sharding is handled.
+    // Names of the top-level codecs in order (array->array, array->bytes,
+    // bytes->bytes; includes the bytes codec added for lists without one).
+    std::vector<std::string> codec_names() const;
+    // The shard layout when the array->bytes codec is sharding_indexed.
+    std::optional<ShardLayout> shard_layout() const;
+    // The natural block for reads: the inner chunk shape when sharded, else
+    // per axis the grid's most common chunk edge (1 for an axis without
+    // chunks); every edge >= 1.
+    Shape read_block_shape() const;
 };
 
 struct GroupMetadata {

@@ -266,21 +266,23 @@ struct Piece {
 };
 
 std::string describe(const zarr3::ByteRange& r) {
-    return r.suffix ? "last " + std::to_string(r.length) + " bytes"
-                    : "byte range " + std::to_string(r.offset) + "+" + std::to_string(r.length);
+    return zarr3::is_suffix(r) ? "last " + std::to_string(zarr3::range_length(r)) + " bytes"
+                               : "byte range " + zarr3::range_text(r);
 }
 
 // Cuts `want` out of the pieces; FormatError when the object is too short.
 zarr3::Bytes cut(const std::vector<Piece>& pieces, const zarr3::ByteRange& want,
                  std::optional<uint64_t> total, const std::string& path) {
-    if (want.suffix && !total)
+    const auto* from_start = std::get_if<zarr3::RangeFromStart>(&want);
+    if (!from_start && !total)
         throw HttpDirect::Unusable(path + ": no object size for a suffix range");
-    const uint64_t off = total ? zarr3::range_start(want, *total, path) : want.offset;
-    const uint64_t end = zarr3::checked_add(off, want.length, path + " byte range");
+    const uint64_t off = total ? zarr3::range_start(want, *total, path) : from_start->offset;
+    const uint64_t length = zarr3::range_length(want);
+    const uint64_t end = zarr3::checked_add(off, length, path + " byte range");
     for (const auto& p : pieces)
         if (p.first <= off && end <= p.first + p.data.size()) {
-            const auto s = p.data.subspan(static_cast<size_t>(off - p.first),
-                                          static_cast<size_t>(want.length));
+            const auto s =
+                p.data.subspan(static_cast<size_t>(off - p.first), static_cast<size_t>(length));
             return zarr3::Bytes(s.begin(), s.end());
         }
     throw HttpDirect::Unusable(path + ": the server did not send the " + describe(want));
@@ -353,8 +355,10 @@ std::vector<Piece> pieces_of(const Response& r, const std::string& path,
 constexpr uint64_t kWholeObjectCap = 64ull << 20;
 
 std::string range_spec(const zarr3::ByteRange& r) {
-    if (r.suffix) return "-" + std::to_string(r.length);
-    return std::to_string(r.offset) + "-" + std::to_string(r.offset + r.length - 1);
+    if (const auto* sfx = std::get_if<zarr3::RangeSuffix>(&r))
+        return "-" + std::to_string(sfx->length);
+    const auto& fs = std::get<zarr3::RangeFromStart>(r);
+    return std::to_string(fs.offset) + "-" + std::to_string(fs.offset + fs.length - 1);
 }
 
 // One request for one range; nullopt when the object is absent.
@@ -362,8 +366,8 @@ std::optional<zarr3::Bytes> fetch_range(const std::string& url, const RequestSet
                                         const std::string& path, const zarr3::ByteRange& want,
                                         std::optional<uint64_t>& total,
                                         zarr3::ObjectVersion& version) {
-    const Response r =
-        fetch(url, setup, range_spec(want), std::max<uint64_t>(want.length, kWholeObjectCap));
+    const Response r = fetch(url, setup, range_spec(want),
+                             std::max<uint64_t>(zarr3::range_length(want), kWholeObjectCap));
     if (absent(r)) return std::nullopt;
     if (r.status == 416) { // nothing of the range exists
         const auto cr = parse_content_range(r.content_range);
@@ -450,7 +454,7 @@ HttpDirect::get_ranges(const std::string& path, const std::vector<zarr3::ByteRan
     if (version) *version = {};
     std::vector<size_t> todo; // non-empty ranges
     for (size_t i = 0; i < ranges.size(); ++i)
-        if (ranges[i].length > 0) todo.push_back(i);
+        if (zarr3::range_length(ranges[i]) > 0) todo.push_back(i);
     std::vector<zarr3::Bytes> out(ranges.size());
     if (todo.empty()) { // nothing to read: the answer is whether it exists
         total = size(path, version);
@@ -460,15 +464,15 @@ HttpDirect::get_ranges(const std::string& path, const std::vector<zarr3::ByteRan
     const std::string url = url_of(path);
     const RequestSetup setup = setup_for(path);
     const std::string mode = CPLGetConfigOption("GDAL_HTTP_MULTIRANGE", "PARALLEL");
-    const bool any_suffix =
-        std::any_of(todo.begin(), todo.end(), [&](size_t i) { return ranges[i].suffix; });
+    const bool any_suffix = std::any_of(todo.begin(), todo.end(),
+                                        [&](size_t i) { return zarr3::is_suffix(ranges[i]); });
 
     if (todo.size() > 1 && EQUAL(mode.c_str(), "SINGLE_GET") && !any_suffix) {
         std::string spec;
         uint64_t sum = 0;
         for (size_t i : todo) {
             spec += (spec.empty() ? "" : ",") + range_spec(ranges[i]);
-            sum = zarr3::checked_add(sum, ranges[i].length, path + " byte ranges");
+            sum = zarr3::checked_add(sum, zarr3::range_length(ranges[i]), path + " byte ranges");
         }
         // Room for the part headers of a multipart answer.
         const uint64_t cap =

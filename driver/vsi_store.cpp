@@ -90,33 +90,6 @@ VSIFilePtr open_read(const std::string& path, bool remote) {
     throw zarr3::Error(path + ": cannot read: " + msg);
 }
 
-// This host's name as it appears in temporary file names ([A-Za-z0-9-]).
-const std::string& host_tag() {
-    static const std::string tag = [] {
-        char buf[256] = {};
-        std::string t;
-        if (gethostname(buf, sizeof(buf) - 1) == 0)
-            for (const char* c = buf; *c && t.size() < 32; ++c)
-                if (std::isalnum(static_cast<unsigned char>(*c)) || *c == '-') t += *c;
-        return t.empty() ? std::string("host") : t;
-    }();
-    return tag;
-}
-
-// The pid of a temporary file name "<name>.tmp.<host>.<pid>.<n>" written on
-// this host, or 0.
-long temp_file_pid(const std::string& name) {
-    const std::string marker = ".tmp." + host_tag() + ".";
-    const size_t at = name.rfind(marker);
-    if (at == std::string::npos) return 0;
-    const std::string rest = name.substr(at + marker.size());
-    const size_t dot = rest.find('.');
-    if (dot == 0 || dot == std::string::npos || dot > 10 || dot + 1 == rest.size()) return 0;
-    for (size_t i = 0; i < rest.size(); ++i)
-        if (i != dot && !std::isdigit(static_cast<unsigned char>(rest[i]))) return 0;
-    return std::stol(rest.substr(0, dot));
-}
-
 } // namespace
 
 void VSIStore::sweep_stale_temp_files(const std::string& dir) {
@@ -127,7 +100,7 @@ void VSIStore::sweep_stale_temp_files(const std::string& dir) {
     }
     const CPLStringList names(VSIReadDir(dir.c_str()));
     for (int i = 0; i < names.size(); ++i) {
-        const long pid = temp_file_pid(names[i]);
+        const long pid = zarr3::temp_file_pid(names[i]);
         if (pid <= 0 || pid == static_cast<long>(getpid())) continue;
         // Only a writer that no longer exists: never a file being written.
         if (kill(static_cast<pid_t>(pid), 0) == 0 || errno != ESRCH) continue;
@@ -312,8 +285,9 @@ VSIStore::get_ranges_versioned(const std::string& key, const std::vector<zarr3::
     version = {};
     const std::string path = path_of(key);
     for (const auto& r : ranges)
-        if (r.length > zarr3::kMaxChunkBytes)
-            throw zarr3::FormatError(path + ": byte range of " + std::to_string(r.length) +
+        if (zarr3::range_length(r) > zarr3::kMaxChunkBytes)
+            throw zarr3::FormatError(path + ": byte range of " +
+                                     std::to_string(zarr3::range_length(r)) +
                                      " bytes exceeds the limit");
     std::optional<std::vector<zarr3::Bytes>> direct;
     if (try_direct([&](HttpDirect& h) { direct = h.get_ranges(path, ranges, total, &version); }))
@@ -331,10 +305,10 @@ VSIStore::get_ranges_versioned(const std::string& key, const std::vector<zarr3::
     for (size_t i = 0; i < ranges.size(); ++i) {
         const auto& r = ranges[i];
         offsets[i] = zarr3::range_start(r, n, path);
-        out[i].resize(static_cast<size_t>(r.length));
+        out[i].resize(static_cast<size_t>(zarr3::range_length(r)));
     }
     if (ranges.size() == 1) {
-        read_exact(fp.get(), offsets[0], out[0].data(), ranges[0].length, path);
+        read_exact(fp.get(), offsets[0], out[0].data(), out[0].size(), path);
         version = stat_version(path, fp.get());
         return out;
     }
@@ -344,10 +318,10 @@ VSIStore::get_ranges_versioned(const std::string& key, const std::vector<zarr3::
     std::vector<vsi_l_offset> offs;
     std::vector<size_t> sizes;
     for (size_t i = 0; i < ranges.size(); ++i) {
-        if (ranges[i].length == 0) continue;
+        if (out[i].empty()) continue;
         ptrs.push_back(out[i].data());
         offs.push_back(static_cast<vsi_l_offset>(offsets[i]));
-        sizes.push_back(static_cast<size_t>(ranges[i].length));
+        sizes.push_back(out[i].size());
     }
     if (!ptrs.empty() && VSIFReadMultiRangeL(static_cast<int>(ptrs.size()), ptrs.data(),
                                              offs.data(), sizes.data(), fp.get()) != 0)
@@ -390,21 +364,17 @@ std::string os_error(int err) {
 }
 } // namespace
 
-void VSIStore::write_file(const std::string& path, zarr3::ByteView value,
-                          const std::string& target) const {
+std::string VSIStore::write_file(const std::string& path, zarr3::ByteView value) {
     errno = 0;
     VSIErrorReset();
     VSIFilePtr fp(VSIFOpenExL(path.c_str(), "wb", TRUE));
-    if (!fp)
-        throw zarr3::Error(target + ": cannot create " + CPLGetFilename(path.c_str()) + " (" +
-                           os_error(errno) + ")");
+    if (!fp) return os_error(errno);
     errno = 0;
     if (!value.empty() && VSIFWriteL(value.data(), 1, value.size(), fp.get()) != value.size())
-        throw zarr3::Error(target + ": write failed (" + os_error(errno) + ")");
+        return os_error(errno);
     errno = 0;
-    VSILFILE* raw = fp.release();
-    if (VSIFCloseL(raw) != 0)
-        throw zarr3::Error(target + ": write failed (" + os_error(errno) + ")");
+    if (VSIFCloseL(fp.release()) != 0) return os_error(errno);
+    return {};
 }
 
 void VSIStore::put(const std::string& key, zarr3::ByteView value) {
@@ -425,34 +395,27 @@ void VSIStore::put(const std::string& key, zarr3::ByteView value) {
         if (VSIStatL(dir.c_str(), &st) != 0) VSIMkdirRecursive(dir.c_str(), 0755);
     }
     sweep_stale_temp_files(dir.empty() ? root_ : dir);
-    const std::string tmp = path + ".tmp." + host_tag() + "." +
-                            std::to_string(static_cast<long>(getpid())) + "." +
-                            std::to_string(counter_.fetch_add(1));
     // Object stores cannot rename (and a PUT is atomic there): write the
     // object directly when the rename is refused. Never on local files.
     const bool may_write_directly = !IsPosixPath(root_) && !STARTS_WITH(root_.c_str(), "/vsimem/");
-    std::string failure;
-    {
-        CPLErrorStateBackuper keep_state;
-        CPLErrorHandlerPusher quiet(CPLQuietErrorHandler);
-        try {
-            write_file(tmp, value, path);
+    static const zarr3::AtomicWriteOps ops{
+        &VSIStore::write_file,
+        [](const std::string& from, const std::string& to) -> std::string {
             errno = 0;
             VSIErrorReset();
-            if (VSIRename(tmp.c_str(), path.c_str()) != 0)
-                failure = path + ": cannot rename " + CPLGetFilename(tmp.c_str()) +
-                          " into place (" + os_error(errno) + ")";
-        } catch (const zarr3::Error& e) {
-            failure = e.what();
-        }
-        if (!failure.empty()) VSIUnlink(tmp.c_str());
+            if (VSIRename(from.c_str(), to.c_str()) != 0) return os_error(errno);
+            return {};
+        },
+        [](const std::string& tmp) { VSIUnlink(tmp.c_str()); }};
+    try {
+        CPLErrorStateBackuper keep_state;
+        CPLErrorHandlerPusher quiet(CPLQuietErrorHandler);
+        zarr3::write_atomically(path, value, ops);
+    } catch (const zarr3::Error&) {
+        if (!may_write_directly) throw;
+        if (const std::string err = write_file(path, value); !err.empty())
+            throw zarr3::Error(path + ": write failed (" + err + ")");
     }
-    if (failure.empty()) return;
-    if (may_write_directly) {
-        write_file(path, value, path);
-        return;
-    }
-    throw zarr3::Error(failure + "; the old value is kept");
 }
 
 void VSIStore::erase(const std::string& key) {

@@ -65,7 +65,8 @@ class VSIStore : public zarr3::Store {
     std::optional<std::vector<zarr3::Bytes>>
     get_ranges_versioned(const std::string& key, const std::vector<zarr3::ByteRange>& ranges,
                          std::optional<uint64_t>& total, zarr3::ObjectVersion& version) override;
-    // Writes "<key>.tmp.<host>.<pid>.<n>" then renames it into place. On
+    // Writes "<key>.tmp.<host>.<pid>.<n>" then renames it into place
+    // (zarr3::write_atomically, shared with FileStore). On
     // local and /vsimem/ stores a failure (full disk, read-only file system,
     // no permission) removes the temporary file, keeps the old value and
     // throws zarr3::Error naming the file with the OS error text; only
@@ -85,8 +86,8 @@ class VSIStore : public zarr3::Store {
     std::string path_of(const std::string& key) const;
 
   private:
-    void write_file(const std::string& path, zarr3::ByteView value,
-                    const std::string& target) const;
+    // Creates and writes the whole file `path`; "" or the OS error text.
+    static std::string write_file(const std::string& path, zarr3::ByteView value);
     std::string root_;
     bool writable_;
     bool remote_;
@@ -124,7 +125,6 @@ class VSIStore : public zarr3::Store {
     std::mutex meta_mu_;
     std::map<std::string, MetaEntry> meta_;
     uint64_t meta_bytes_ = 0;
-    std::atomic<uint64_t> counter_{0};
 };
 
 } // namespace zarr3drv

@@ -61,7 +61,7 @@ std::shared_ptr<Array> Array::open(std::shared_ptr<Store> store, const std::stri
     const std::string key = join_key(path, "zarr.json");
     const std::string where = store->uri() + "/" + key;
     const auto bytes = store->get_bounded(key, kMaxMetadataBytes);
-    if (!bytes) throw Error(where + ": not found");
+    if (!bytes) throw NotFound(where + ": not found");
     // One pass: rectilinear edge lists go straight into runs (no JSON tree).
     auto node = parse_node_metadata_text(
         std::string_view(reinterpret_cast<const char*>(bytes->data()), bytes->size()), where);
@@ -392,7 +392,7 @@ void Array::append_edge(size_t axis, uint64_t n) {
 std::shared_ptr<Group> Group::open(std::shared_ptr<Store> store, const std::string& path) {
     const std::string where = store->uri() + "/" + join_key(path, "zarr.json");
     auto j = read_node_json(*store, path);
-    if (!j) throw Error(where + ": not found");
+    if (!j) throw NotFound(where + ": not found");
     if (node_type_of(*j, where) != NodeType::Group)
         throw FormatError(where + ": node_type is 'array', expected a group");
     return std::shared_ptr<Group>(
@@ -437,12 +437,12 @@ void Group::scan_children() const {
     }
     for (const auto& name : store_->list_dir(path_)) {
         if (name == "zarr.json" || name.empty() || name[0] == '.') continue;
+        if (!is_valid_key(name)) continue; // no key can name it: not a node
         std::optional<nlohmann::json> j;
         try {
-            validate_key(name);
             j = read_node_json(*store_, join_key(path_, name));
         } catch (const Error&) {
-            continue; // not a node (or unreadable): skip while listing
+            continue; // an unreadable or broken child document: skipped while listing
         }
         if (!j || !j->is_object() || !j->contains("node_type")) continue;
         const auto& nt = (*j)["node_type"];

@@ -29,14 +29,15 @@ std::optional<std::vector<Bytes>> MemoryByteSource::read_ranges(const std::vecto
     out.reserve(r.size());
     const uint64_t size = data_.size();
     for (const auto& br : r) {
-        uint64_t off = br.suffix ? size - std::min(size, br.length) : br.offset;
-        if (br.suffix ? br.length > size
-                      : checked_add(br.offset, br.length, "byte range end") > size)
-            throw FormatError(what_ + ": byte range " + std::to_string(br.offset) + "+" +
-                              std::to_string(br.length) + (br.suffix ? " (suffix)" : "") +
+        const uint64_t len = range_length(br);
+        const auto* fs = std::get_if<RangeFromStart>(&br);
+        if (fs ? checked_add(fs->offset, len, "byte range end") > size : len > size)
+            throw FormatError(what_ + ": byte range " + std::to_string(fs ? fs->offset : 0) + "+" +
+                              std::to_string(len) + (fs ? "" : " (suffix)") +
                               " reaches past the end of the " + std::to_string(size) +
                               "-byte value");
-        out.emplace_back(data_.begin() + off, data_.begin() + off + br.length);
+        const uint64_t off = fs ? fs->offset : size - len;
+        out.emplace_back(data_.begin() + off, data_.begin() + off + len);
     }
     return out;
 }

@@ -106,14 +106,14 @@ std::vector<ByteRange> coalesce_ranges(const std::vector<WantedRange>& wanted, u
         const WantedRange& w = wanted[i];
         const uint64_t end = w.offset + w.nbytes; // validated: no overflow
         if (!out.empty() && (w.offset <= cur_end || w.offset - cur_end <= gap)) {
-            ByteRange& r = out.back();
+            auto& r = std::get<RangeFromStart>(out.back());
             cur_end = std::max(cur_end, end);
             r.length = cur_end - r.offset;
         } else {
-            out.push_back(ByteRange{w.offset, w.nbytes, false});
+            out.emplace_back(RangeFromStart{w.offset, w.nbytes});
             cur_end = end;
         }
-        (*placement)[i] = {out.size() - 1, w.offset - out.back().offset};
+        (*placement)[i] = {out.size() - 1, w.offset - std::get<RangeFromStart>(out.back()).offset};
     }
     return out;
 }
@@ -226,8 +226,9 @@ bool ShardingCodec::read_partial(ByteSource& src, const ChunkSpec& spec, const R
     // The index from the store (one range request); nullptr when absent.
     // Cached only when the store tells its version.
     const uint64_t isz = index_size(cps);
-    const ByteRange index_range =
-        location_ == IndexLocation::End ? ByteRange{0, isz, true} : ByteRange{0, isz, false};
+    const ByteRange index_range = location_ == IndexLocation::End
+                                      ? ByteRange{RangeSuffix{isz}}
+                                      : ByteRange{RangeFromStart{0, isz}};
     auto fetch_index = [&]() -> std::shared_ptr<const ShardIndex> {
         std::optional<uint64_t> shard_size;
         ObjectVersion version;
@@ -278,12 +279,14 @@ bool ShardingCodec::read_partial(ByteSource& src, const ChunkSpec& spec, const R
                 throw FormatError("shard " + what + ": store returned " +
                                   std::to_string(got->size()) + " ranges for " +
                                   std::to_string(ranges.size()) + " requested");
-            for (size_t r = 0; r < ranges.size(); ++r)
-                if ((*got)[r].size() != ranges[r].length)
+            for (size_t r = 0; r < ranges.size(); ++r) {
+                const auto& fs = std::get<RangeFromStart>(ranges[r]);
+                if ((*got)[r].size() != fs.length)
                     throw FormatError("shard " + what + " is truncated: range at offset " +
-                                      std::to_string(ranges[r].offset) + " returned " +
+                                      std::to_string(fs.offset) + " returned " +
                                       std::to_string((*got)[r].size()) + " of " +
-                                      std::to_string(ranges[r].length) + " bytes");
+                                      std::to_string(fs.length) + " bytes");
+            }
             fetched = std::move(*got);
         }
         std::vector<std::optional<ByteView>> data(tasks.size());

@@ -15,15 +15,25 @@ namespace zarr3 {
 namespace fs = std::filesystem;
 
 uint64_t range_start(const ByteRange& r, uint64_t size, const std::string& where) {
-    if (r.suffix && r.length > size)
-        throw FormatError(where + ": byte range of " + std::to_string(r.length) +
-                          " bytes is larger than the file (" + std::to_string(size) + " bytes)");
-    const uint64_t off = r.suffix ? size - r.length : r.offset;
-    if (r.length > size || off > size - r.length)
-        throw FormatError(where + ": byte range " + std::to_string(off) + "+" +
-                          std::to_string(r.length) + " reaches past the end of the file (" +
+    if (const auto* sfx = std::get_if<RangeSuffix>(&r)) {
+        if (sfx->length > size)
+            throw FormatError(where + ": byte range of " + std::to_string(sfx->length) +
+                              " bytes is larger than the file (" + std::to_string(size) +
+                              " bytes)");
+        return size - sfx->length;
+    }
+    const auto& fs = std::get<RangeFromStart>(r);
+    if (fs.length > size || fs.offset > size - fs.length)
+        throw FormatError(where + ": byte range " + std::to_string(fs.offset) + "+" +
+                          std::to_string(fs.length) + " reaches past the end of the file (" +
                           std::to_string(size) + " bytes)");
-    return off;
+    return fs.offset;
+}
+
+std::string range_text(const ByteRange& r) {
+    if (const auto* sfx = std::get_if<RangeSuffix>(&r)) return "-" + std::to_string(sfx->length);
+    const auto& fs = std::get<RangeFromStart>(r);
+    return std::to_string(fs.offset) + "+" + std::to_string(fs.length);
 }
 
 void throw_too_large(const std::string& where, uint64_t n, uint64_t limit) {
@@ -49,9 +59,18 @@ std::optional<std::vector<Bytes>> Store::get_ranges(const std::string& key,
     for (const auto& r : ranges) {
         const uint64_t off = range_start(r, all->size(), uri() + "/" + key);
         out.emplace_back(all->begin() + static_cast<ptrdiff_t>(off),
-                         all->begin() + static_cast<ptrdiff_t>(off + r.length));
+                         all->begin() + static_cast<ptrdiff_t>(off + range_length(r)));
     }
     return out;
+}
+
+bool is_valid_key(const std::string& key) {
+    try {
+        validate_key(key);
+        return true;
+    } catch (const Error&) {
+        return false;
+    }
 }
 
 void validate_key(const std::string& key) {
@@ -127,7 +146,7 @@ MemoryStore::get_ranges_versioned(const std::string& key, const std::vector<Byte
     for (const auto& r : ranges) {
         const uint64_t off = range_start(r, v.size(), uri_ + "/" + key);
         out.emplace_back(v.begin() + static_cast<ptrdiff_t>(off),
-                         v.begin() + static_cast<ptrdiff_t>(off + r.length));
+                         v.begin() + static_cast<ptrdiff_t>(off + range_length(r)));
     }
     total = v.size();
     version = memory_version(versions_[key]);
@@ -173,6 +192,38 @@ std::map<std::string, Bytes> MemoryStore::snapshot() const {
 }
 
 // ------------------------------------------------------------ FileStore
+namespace {
+// write_atomically's operations on local files (POSIX calls).
+const AtomicWriteOps& posix_write_ops() {
+    static const AtomicWriteOps ops{
+        [](const std::string& tmp, ByteView value) -> std::string {
+            const int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+            if (fd < 0) return std::strerror(errno);
+            const uint8_t* d = value.data();
+            size_t n = value.size();
+            while (n > 0) {
+                const ssize_t w = ::write(fd, d, n);
+                if (w < 0 && errno == EINTR) continue;
+                if (w <= 0) {
+                    const int err = w < 0 ? errno : ENOSPC;
+                    ::close(fd);
+                    return std::strerror(err);
+                }
+                d += w;
+                n -= static_cast<size_t>(w);
+            }
+            if (::close(fd) != 0) return std::strerror(errno);
+            return {};
+        },
+        [](const std::string& from, const std::string& to) -> std::string {
+            if (::rename(from.c_str(), to.c_str()) != 0) return std::strerror(errno);
+            return {};
+        },
+        [](const std::string& tmp) { ::unlink(tmp.c_str()); }};
+    return ops;
+}
+} // namespace
+
 FileStore::FileStore(std::string root, bool writable)
     : root_(std::move(root)), writable_(writable) {
     while (root_.size() > 1 && root_.back() == '/')
@@ -281,7 +332,7 @@ FileStore::get_ranges_versioned(const std::string& key, const std::vector<ByteRa
         out.reserve(ranges.size());
         for (const auto& r : ranges) {
             const uint64_t off = range_start(r, size, p);
-            Bytes b(r.length);
+            Bytes b(range_length(r));
             read_exact(f.fd, b.data(), b.size(), off, p);
             out.push_back(std::move(b));
         }
@@ -309,37 +360,7 @@ void FileStore::put(const std::string& key, ByteView value) {
     std::error_code ec;
     fs::create_directories(fs::path(p).parent_path(), ec);
     if (ec) throw Error(p + ": cannot create folder (" + ec.message() + ")");
-    static std::atomic<uint64_t> counter{0};
-    const std::string tmp =
-        p + ".tmp." + std::to_string(::getpid()) + "." + std::to_string(counter++);
-    // Never written in place: a failure removes the temporary file and
-    // leaves the old value as it was.
-    const auto fail = [&](const char* what, int err) {
-        ::unlink(tmp.c_str());
-        throw Error(p + ": " + what + " failed (" + std::strerror(err) +
-                    "); the old value is kept");
-    };
-    const int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
-    if (fd < 0) {
-        const int err = errno;
-        throw Error(p + ": cannot create the temporary file " + tmp + " (" + std::strerror(err) +
-                    ")");
-    }
-    const uint8_t* d = value.data();
-    size_t n = value.size();
-    while (n > 0) {
-        ssize_t w = ::write(fd, d, n);
-        if (w < 0 && errno == EINTR) continue;
-        if (w <= 0) {
-            const int err = w < 0 ? errno : ENOSPC;
-            ::close(fd);
-            fail("write", err);
-        }
-        d += w;
-        n -= static_cast<size_t>(w);
-    }
-    if (::close(fd) != 0) fail("write", errno);
-    if (::rename(tmp.c_str(), p.c_str()) != 0) fail("rename", errno);
+    write_atomically(p, value, posix_write_ops());
 }
 
 void FileStore::erase(const std::string& key) {
@@ -390,8 +411,7 @@ void CountingStore::count_ranges(const std::string& key, const std::vector<ByteR
     c_.ranges += ranges.size();
     std::string line = "ranges " + key;
     for (const auto& br : ranges)
-        line += br.suffix ? " -" + std::to_string(br.length)
-                          : " " + std::to_string(br.offset) + "+" + std::to_string(br.length);
+        line += " " + range_text(br);
     log_.push_back(line);
     if (r)
         for (const auto& b : *r)

@@ -142,7 +142,7 @@ TEST(CacheIdentity, FileAndMemoryStoreVersions) {
     f.store->put("a/c/0/0", make_shard(values(1), {0, 1, 2, 3}, 0));
     std::optional<uint64_t> total;
     ObjectVersion a, b, c, d;
-    ASSERT_TRUE(f.store->get_ranges_versioned("a/c/0/0", {{0, 4, false}}, total, a));
+    ASSERT_TRUE(f.store->get_ranges_versioned("a/c/0/0", {RangeFromStart{0, 4}}, total, a));
     ASSERT_TRUE(f.store->get_versioned("a/c/0/0", b));
     EXPECT_TRUE(a.known());
     EXPECT_EQ(a, b);
@@ -159,7 +159,7 @@ TEST(CacheIdentity, FileAndMemoryStoreVersions) {
     MemoryStore m;
     m.put("k", Bytes{1, 2, 3});
     ASSERT_TRUE(m.get_versioned("k", a));
-    ASSERT_TRUE(m.get_ranges_versioned("k", {{1, 1, false}}, total, b));
+    ASSERT_TRUE(m.get_ranges_versioned("k", {RangeFromStart{1, 1}}, total, b));
     EXPECT_TRUE(a.known());
     EXPECT_EQ(a, b);
     m.put("k", Bytes{1, 2, 3});

@@ -232,15 +232,19 @@ TEST(CodecChain, ReadRegion) {
 TEST(ByteSources, MemoryRangesAndSpecSizes) {
     Bytes data = random_bytes(100, 1);
     MemoryByteSource m(data, "m");
-    auto r = m.read_ranges({{10, 5, false}, {0, 3, true}, {0, 0, false}, {0, 100, false}});
+    auto r = m.read_ranges(
+        {RangeFromStart{10, 5}, RangeSuffix{3}, RangeFromStart{0, 0}, RangeFromStart{0, 100}});
     ASSERT_TRUE(r);
     EXPECT_EQ((*r)[0], Bytes(data.begin() + 10, data.begin() + 15));
     EXPECT_EQ((*r)[1], Bytes(data.end() - 3, data.end()));
     EXPECT_TRUE((*r)[2].empty());
     EXPECT_EQ((*r)[3], data);
-    EXPECT_NE(error_of([&] { m.read_ranges({{98, 5, false}}); }).find("m"), std::string::npos);
-    EXPECT_NE(error_of([&] { m.read_ranges({{0, 101, true}}); }).find("m"), std::string::npos);
-    EXPECT_NE(error_of([&] { m.read_ranges({{~0ull, 2, false}}); }), "NO ERROR");
+    EXPECT_NE(error_of([&] {
+                  m.read_ranges({RangeFromStart{98, 5}});
+              }).find("m"),
+              std::string::npos);
+    EXPECT_NE(error_of([&] { m.read_ranges({RangeSuffix{101}}); }).find("m"), std::string::npos);
+    EXPECT_NE(error_of([&] { m.read_ranges({RangeFromStart{~0ull, 2}}); }), "NO ERROR");
     EXPECT_EQ(*m.size(), 100u);
     auto s = spec_of({3, 4, 5}, int32_t_());
     EXPECT_EQ(s.num_elements(), 60u);

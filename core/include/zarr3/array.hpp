@@ -28,7 +28,8 @@ struct ReadStats {
 
 class Array {
   public:
-    // Opens `path` ("" = store root) by reading path/zarr.json.
+    // Opens `path` ("" = store root) by reading path/zarr.json; NotFound
+    // when there is none.
     static std::shared_ptr<Array> open(std::shared_ptr<Store> store, const std::string& path);
     static std::shared_ptr<Array> open(std::shared_ptr<Store> store, const std::string& path,
                                        ArrayMetadata meta);
@@ -89,6 +90,7 @@ class Array {
 
 class Group {
   public:
+    // NotFound when path/zarr.json is absent.
     static std::shared_ptr<Group> open(std::shared_ptr<Store> store, const std::string& path);
     static std::shared_ptr<Group>
     create(std::shared_ptr<Store> store, const std::string& path,

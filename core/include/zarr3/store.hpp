@@ -5,17 +5,41 @@
 
 #include "zarr3/common.hpp"
 
+#include <functional>
 #include <map>
 #include <memory>
 #include <mutex>
 #include <optional>
+#include <variant>
 
 namespace zarr3 {
 
-struct ByteRange {
-    uint64_t offset = 0; // ignored for suffix ranges
+// A byte range of a value: `length` bytes from `offset`, or the last
+// `length` bytes (a suffix: the start depends on the value's size).
+struct RangeFromStart {
+    uint64_t offset = 0;
     uint64_t length = 0;
-    bool suffix = false; // the last `length` bytes of the value
+};
+struct RangeSuffix {
+    uint64_t length = 0;
+};
+using ByteRange = std::variant<RangeFromStart, RangeSuffix>;
+
+inline uint64_t range_length(const ByteRange& r) {
+    return std::visit([](const auto& x) { return x.length; }, r);
+}
+inline bool is_suffix(const ByteRange& r) {
+    return std::holds_alternative<RangeSuffix>(r);
+}
+// "off+len" or "-len" (the last len bytes).
+std::string range_text(const ByteRange& r);
+
+// Thrown where a value that must exist is absent (Array::open, Group::open
+// without a zarr.json). Store reads report absence as nullopt instead; this
+// lets callers tell "no such node" from a read that failed.
+class NotFound : public Error {
+  public:
+    using Error::Error;
 };
 
 // Identity of the stored version a value was read from: a token that
@@ -119,6 +143,29 @@ void validate_key(const std::string& key);
 // when the range does not lie inside the value.
 uint64_t range_start(const ByteRange& r, uint64_t size, const std::string& where);
 
+// Whether `key` passes validate_key.
+bool is_valid_key(const std::string& key);
+
+// Atomic replacement of a file-like value, shared by every store that
+// writes files (FileStore, the driver's VSI store): the value goes to a
+// temporary file beside `path` (temp_path_for), which is renamed into place.
+// Readers see the old value or the new one. No fsync. On failure the
+// temporary file is removed, the old value is kept, and Error names `path`
+// with the failure text. The operations return "" on success or the OS
+// error text.
+struct AtomicWriteOps {
+    // Creates (exclusively) and writes the whole file `tmp`.
+    std::function<std::string(const std::string& tmp, ByteView value)> write_file;
+    std::function<std::string(const std::string& from, const std::string& to)> rename;
+    std::function<void(const std::string& tmp)> remove;
+};
+void write_atomically(const std::string& path, ByteView value, const AtomicWriteOps& ops);
+// "<path>.tmp.<host>.<pid>.<n>": unique on this host and process.
+std::string temp_path_for(const std::string& path);
+// The pid in a temporary file name written on this host by temp_path_for
+// ("<name>.tmp.<host>.<pid>.<n>"), or 0 for any other name.
+long temp_file_pid(const std::string& name);
+
 // FormatError naming `where`: a value of `n` bytes is above `limit`.
 [[noreturn]] void throw_too_large(const std::string& where, uint64_t n, uint64_t limit);
 std::string join_key(const std::string& a, const std::string& b);
@@ -152,7 +199,7 @@ class MemoryStore : public Store {
 };
 
 // A directory on the local file system. put() writes a temporary file in the
-// same directory and renames it into place.
+// same directory and renames it into place (write_atomically).
 class FileStore : public Store {
   public:
     explicit FileStore(std::string root, bool writable = true);

@@ -46,10 +46,8 @@ Zarr3MDArray::Zarr3MDArray(const std::string& parent_full_name, const std::strin
     structural_.SetNameValue(
         "CHUNK_GRID", meta.grid.kind() == zarr3::GridKind::Regular ? "regular" : "rectilinear");
     std::string codecs;
-    if (meta.codecs_json.is_array())
-        for (const auto& c : meta.codecs_json)
-            if (c.is_object() && c.contains("name") && c["name"].is_string())
-                codecs += (codecs.empty() ? "" : ",") + c["name"].get<std::string>();
+    for (const auto& c : meta.codec_names())
+        codecs += (codecs.empty() ? "" : ",") + c;
     if (!codecs.empty()) structural_.SetNameValue("CODECS", codecs.c_str());
 }
 

@@ -189,12 +189,8 @@ void Zarr3RasterDataset::PublishMetadata() {
     z.SetNameValue("DATA_TYPE", m.dtype.name.c_str());
     z.SetNameValue("CHUNK_GRID", m.grid.to_json().dump().c_str());
     z.SetNameValue("CODECS", m.codecs_json.dump().c_str());
-    if (m.codecs_json.is_array() && !m.codecs_json.empty() &&
-        m.codecs_json[0].value("name", "") == "sharding_indexed") {
-        const auto& cfg = m.codecs_json[0].value("configuration", nlohmann::json::object());
-        if (cfg.contains("chunk_shape"))
-            z.SetNameValue("SHARD_CHUNK_SHAPE", cfg["chunk_shape"].dump().c_str());
-    }
+    if (const auto layout = m.shard_layout())
+        z.SetNameValue("SHARD_CHUNK_SHAPE", layout->inner_chunk_shape_json.dump().c_str());
     nlohmann::json dn = nlohmann::json::array();
     for (const auto& d : m.dimension_names)
         dn.push_back(d ? nlohmann::json(*d) : nlohmann::json(nullptr));

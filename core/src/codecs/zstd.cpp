@@ -2,6 +2,7 @@
 #include "codecs/codecs_internal.hpp"
 
 #include <algorithm>
+#include <utility>
 #include <zstd.h>
 
 namespace zarr3::codecs {
@@ -25,67 +26,60 @@ ZSTD_DCtx* dctx() {
     throw FormatError("zstd: " + what + " (" + ZSTD_getErrorName(code) + ")");
 }
 
-// Streaming decode when the frames do not state their content size.
-Bytes decode_stream(ByteView in, std::optional<uint64_t> expected, uint64_t limit) {
+// The one streaming decode loop. `room(pos)` gives where output byte `pos`
+// goes and how many bytes fit there; with no room left a one-byte probe
+// checks that nothing more decodes (else FormatError: larger than
+// `bound`). Returns the number of bytes decoded.
+template <class Room> size_t stream(ByteView in, Room&& room, const std::string& bound) {
     ZSTD_DCtx* d = dctx();
-    Bytes out(expected ? *expected
-                       : std::min<uint64_t>(limit, std::max<uint64_t>(in.size() * 4, 64 * 1024)));
     ZSTD_inBuffer ib{in.data(), in.size(), 0};
     size_t out_pos = 0;
-    size_t last = 1;
     for (;;) {
-        if (out_pos == out.size() && out.size() < limit)
-            out.resize(std::min<uint64_t>(limit, std::max<uint64_t>(out.size() * 2, 4096)));
-        const bool probing = out_pos == out.size();
+        const auto [dst, avail] = room(out_pos);
+        const bool probing = avail == 0;
         uint8_t probe = 0;
-        ZSTD_outBuffer ob{probing ? &probe : out.data() + out_pos,
-                          probing ? 1 : out.size() - out_pos, 0};
-        size_t in_before = ib.pos;
-        last = ZSTD_decompressStream(d, &ob, &ib);
+        ZSTD_outBuffer ob{probing ? &probe : dst, probing ? size_t(1) : avail, 0};
+        const size_t in_before = ib.pos;
+        const size_t last = ZSTD_decompressStream(d, &ob, &ib);
         if (ZSTD_isError(last)) fail("corrupt compressed data", last);
-        if (probing && ob.pos)
-            throw FormatError("zstd: decoded data is larger than the " +
-                              std::string(expected ? "expected " : "limit of ") +
-                              std::to_string(limit) + " bytes");
+        if (probing && ob.pos) throw FormatError("zstd: decoded data is larger than the " + bound);
         if (!probing) out_pos += ob.pos;
-        if (ib.pos == ib.size && last == 0) break;
+        if (ib.pos == ib.size && last == 0) return out_pos;
         if (ob.pos == 0 && ib.pos == in_before) {
             if (ib.pos == ib.size) throw FormatError("zstd: truncated compressed data");
             throw FormatError("zstd: corrupt compressed data (no progress)");
         }
     }
-    if (expected && out_pos != *expected)
-        throw FormatError("zstd: decoded " + std::to_string(out_pos) + " bytes, expected " +
-                          std::to_string(*expected));
-    out.resize(out_pos);
+}
+
+void check_decoded(size_t got, uint64_t expected) {
+    if (got != expected)
+        throw FormatError("zstd: decoded " + std::to_string(got) + " bytes, expected " +
+                          std::to_string(expected));
+}
+
+// Streaming decode when the frames do not state their content size: the
+// output grows by doubling up to `limit`.
+Bytes decode_stream(ByteView in, std::optional<uint64_t> expected, uint64_t limit) {
+    Bytes out(expected ? *expected
+                       : std::min<uint64_t>(limit, std::max<uint64_t>(in.size() * 4, 64 * 1024)));
+    auto room = [&](size_t pos) {
+        if (pos == out.size() && out.size() < limit)
+            out.resize(std::min<uint64_t>(limit, std::max<uint64_t>(out.size() * 2, 4096)));
+        return std::pair<uint8_t*, size_t>{out.data() + pos, out.size() - pos};
+    };
+    const size_t n = stream(in, room,
+                            std::string(expected ? "expected " : "limit of ") +
+                                std::to_string(limit) + " bytes");
+    if (expected) check_decoded(n, *expected);
+    out.resize(n);
     return out;
 }
 
 // Streaming decode of exactly `size` bytes into `out` (FormatError otherwise).
 void decode_stream_into(ByteView in, uint8_t* out, uint64_t size) {
-    ZSTD_DCtx* d = dctx();
-    ZSTD_inBuffer ib{in.data(), in.size(), 0};
-    size_t out_pos = 0;
-    for (;;) {
-        const bool full = out_pos == size;
-        uint8_t probe = 0;
-        ZSTD_outBuffer ob{full ? &probe : out + out_pos, full ? 1 : size_t(size - out_pos), 0};
-        const size_t in_before = ib.pos;
-        const size_t last = ZSTD_decompressStream(d, &ob, &ib);
-        if (ZSTD_isError(last)) fail("corrupt compressed data", last);
-        if (full && ob.pos)
-            throw FormatError("zstd: decoded data is larger than the expected " +
-                              std::to_string(size) + " bytes");
-        if (!full) out_pos += ob.pos;
-        if (ib.pos == ib.size && last == 0) break;
-        if (ob.pos == 0 && ib.pos == in_before) {
-            if (ib.pos == ib.size) throw FormatError("zstd: truncated compressed data");
-            throw FormatError("zstd: corrupt compressed data (no progress)");
-        }
-    }
-    if (out_pos != size)
-        throw FormatError("zstd: decoded " + std::to_string(out_pos) + " bytes, expected " +
-                          std::to_string(size));
+    auto room = [&](size_t pos) { return std::pair<uint8_t*, size_t>{out + pos, size - pos}; };
+    check_decoded(stream(in, room, "expected " + std::to_string(size) + " bytes"), size);
 }
 
 class ZstdCodec : public BytesToBytesCodec {

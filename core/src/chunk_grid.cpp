@@ -395,6 +395,37 @@ ChunkGrid detail::parse_chunk_grid(const json& j, const Shape& shape, const std:
     }
 }
 
+ChunkGrid ChunkGrid::parse_chunk_shapes(std::string_view text, const Shape& shape,
+                                        const std::string& where) {
+    static const std::string kEach =
+        "each a bare integer edge or a list of edges and [edge, count] runs, e.g. "
+        "[[31,28,31,30],256,256]";
+    json j;
+    try {
+        j = detail::parse_json(text, where, nullptr);
+    } catch (const FormatError& e) {
+        throw FormatError(std::string(e.what()) +
+                          "; expected a JSON list with one entry per array axis, " + kEach);
+    }
+    if (!j.is_array())
+        throw FormatError(where + ": expected a JSON list with one entry per array axis, " + kEach);
+    if (j.size() != shape.size())
+        throw FormatError(where + ": has " + std::to_string(j.size()) +
+                          " entries, expected one per array axis (" + std::to_string(shape.size()) +
+                          " axes), " + kEach);
+    std::vector<AxisPartition> axes;
+    bool all_bare = true;
+    for (size_t i = 0; i < shape.size(); ++i) {
+        all_bare = all_bare && j[i].is_number();
+        axes.push_back(parse_rect_axis(j[i], shape[i], where, "axis", i, true));
+    }
+    if (!all_bare) return ChunkGrid::make_rectilinear(std::move(axes));
+    Shape edges;
+    for (const auto& a : axes)
+        edges.push_back(a.max_edge());
+    return ChunkGrid::make_regular(edges, shape);
+}
+
 Shape ChunkGrid::grid_shape() const {
     Shape s;
     for (const auto& a : axes_)

@@ -4,6 +4,7 @@
 #include "zarr3/common.hpp"
 
 #include <nlohmann/json.hpp>
+#include <string_view>
 
 namespace zarr3 {
 
@@ -67,6 +68,14 @@ class ChunkGrid {
     // Parses {"name": "regular"|"rectilinear"|"rectangular", "configuration": ...}
     // against the array shape. Throws FormatError naming `where`.
     static ChunkGrid parse(const nlohmann::json& j, const Shape& shape, const std::string& where);
+    // The CHUNK_SHAPES text: a JSON list with one entry per array axis, each
+    // a bare integer edge or a list of edges and [edge, count] runs, e.g.
+    // "[[31,28,31,30],256,256]" ("[]" for a 0-d array); the same per-axis
+    // grammar as a rectilinear grid's chunk_shapes. Every entry a bare
+    // integer gives a regular grid, anything else a rectilinear one. Throws
+    // FormatError naming `where`, the axis and what was expected.
+    static ChunkGrid parse_chunk_shapes(std::string_view text, const Shape& shape,
+                                        const std::string& where);
     static ChunkGrid make_regular(const Shape& chunk_shape, const Shape& array_shape);
     static ChunkGrid make_rectilinear(std::vector<AxisPartition> axes);
 

@@ -18,9 +18,10 @@ struct ArrayCreateRequest {
     std::vector<std::string> dimension_names; // empty = none (DIMENSION_NAMES option overrides)
 };
 
-// Builds array metadata from creation options: CHUNK_SHAPES (JSON, one entry
-// per axis: bare integer, or list of integers and [edge,count] runs, e.g.
-// [[31,28,31,30],256,256]), BLOCKSIZE (regular, comma separated, slowest axis
+// Builds array metadata from creation options through zarr3::ArrayBuilder:
+// CHUNK_SHAPES (JSON, one entry per axis: bare integer, or list of integers
+// and [edge,count] runs, e.g. [[31,28,31,30],256,256]; the grammar is
+// zarr3::ChunkGrid::parse_chunk_shapes), BLOCKSIZE (regular, comma separated, slowest axis
 // first), SHARD_CHUNK_SHAPE (inner chunk shape; the outer grid becomes the
 // shard grid), COMPRESS=NONE|ZSTD|GZIP|BLOSC, ZSTD_LEVEL, GZIP_LEVEL,
 // BLOSC_CNAME, BLOSC_CLEVEL, BLOSC_SHUFFLE, DIMENSION_NAMES.

@@ -140,23 +140,11 @@ Zarr3RasterBand::Zarr3RasterBand(Zarr3RasterDataset* ds, int band) {
     const auto& m = ds->array_->metadata();
     // Block: the inner chunk of a sharded array, else the chunk (most common
     // edge of a rectilinear axis).
-    std::optional<zarr3::Shape> inner;
-    if (m.codecs_json.is_array() && !m.codecs_json.empty() &&
-        m.codecs_json[0].value("name", "") == "sharding_indexed") {
-        const auto cfg = m.codecs_json[0].value("configuration", nlohmann::json::object());
-        if (cfg.contains("chunk_shape") && cfg["chunk_shape"].is_array() &&
-            cfg["chunk_shape"].size() == m.rank())
-            inner = cfg["chunk_shape"].get<zarr3::Shape>();
-    }
-    auto edge = [&](size_t axis) -> uint64_t {
-        if (inner) return std::max<uint64_t>(1, (*inner)[axis]);
-        const auto& ax = m.grid.axis(axis);
-        return ax.num_chunks() == 0 ? 1 : std::max<uint64_t>(1, ax.most_common_edge());
-    };
-    uint64_t bx = std::min<uint64_t>(edge(ds->ix_), static_cast<uint64_t>(nRasterXSize));
+    const zarr3::Shape block = m.read_block_shape();
+    uint64_t bx = std::min<uint64_t>(block[ds->ix_], static_cast<uint64_t>(nRasterXSize));
     uint64_t by = ds->iy_ == SIZE_MAX
                       ? 1
-                      : std::min<uint64_t>(edge(ds->iy_), static_cast<uint64_t>(nRasterYSize));
+                      : std::min<uint64_t>(block[ds->iy_], static_cast<uint64_t>(nRasterYSize));
     while (bx * by > (uint64_t(1) << 24)) {
         if (bx >= by)
             bx = (bx + 1) / 2;

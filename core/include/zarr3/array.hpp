@@ -74,11 +74,17 @@ class Array {
 
   private:
     Array(std::shared_ptr<Store> store, std::string path, ArrayMetadata meta);
-    void store_chunk(const std::string& key, const Bytes& data, const ChunkSpec& spec);
+    // Encodes and stores one chunk (erases it when all fill value). Const:
+    // the store and the write-back buffer are held by pointer, and storing
+    // buffered chunks leaves the array's values as they are (a const read
+    // flushes them first).
+    void store_chunk(const std::string& key, const Bytes& data, const ChunkSpec& spec) const;
     void buffer_partial(const std::string& key, const struct ChunkTask& t, const ChunkSpec& spec,
                         const Shape& valid, const StridedView& view);
-    void flush_entry_locked(const std::string& key);
-    void flush_locked();
+    // Merges buffered chunk `key` with the stored one and stores it; the
+    // caller holds write_mu_.
+    void flush_entry_locked(const std::string& key) const;
+    void flush_locked() const;
     std::shared_ptr<Store> store_;
     std::string path_;
     ArrayMetadata meta_;

@@ -1,0 +1,49 @@
+// Array::read: hyperslab reads through the chunk grid and codec chain.
+#include "array_detail.hpp"
+
+#include <atomic>
+
+namespace zarr3 {
+
+using array_detail::rethrow_for_chunk;
+using array_detail::run_tasks;
+using array_detail::valid_extent;
+
+void Array::read(const Selection& sel, void* out, const std::vector<int64_t>& out_strides,
+                 ReadStats* stats) const {
+    {
+        // A read sees every value written before it: buffered partial
+        // chunks are stored first (flush_locked leaves the array's values
+        // as they are, hence const).
+        std::lock_guard lk(write_mu_);
+        if (!wbuf_->entries.empty()) flush_locked();
+    }
+    const size_t elem = meta_.dtype.size;
+    const PlannedSelection ps = plan_selection(sel, meta_.shape, out_strides, elem, describe());
+    const std::vector<ChunkTask> tasks = plan_chunk_tasks(meta_.grid, ps);
+    std::atomic<uint64_t> decoded{0}, missing{0};
+    uint8_t* base = static_cast<uint8_t*>(out);
+    run_tasks(opt_.executor, tasks.size(), [&](size_t i) {
+        const ChunkTask& t = tasks[i];
+        const std::string key = chunk_key(t.idx);
+        StridedView view{base + t.view_offset, ps.strides};
+        try {
+            const ChunkSpec spec = meta_.chunk_spec(t.idx);
+            StoreByteSource src(*store_, key);
+            if (meta_.codecs.read_region(src, spec, t.region, view, opt_)) {
+                ++decoded;
+            } else {
+                fill_view(view, t.region.count, meta_.fill_value);
+                ++missing;
+            }
+        } catch (...) {
+            rethrow_for_chunk(store_->uri() + "/" + key);
+        }
+    });
+    if (stats) {
+        stats->chunks_decoded += decoded;
+        stats->chunks_missing += missing;
+    }
+}
+
+} // namespace zarr3

@@ -1,0 +1,75 @@
+// Array::write: whole chunks are encoded and stored at once, partial ones go
+// to the write-back buffer (array_write_buffer.cpp).
+#include "array_detail.hpp"
+
+#include "zarr3/sharding.hpp"
+
+namespace zarr3 {
+
+using array_detail::rethrow_for_chunk;
+using array_detail::run_tasks;
+using array_detail::valid_extent;
+
+void Array::store_chunk(const std::string& key, const Bytes& data, const ChunkSpec& spec) const {
+    if (all_equal_to(data, meta_.fill_value)) {
+        store_->erase(key);
+    } else {
+        const Bytes enc = meta_.codecs.encode(data, spec);
+        store_->put(key, enc);
+    }
+    const std::string ck = store_->uri() + "|" + key;
+    if (opt_.index_cache) opt_.index_cache->invalidate(ck);
+    ShardIndexCache::global().invalidate(ck);
+}
+
+void Array::write(const Selection& sel, const void* in, const std::vector<int64_t>& in_strides) {
+    if (!store_->writable()) throw Error(describe() + ": store is opened read-only");
+    const size_t elem = meta_.dtype.size;
+    const PlannedSelection ps = plan_selection(sel, meta_.shape, in_strides, elem, describe());
+    const std::vector<ChunkTask> tasks = plan_chunk_tasks(meta_.grid, ps);
+    const uint8_t* base = static_cast<const uint8_t*>(in);
+    run_tasks(opt_.executor, tasks.size(), [&](size_t i) {
+        const ChunkTask& t = tasks[i];
+        const std::string key = chunk_key(t.idx);
+        try {
+            const ChunkSpec spec = meta_.chunk_spec(t.idx);
+            const Shape valid = valid_extent(meta_, t.idx, spec.shape);
+            StridedView view{const_cast<uint8_t*>(base) + t.view_offset, ps.strides};
+            bool full = true;
+            for (size_t d = 0; d < valid.size(); ++d)
+                full &= t.region.start[d] == 0 && t.region.count[d] == valid[d] &&
+                        (t.region.count[d] <= 1 || t.region.step[d] == 1);
+            if (full) {
+                Bytes buf(spec.num_bytes());
+                bool overhang = false;
+                for (size_t d = 0; d < valid.size(); ++d)
+                    overhang |= valid[d] != spec.shape[d];
+                if (overhang) fill_dense(buf.data(), spec.num_elements(), meta_.fill_value);
+                copy_region_in(buf.data(), spec.shape, elem, t.region, view);
+                {
+                    std::lock_guard lk(write_mu_);
+                    auto it = wbuf_->entries.find(key);
+                    if (it != wbuf_->entries.end()) {
+                        wbuf_->bytes -= it->second.data.size() + it->second.mask.size();
+                        wbuf_->entries.erase(it);
+                    }
+                }
+                store_chunk(key, buf, spec);
+                return;
+            }
+            buffer_partial(key, t, spec, valid, view);
+        } catch (...) {
+            rethrow_for_chunk(store_->uri() + "/" + key);
+        }
+    });
+    std::lock_guard lk(write_mu_);
+    while (wbuf_->bytes > wbuf_->max_bytes && !wbuf_->entries.empty()) {
+        auto oldest = wbuf_->entries.begin();
+        for (auto it = wbuf_->entries.begin(); it != wbuf_->entries.end(); ++it)
+            if (it->second.seq < oldest->second.seq) oldest = it;
+        const std::string key = oldest->first; // copy: the entry is erased
+        flush_entry_locked(key);
+    }
+}
+
+} // namespace zarr3

@@ -1,0 +1,110 @@
+// The write-back buffer of partly written chunks: merged with the stored
+// chunk and rewritten when complete, flushed, or evicted.
+#include "array_detail.hpp"
+
+#include <cstring>
+
+namespace zarr3 {
+
+using array_detail::rethrow_for_chunk;
+using array_detail::run_tasks;
+using array_detail::valid_extent;
+
+namespace {
+// Marks the region in a one-byte-per-element mask; returns newly marked count.
+uint64_t mark_region(std::vector<uint8_t>& mask, const Shape& chunk_shape, const Region& r) {
+    const size_t rank = r.rank();
+    if (rank == 0) {
+        const uint64_t n = mask[0] ? 0 : 1;
+        mask[0] = 1;
+        return n;
+    }
+    const auto cs = c_strides(chunk_shape, 1);
+    std::vector<uint64_t> idx(rank, 0);
+    uint64_t fresh = 0;
+    while (true) {
+        int64_t off = 0;
+        for (size_t d = 0; d < rank; ++d)
+            off += static_cast<int64_t>(r.start[d] + idx[d] * r.step[d]) * cs[d];
+        if (!mask[static_cast<size_t>(off)]) {
+            mask[static_cast<size_t>(off)] = 1;
+            ++fresh;
+        }
+        size_t d = rank;
+        while (d > 0) {
+            --d;
+            if (++idx[d] < r.count[d]) break;
+            idx[d] = 0;
+            if (d == 0) return fresh;
+        }
+    }
+}
+} // namespace
+
+void Array::buffer_partial(const std::string& key, const ChunkTask& t, const ChunkSpec& spec,
+                           const Shape& valid, const StridedView& view) {
+    std::unique_lock lk(write_mu_);
+    auto it = wbuf_->entries.find(key);
+    if (it == wbuf_->entries.end()) {
+        WriteBuffer::Entry e;
+        e.idx = t.idx;
+        e.data.resize(spec.num_bytes());
+        fill_dense(e.data.data(), spec.num_elements(), meta_.fill_value);
+        e.mask.assign(spec.num_elements(), 0);
+        e.needed = 1;
+        for (auto v : valid)
+            e.needed *= v;
+        wbuf_->bytes += e.data.size() + e.mask.size();
+        it = wbuf_->entries.emplace(key, std::move(e)).first;
+    }
+    auto& e = it->second;
+    e.seq = ++wbuf_->seq;
+    copy_region_in(e.data.data(), spec.shape, meta_.dtype.size, t.region, view);
+    e.covered += mark_region(e.mask, spec.shape, t.region);
+    if (e.covered < e.needed) return;
+    // Complete: store it outside the lock.
+    Bytes data = std::move(e.data);
+    wbuf_->bytes -= data.size() + e.mask.size();
+    wbuf_->entries.erase(it);
+    lk.unlock();
+    store_chunk(key, data, spec);
+}
+
+void Array::flush_entry_locked(const std::string& key) const {
+    auto it = wbuf_->entries.find(key);
+    if (it == wbuf_->entries.end()) return;
+    WriteBuffer::Entry e = std::move(it->second);
+    wbuf_->bytes -= e.data.size() + e.mask.size();
+    wbuf_->entries.erase(it);
+    const ChunkSpec spec = meta_.chunk_spec(e.idx);
+    try {
+        // Other writers of this store (processes on this host) wait while
+        // this shard is read, merged and rewritten: their inner chunks survive.
+        const auto held = store_->lock(key);
+        if (auto existing = store_->get(key)) {
+            Bytes old(spec.num_bytes());
+            meta_.codecs.decode(*existing, spec, old.data());
+            const size_t elem = meta_.dtype.size;
+            for (size_t i = 0; i < e.mask.size(); ++i)
+                if (!e.mask[i]) std::memcpy(e.data.data() + i * elem, old.data() + i * elem, elem);
+        }
+        store_chunk(key, e.data, spec);
+    } catch (...) {
+        rethrow_for_chunk(store_->uri() + "/" + key);
+    }
+}
+
+void Array::flush_locked() const {
+    while (!wbuf_->entries.empty()) {
+        // A copy: flush_entry_locked erases the entry that owns the map key.
+        const std::string key = wbuf_->entries.begin()->first;
+        flush_entry_locked(key);
+    }
+}
+
+void Array::flush() {
+    std::lock_guard lk(write_mu_);
+    flush_locked();
+}
+
+} // namespace zarr3

@@ -48,23 +48,6 @@ PlannedSelection plan_selection(const Selection& sel, const Shape& shape,
     return ps;
 }
 
-std::vector<AxisPiece> axis_pieces(const AxisPartition& axis, uint64_t start, uint64_t count,
-                                   uint64_t step) {
-    std::vector<AxisPiece> out;
-    uint64_t k = 0;
-    while (k < count) {
-        const uint64_t e = start + k * step;
-        const uint64_t c = axis.chunk_index(e);
-        const uint64_t cs = axis.chunk_start(c);
-        const uint64_t cend = cs + axis.chunk_edge(c); // exclusive
-        // last k with start + k*step < cend
-        const uint64_t k_hi = std::min(count - 1, (cend - 1 - start) / step);
-        out.push_back({c, k, k_hi - k + 1, e - cs});
-        k = k_hi + 1;
-    }
-    return out;
-}
-
 std::vector<ChunkTask> plan_chunk_tasks(const ChunkGrid& grid, const PlannedSelection& ps) {
     std::vector<ChunkTask> tasks;
     if (ps.empty) return tasks;

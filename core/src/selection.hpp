@@ -6,6 +6,8 @@
 #include "zarr3/chunk_grid.hpp"
 #include "zarr3/strided.hpp"
 
+#include <algorithm>
+
 namespace zarr3 {
 
 // An ascending selection (steps >= 1) with the caller view adjusted for any
@@ -29,8 +31,35 @@ struct AxisPiece {
     uint64_t in_chunk; // offset of the first one inside the chunk
 };
 
-std::vector<AxisPiece> axis_pieces(const AxisPartition& axis, uint64_t start, uint64_t count,
-                                   uint64_t step);
+// The chunks along one axis holding elements start + k*step (k < count),
+// in order, each with its part of the selection. `Axis` answers
+// chunk_index(e), chunk_start(c) and chunk_edge(c): an AxisPartition (the
+// array's chunk grid) or a RegularAxis (inner chunks of a shard).
+template <class Axis>
+std::vector<AxisPiece> axis_pieces(const Axis& axis, uint64_t start, uint64_t count,
+                                   uint64_t step) {
+    std::vector<AxisPiece> out;
+    uint64_t k = 0;
+    while (k < count) {
+        const uint64_t e = start + k * step;
+        const uint64_t c = axis.chunk_index(e);
+        const uint64_t cs = axis.chunk_start(c);
+        const uint64_t cend = cs + axis.chunk_edge(c); // exclusive
+        // last k with start + k*step < cend
+        const uint64_t k_hi = std::min(count - 1, (cend - 1 - start) / step);
+        out.push_back({c, k, k_hi - k + 1, e - cs});
+        k = k_hi + 1;
+    }
+    return out;
+}
+
+// Chunks of one edge along an axis (the inner chunks of a shard).
+struct RegularAxis {
+    uint64_t edge;
+    uint64_t chunk_index(uint64_t e) const { return e / edge; }
+    uint64_t chunk_start(uint64_t c) const { return c * edge; }
+    uint64_t chunk_edge(uint64_t) const { return edge; }
+};
 
 struct ChunkTask {
     std::vector<uint64_t> idx;

@@ -1,5 +1,6 @@
 // sharding_indexed: whole-shard decode and partial reads (index, then the
 // coalesced byte ranges of the inner chunks a region needs).
+#include "selection.hpp"
 #include "sharding_detail.hpp"
 
 #include <algorithm>
@@ -8,33 +9,6 @@
 namespace zarr3 {
 
 namespace detail {
-
-namespace {
-
-// Inner chunks along one axis holding selected elements.
-struct AxisPiece {
-    uint64_t chunk;       // inner chunk index on this axis
-    uint64_t k0;          // first selection index k inside it
-    uint64_t kcount;      // number of selection indices inside it
-    uint64_t local_start; // element offset of k0 inside the inner chunk
-};
-
-std::vector<AxisPiece> axis_pieces(uint64_t s, uint64_t c, uint64_t t, uint64_t edge) {
-    std::vector<AxisPiece> out;
-    const uint64_t last = s + (c - 1) * t; // bounds checked by the caller
-    for (uint64_t j = s / edge; j <= last / edge; ++j) {
-        const uint64_t lo = j * edge, hi = lo + edge;
-        const uint64_t k_lo = lo <= s ? 0 : (lo - s + t - 1) / t;
-        if (k_lo >= c) break;
-        const uint64_t e = s + k_lo * t;
-        if (e >= hi) continue; // the step jumps over this inner chunk
-        const uint64_t k_hi = std::min<uint64_t>(c, (hi - s + t - 1) / t);
-        out.push_back({j, k_lo, k_hi - k_lo, e - lo});
-    }
-    return out;
-}
-
-} // namespace
 
 std::vector<InnerTask> plan_inner_reads(const Shape& cps, const Shape& inner,
                                         const Shape& shard_shape, const Region& region,
@@ -58,7 +32,7 @@ std::vector<InnerTask> plan_inner_reads(const Shape& cps, const Shape& inner,
         if (s >= shard_shape[a] || span >= shard_shape[a] - s)
             throw Error("sharding_indexed read of " + what + ": region leaves the shard on axis " +
                         std::to_string(a));
-        pieces[a] = axis_pieces(s, c, t, inner[a]);
+        pieces[a] = axis_pieces(RegularAxis{inner[a]}, s, c, t);
     }
     bool every = true;
     uint64_t ntasks = 1;
@@ -79,8 +53,8 @@ std::vector<InnerTask> plan_inner_reads(const Shape& cps, const Shape& inner,
         for (size_t a = 0; a < rank; ++a) {
             const AxisPiece& p = pieces[a][pos[a]];
             t.lin = t.lin * cps[a] + p.chunk;
-            t.sub.start[a] = p.local_start;
-            t.sub.count[a] = p.kcount;
+            t.sub.start[a] = p.in_chunk;
+            t.sub.count[a] = p.count;
             t.sub.step[a] = region.step.empty() ? 1 : region.step[a];
             t.out_offset += static_cast<int64_t>(p.k0) * out_strides[a];
         }
@@ -202,34 +176,56 @@ enum class Attempt { Done, Absent, Changed };
 
 } // namespace
 
-bool ShardingCodec::read_partial(ByteSource& src, const ChunkSpec& spec, const Region& region,
-                                 const StridedView& out, const ReadOptions& opt) const {
-    const std::string what = src.describe();
-    const Shape cps = chunks_per_shard(spec.shape, what);
-    bool all = false;
-    const auto tasks =
-        detail::plan_inner_reads(cps, inner_shape_, spec.shape, region, out.strides, &all, what);
-    if (tasks.empty()) return true; // empty selection: nothing to read
-    const std::string key = opt.index_cache ? src.cache_key() : std::string();
+// One partial read of a shard (ShardingCodec::read_partial), in steps.
+struct ShardingCodec::PartialRead {
+    const ShardingCodec& codec;
+    ByteSource& src;
+    const ChunkSpec& spec;
+    const Region& region;
+    const StridedView& out;
+    const ReadOptions& opt;
+    std::string what;
+    Shape cps;
+    bool all = false; // set by plan_inner_reads (declared before `tasks`)
+    std::vector<detail::InnerTask> tasks;
+    std::string key; // index cache key; empty = no caching
 
-    // Every inner chunk needed: one request for the whole shard, index included.
-    if (all) {
+    PartialRead(const ShardingCodec& c, ByteSource& s, const ChunkSpec& sp, const Region& r,
+                const StridedView& o, const ReadOptions& op)
+        : codec(c), src(s), spec(sp), region(r), out(o), opt(op), what(s.describe()),
+          cps(c.chunks_per_shard(sp.shape, what)),
+          tasks(detail::plan_inner_reads(cps, c.inner_shape_, sp.shape, r, o.strides, &all, what)),
+          key(op.index_cache ? s.cache_key() : std::string()) {}
+
+    void forget_index() const {
+        if (!key.empty()) opt.index_cache->invalidate(key);
+    }
+
+    // One request for the whole shard, index included; false when absent.
+    bool read_whole() const {
         ObjectVersion version;
         auto whole = src.read_all_versioned(version);
         if (!whole) {
-            if (!key.empty()) opt.index_cache->invalidate(key);
+            forget_index();
             return false;
         }
-        return read_from_whole(*whole, spec, region, out, opt, what, key, version);
+        return codec.read_from_whole(*whole, spec, region, out, opt, what, key, version);
+    }
+
+    // A cached index of this shard's layout, or nullptr.
+    std::shared_ptr<const ShardIndex> cached_index() const {
+        auto idx = opt.index_cache->get(key);
+        if (idx && idx->chunks_per_shard != cps) idx.reset();
+        return idx;
     }
 
     // The index from the store (one range request); nullptr when absent.
     // Cached only when the store tells its version.
-    const uint64_t isz = index_size(cps);
-    const ByteRange index_range = location_ == IndexLocation::End
-                                      ? ByteRange{RangeSuffix{isz}}
-                                      : ByteRange{RangeFromStart{0, isz}};
-    auto fetch_index = [&]() -> std::shared_ptr<const ShardIndex> {
+    std::shared_ptr<const ShardIndex> fetch_index() const {
+        const uint64_t isz = codec.index_size(cps);
+        const ByteRange index_range = codec.location_ == IndexLocation::End
+                                          ? ByteRange{RangeSuffix{isz}}
+                                          : ByteRange{RangeFromStart{0, isz}};
         std::optional<uint64_t> shard_size;
         ObjectVersion version;
         auto got = src.read_ranges_versioned({index_range}, shard_size, version);
@@ -240,7 +236,7 @@ bool ShardingCodec::read_partial(ByteSource& src, const ChunkSpec& spec, const R
         // Entries are bounds-checked against the shard size when the store
         // reports it with the range (files, HTTP); otherwise against the data
         // region start, and the store refuses ranges past the end.
-        auto parsed = parse_index((*got)[0], cps, shard_size, what);
+        auto parsed = codec.parse_index((*got)[0], cps, shard_size, what);
         parsed->version = std::move(version);
         if (!key.empty()) {
             if (parsed->version.known())
@@ -249,12 +245,39 @@ bool ShardingCodec::read_partial(ByteSource& src, const ChunkSpec& spec, const R
                 opt.index_cache->invalidate(key);
         }
         return parsed;
-    };
+    }
 
-    // Reads and decodes the inner chunks with `idx`. Changed: the data came
-    // from another version of the shard than the index (or, for a cached
-    // index, the version cannot be confirmed).
-    auto read_with = [&](const ShardIndex& idx, bool cached) -> Attempt {
+    // The coalesced ranges of the inner chunks `idx` places; `fetched` gets
+    // their bytes (Changed: from another version than the index, or, for a
+    // cached index, a version that cannot be confirmed).
+    Attempt fetch_data(const ShardIndex& idx, bool cached, const std::vector<ByteRange>& ranges,
+                       std::vector<Bytes>& fetched) const {
+        // With no data to read, a cached index is confirmed by asking for no
+        // bytes (one stat on files).
+        if (ranges.empty() && !cached) return Attempt::Done;
+        std::optional<uint64_t> total;
+        ObjectVersion version;
+        auto got = src.read_ranges_versioned(ranges, total, version);
+        if (!got) return Attempt::Absent;
+        if (versions_differ(idx.version, version) || (cached && !version.known()))
+            return Attempt::Changed;
+        if (got->size() != ranges.size())
+            throw FormatError("shard " + what + ": store returned " + std::to_string(got->size()) +
+                              " ranges for " + std::to_string(ranges.size()) + " requested");
+        for (size_t r = 0; r < ranges.size(); ++r) {
+            const auto& fs = std::get<RangeFromStart>(ranges[r]);
+            if ((*got)[r].size() != fs.length)
+                throw FormatError("shard " + what + " is truncated: range at offset " +
+                                  std::to_string(fs.offset) + " returned " +
+                                  std::to_string((*got)[r].size()) + " of " +
+                                  std::to_string(fs.length) + " bytes");
+        }
+        fetched = std::move(*got);
+        return Attempt::Done;
+    }
+
+    // Reads and decodes the inner chunks with `idx`.
+    Attempt read_with(const ShardIndex& idx, bool cached) const {
         std::vector<detail::WantedRange> wanted;
         std::vector<size_t> wanted_task;
         for (size_t i = 0; i < tasks.size(); ++i) {
@@ -266,41 +289,20 @@ bool ShardingCodec::read_partial(ByteSource& src, const ChunkSpec& spec, const R
         std::vector<std::pair<size_t, uint64_t>> placement;
         const auto ranges = detail::coalesce_ranges(wanted, opt.coalesce_gap, &placement);
         std::vector<Bytes> fetched;
-        if (!ranges.empty() || cached) {
-            // With no data to read, a cached index is confirmed by asking
-            // for no bytes (one stat on files).
-            std::optional<uint64_t> total;
-            ObjectVersion version;
-            auto got = src.read_ranges_versioned(ranges, total, version);
-            if (!got) return Attempt::Absent;
-            if (versions_differ(idx.version, version) || (cached && !version.known()))
-                return Attempt::Changed;
-            if (got->size() != ranges.size())
-                throw FormatError("shard " + what + ": store returned " +
-                                  std::to_string(got->size()) + " ranges for " +
-                                  std::to_string(ranges.size()) + " requested");
-            for (size_t r = 0; r < ranges.size(); ++r) {
-                const auto& fs = std::get<RangeFromStart>(ranges[r]);
-                if ((*got)[r].size() != fs.length)
-                    throw FormatError("shard " + what + " is truncated: range at offset " +
-                                      std::to_string(fs.offset) + " returned " +
-                                      std::to_string((*got)[r].size()) + " of " +
-                                      std::to_string(fs.length) + " bytes");
-            }
-            fetched = std::move(*got);
-        }
+        if (const Attempt a = fetch_data(idx, cached, ranges, fetched); a != Attempt::Done)
+            return a;
         std::vector<std::optional<ByteView>> data(tasks.size());
         for (size_t w = 0; w < wanted.size(); ++w) {
             const auto [r, off] = placement[w];
             data[wanted_task[w]] = ByteView(fetched[r]).subspan(off, wanted[w].nbytes);
         }
-        decode_tasks(inner_, inner_spec(spec), cps, tasks, data, out, opt, what);
+        decode_tasks(codec.inner_, codec.inner_spec(spec), cps, tasks, data, out, opt, what);
         return Attempt::Done;
-    };
+    }
 
     // Whether the shard's version now differs from the one `idx` came from
     // (a request for no bytes: one stat on files).
-    auto shard_changed_since = [&](const ShardIndex& idx) {
+    bool shard_changed_since(const ShardIndex& idx) const {
         if (!idx.version.known()) return false;
         try {
             std::optional<uint64_t> total;
@@ -309,61 +311,63 @@ bool ShardingCodec::read_partial(ByteSource& src, const ChunkSpec& spec, const R
         } catch (const Error&) {
             return false; // the first error is the one to report
         }
-    };
+    }
 
     // A cached index is tried first; when the shard changed since, or its
     // data fails to decode with it, the entry is dropped and the read starts
     // again from the store. Fresh index and data from different versions
     // (a writer replaced the shard between the two requests): read again, a
-    // bounded number of times.
-    bool use_cache = !key.empty();
-    int changes = 0;
-    for (;;) {
-        std::shared_ptr<const ShardIndex> idx;
-        if (use_cache) {
-            idx = opt.index_cache->get(key);
-            if (idx && idx->chunks_per_shard != cps) idx.reset();
-        }
-        const bool cached = idx != nullptr;
-        if (!idx) {
-            idx = fetch_index();
+    // bounded number of times, then the whole shard in one request.
+    bool run() const {
+        bool use_cache = !key.empty();
+        int changes = 0;
+        for (;;) {
+            std::shared_ptr<const ShardIndex> idx = use_cache ? cached_index() : nullptr;
+            const bool cached = idx != nullptr;
             if (!idx) {
-                if (!key.empty()) opt.index_cache->invalidate(key);
-                return false;
+                idx = fetch_index();
+                if (!idx) {
+                    forget_index();
+                    return false;
+                }
             }
-        }
-        Attempt a;
-        try {
-            a = read_with(*idx, cached);
-        } catch (const ObjectChanged&) {
-            a = Attempt::Changed;
-        } catch (const Error&) {
-            if (!cached) {
-                // A fresh index: the shard may have been replaced before the
-                // data request (which then refused a range past its end).
-                if (!shard_changed_since(*idx)) throw;
+            Attempt a;
+            try {
+                a = read_with(*idx, cached);
+            } catch (const ObjectChanged&) {
                 a = Attempt::Changed;
-            } else {
-                // Possibly a stale index: drop it and read once from the store.
-                opt.index_cache->invalidate(key);
-                use_cache = false;
+            } catch (const Error&) {
+                if (!cached) {
+                    // A fresh index: the shard may have been replaced before
+                    // the data request (which then refused a range past its end).
+                    if (!shard_changed_since(*idx)) throw;
+                    a = Attempt::Changed;
+                } else {
+                    // Possibly a stale index: drop it and read once from the store.
+                    opt.index_cache->invalidate(key);
+                    use_cache = false;
+                    continue;
+                }
+            }
+            if (a == Attempt::Done) return true;
+            forget_index();
+            if (a == Attempt::Absent) return false;
+            if (cached) {
+                use_cache = false; // a stale cached index: not counted as a race
                 continue;
             }
-        }
-        if (a == Attempt::Done) return true;
-        if (!key.empty()) opt.index_cache->invalidate(key);
-        if (a == Attempt::Absent) return false;
-        if (cached) {
-            use_cache = false; // a stale cached index: not counted as a race
-            continue;
-        }
-        if (++changes >= kMaxVersionRetries) {
-            ObjectVersion version;
-            auto whole = src.read_all_versioned(version);
-            if (!whole) return false;
-            return read_from_whole(*whole, spec, region, out, opt, what, key, version);
+            if (++changes >= kMaxVersionRetries) return read_whole();
         }
     }
+};
+
+bool ShardingCodec::read_partial(ByteSource& src, const ChunkSpec& spec, const Region& region,
+                                 const StridedView& out, const ReadOptions& opt) const {
+    const PartialRead read(*this, src, spec, region, out, opt);
+    if (read.tasks.empty()) return true; // empty selection: nothing to read
+    // Every inner chunk needed: one request for the whole shard.
+    if (read.all) return read.read_whole();
+    return read.run();
 }
 
 } // namespace zarr3

@@ -82,6 +82,7 @@ class ShardingCodec : public ArrayToBytesCodec {
                                             const std::string& what) const;
 
   private:
+    struct PartialRead; // the steps of read_partial (sharding_read.cpp)
     ChunkSpec inner_spec(const ChunkSpec& shard) const;
     ChunkSpec index_spec(const Shape& chunks_per_shard) const;
     bool read_from_whole(ByteView shard, const ChunkSpec& spec, const Region& region,

@@ -4,6 +4,7 @@
 // (zarr3/builder.hpp). Every value is validated before anything is written.
 #include "creation_options.hpp"
 
+#include "cpl_error.h"
 #include "cpl_string.h"
 #include "zarr3/builder.hpp"
 
@@ -11,6 +12,7 @@
 #include <cctype>
 #include <climits>
 #include <set>
+#include <utility>
 
 namespace zarr3drv {
 namespace {
@@ -86,41 +88,65 @@ zarr3::Shape DefaultChunks(const zarr3::Shape& shape) {
     return c;
 }
 
+std::string Lower(std::string s) {
+    for (auto& c : s)
+        c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+    return s;
+}
+
+// BLOSC_SHUFFLE: this plugin's names or GDAL's Zarr driver's (NONE, BYTE, BIT).
+std::string BloscShuffle(const char* value) {
+    const std::string v = value ? Lower(Trim(value)) : "shuffle";
+    if (v == "noshuffle" || v == "none") return "noshuffle";
+    if (v == "shuffle" || v == "byte") return "shuffle";
+    if (v == "bitshuffle" || v == "bit") return "bitshuffle";
+    Fail("BLOSC_SHUFFLE", value ? value : "",
+         "expected NONE, BYTE or BIT (or noshuffle, shuffle, bitshuffle)");
+}
+
+// A warning for each given option that the chosen compressor ignores.
+void WarnIgnored(CSLConstList options, const std::string& comp) {
+    static const std::pair<const char*, const char*> kOwner[] = {{"ZSTD_LEVEL", "ZSTD"},
+                                                                 {"GZIP_LEVEL", "GZIP"},
+                                                                 {"BLOSC_CNAME", "BLOSC"},
+                                                                 {"BLOSC_CLEVEL", "BLOSC"},
+                                                                 {"BLOSC_SHUFFLE", "BLOSC"}};
+    for (const auto& [option, owner] : kOwner)
+        if (CSLFetchNameValue(options, option) && comp != owner)
+            CPLError(CE_Warning, CPLE_IllegalArg,
+                     "Zarr3: creation option %s is ignored: it applies to COMPRESS=%s, and "
+                     "COMPRESS is %s",
+                     option, owner, comp.c_str());
+}
+
 // COMPRESS and its level options onto the builder. Every level option is
-// validated even when another compressor is selected.
+// validated even when another compressor is selected (and then ignored with
+// a warning).
 void SetCompressor(zarr3::ArrayBuilder& b, CSLConstList options) {
     const std::string comp = Upper(Trim(CSLFetchNameValueDef(options, "COMPRESS", "ZSTD")));
     const char* zl = CSLFetchNameValue(options, "ZSTD_LEVEL");
     const char* gl = CSLFetchNameValue(options, "GZIP_LEVEL");
     const char* bc = CSLFetchNameValue(options, "BLOSC_CNAME");
     const char* bl = CSLFetchNameValue(options, "BLOSC_CLEVEL");
-    const char* bs = CSLFetchNameValue(options, "BLOSC_SHUFFLE");
     const auto zstd_level = static_cast<int>(zl ? ParseInt("ZSTD_LEVEL", zl, -131072, 22) : 3);
     const auto gzip_level = static_cast<int>(gl ? ParseInt("GZIP_LEVEL", gl, 0, 9) : 6);
     const auto blosc_level = static_cast<int>(bl ? ParseInt("BLOSC_CLEVEL", bl, 0, 9) : 5);
-    std::string cname = bc ? Trim(bc) : "lz4";
-    for (auto& c : cname)
-        c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+    const std::string cname = bc ? Lower(Trim(bc)) : "lz4";
     static const std::set<std::string> cnames = {"lz4",  "lz4hc",  "blosclz",
                                                  "zstd", "snappy", "zlib"};
     if (!cnames.count(cname))
         Fail("BLOSC_CNAME", bc ? bc : "", "expected lz4, lz4hc, blosclz, zstd, snappy or zlib");
-    std::string shuffle = bs ? Trim(bs) : "shuffle";
-    for (auto& c : shuffle)
-        c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-    if (shuffle != "noshuffle" && shuffle != "shuffle" && shuffle != "bitshuffle")
-        Fail("BLOSC_SHUFFLE", bs ? bs : "", "expected noshuffle, shuffle or bitshuffle");
-    if (comp == "NONE") return;
-    if (comp == "ZSTD") {
-        b.zstd(zstd_level);
-    } else if (comp == "GZIP") {
-        b.gzip(gzip_level);
-    } else if (comp == "BLOSC") {
-        b.blosc(cname, blosc_level, shuffle);
-    } else {
+    const std::string shuffle = BloscShuffle(CSLFetchNameValue(options, "BLOSC_SHUFFLE"));
+    if (comp != "NONE" && comp != "ZSTD" && comp != "GZIP" && comp != "BLOSC")
         Fail("COMPRESS", CSLFetchNameValueDef(options, "COMPRESS", ""),
              "expected NONE, ZSTD, GZIP or BLOSC");
-    }
+    WarnIgnored(options, comp);
+    if (comp == "ZSTD")
+        b.zstd(zstd_level);
+    else if (comp == "GZIP")
+        b.gzip(gzip_level);
+    else if (comp == "BLOSC")
+        b.blosc(cname, blosc_level, shuffle);
 }
 
 // DIMENSION_NAMES (comma separated, one per axis, non-empty and distinct)
@@ -156,7 +182,7 @@ void SetLayout(zarr3::ArrayBuilder& b, const zarr3::Shape& shape, const LayoutOp
         throw zarr3::Error("creation options CHUNK_SHAPES and BLOCKSIZE are mutually exclusive");
     const size_t rank = shape.size();
     if (o.chunk_shapes)
-        b.chunk_shapes_text(o.chunk_shapes);
+        b.chunk_shapes_text(o.chunk_shapes, /*pad_leading=*/true);
     else if (o.block_size && rank > 0)
         b.regular_chunk_shape(ParseShapeList("BLOCKSIZE", o.block_size, rank));
     else

@@ -21,10 +21,13 @@ struct ArrayCreateRequest {
 // Builds array metadata from creation options through zarr3::ArrayBuilder:
 // CHUNK_SHAPES (JSON, one entry per axis: bare integer, or list of integers
 // and [edge,count] runs, e.g. [[31,28,31,30],256,256]; the grammar is
-// zarr3::ChunkGrid::parse_chunk_shapes), BLOCKSIZE (regular, comma separated, slowest axis
-// first), SHARD_CHUNK_SHAPE (inner chunk shape; the outer grid becomes the
-// shard grid), COMPRESS=NONE|ZSTD|GZIP|BLOSC, ZSTD_LEVEL, GZIP_LEVEL,
-// BLOSC_CNAME, BLOSC_CLEVEL, BLOSC_SHUFFLE, DIMENSION_NAMES.
+// zarr3::ChunkGrid::parse_chunk_shapes; fewer entries than axes pad the
+// leading axes with 1, like BLOCKSIZE), BLOCKSIZE (regular, comma separated,
+// slowest axis first), SHARD_CHUNK_SHAPE (inner chunk shape; the outer grid
+// becomes the shard grid), COMPRESS=NONE|ZSTD|GZIP|BLOSC, ZSTD_LEVEL,
+// GZIP_LEVEL, BLOSC_CNAME, BLOSC_CLEVEL, BLOSC_SHUFFLE (NONE|BYTE|BIT as GDAL's
+// Zarr driver, or the zarr.json names), DIMENSION_NAMES. Options that the
+// chosen COMPRESS ignores are validated, then ignored with a warning.
 // Throws zarr3::Error naming the option and the expected form on bad values,
 // before anything is written.
 zarr3::ArrayMetadata BuildArrayMetadata(const ArrayCreateRequest& req, CSLConstList options);

@@ -11,37 +11,40 @@ inline constexpr const char* kOpenOptionList =
     "the store (e.g. /group/t2m); same as ZARR3:\"path\":/group/t2m'/>"
     "</OpenOptionList>";
 
-#define ZARR3_COMMON_CREATION_OPTIONS                                                              \
+// clang-format off
+#define ZARR3_COMMON_CREATION_OPTIONS \
     "  <Option name='CHUNK_SHAPES' type='string' description='Chunk edges per array axis as " \
-    "JSON, slowest axis first: one entry per axis, a bare integer (regular axis) or a list of " \
-    "edges and [edge,count] runs, e.g. [[31,28,31,30],256,256] or [[[10,3],5],512,512]'/>"  \
-    "  <Option name='BLOCKSIZE' type='string' description='Regular chunk shape, comma separated, " \
-    "slowest axis "                                                                                \
-    "first'/>"                                                                                     \
-    "  <Option name='SHARD_CHUNK_SHAPE' type='string' description='Inner chunk shape: when set, "  \
-    "chunks become "                                                                               \
-    "shards (sharding_indexed codec) holding inner chunks of this shape'/>"                        \
-    "  <Option name='COMPRESS' type='string-select' default='ZSTD'>"                               \
-    "    <Value>NONE</Value><Value>ZSTD</Value><Value>GZIP</Value><Value>BLOSC</Value>"            \
-    "  </Option>"                                                                                  \
-    "  <Option name='ZSTD_LEVEL' type='int' min='-131072' max='22' default='3' description='zstd " \
-    "level'/>"                                                                                     \
-    "  <Option name='GZIP_LEVEL' type='int' min='0' max='9' default='6' description='gzip "        \
-    "level'/>"                                                                                     \
-    "  <Option name='BLOSC_CNAME' type='string-select' default='lz4'>"                             \
-    "    "                                                                                         \
-    "<Value>lz4</Value><Value>lz4hc</Value><Value>blosclz</Value><Value>zstd</"                    \
-    "Value><Value>snappy</Value>"                                                                  \
-    "<Value>zlib</Value>"                                                                          \
-    "  </Option>"                                                                                  \
-    "  <Option name='BLOSC_CLEVEL' type='int' min='0' max='9' default='5' description='blosc "     \
-    "level'/>"                                                                                     \
-    "  <Option name='BLOSC_SHUFFLE' type='string-select' default='shuffle'>"                       \
-    "    <Value>noshuffle</Value><Value>shuffle</Value><Value>bitshuffle</Value>"                  \
-    "  </Option>"                                                                                  \
-    "  <Option name='DIMENSION_NAMES' type='string' description='Comma separated dimension "       \
-    "names, slowest axis "                                                                         \
-    "first'/>"
+    "JSON, slowest axis first: a bare integer (regular axis) or a list of edges and " \
+    "[edge,count] runs per axis, e.g. [[31,28,31,30],256,256] or [[[10,3],5],512,512]; " \
+    "fewer entries than axes: the leading axes get edge 1'/>" \
+    "  <Option name='BLOCKSIZE' type='string' description='Regular chunk shape, comma " \
+    "separated, slowest axis first; fewer entries than axes: the leading axes get 1'/>" \
+    "  <Option name='SHARD_CHUNK_SHAPE' type='string' description='Inner chunk shape: when " \
+    "set, chunks become shards (sharding_indexed codec) holding inner chunks of this shape'/>" \
+    "  <Option name='COMPRESS' type='string-select' default='ZSTD' description='Compressor " \
+    "of each chunk (inner chunk when sharded)'>" \
+    "    <Value>NONE</Value><Value>ZSTD</Value><Value>GZIP</Value><Value>BLOSC</Value>" \
+    "  </Option>" \
+    "  <Option name='ZSTD_LEVEL' type='int' min='-131072' max='22' default='3' " \
+    "description='zstd compression level (COMPRESS=ZSTD)'/>" \
+    "  <Option name='GZIP_LEVEL' type='int' min='0' max='9' default='6' " \
+    "description='gzip compression level (COMPRESS=GZIP)'/>" \
+    "  <Option name='BLOSC_CNAME' type='string-select' default='lz4' " \
+    "description='Compressor inside blosc (COMPRESS=BLOSC)'>" \
+    "    <Value>lz4</Value><Value>lz4hc</Value><Value>blosclz</Value><Value>zstd</Value>" \
+    "<Value>snappy</Value><Value>zlib</Value>" \
+    "  </Option>" \
+    "  <Option name='BLOSC_CLEVEL' type='int' min='0' max='9' default='5' " \
+    "description='blosc compression level (COMPRESS=BLOSC)'/>" \
+    "  <Option name='BLOSC_SHUFFLE' type='string-select' default='BYTE' " \
+    "description='blosc shuffle (COMPRESS=BLOSC): NONE, BYTE or BIT as in the GDAL Zarr " \
+    "driver, or noshuffle, shuffle, bitshuffle as in zarr.json'>" \
+    "    <Value>NONE</Value><Value>BYTE</Value><Value>BIT</Value>" \
+    "<Value>noshuffle</Value><Value>shuffle</Value><Value>bitshuffle</Value>" \
+    "  </Option>" \
+    "  <Option name='DIMENSION_NAMES' type='string' description='Comma separated dimension " \
+    "names, one per axis, slowest axis first'/>"
+// clang-format on
 
 inline constexpr const char* kCreationOptionList =
     "<CreationOptionList>" ZARR3_COMMON_CREATION_OPTIONS

@@ -64,8 +64,9 @@ ArrayBuilder& ArrayBuilder::chunk_partitions(std::vector<AxisPartition> axes) {
     return *this;
 }
 
-ArrayBuilder& ArrayBuilder::chunk_shapes_text(std::string text) {
+ArrayBuilder& ArrayBuilder::chunk_shapes_text(std::string text, bool pad_leading) {
     chunk_shapes_ = std::move(text);
+    pad_chunk_shapes_ = pad_leading;
     regular_.reset();
     partitions_.reset();
     return *this;
@@ -141,7 +142,9 @@ ArrayBuilder& ArrayBuilder::chunk_key_encoding(ChunkKeyEncoding enc) {
 
 ChunkGrid ArrayBuilder::build_grid() const {
     const size_t rank = shape_.size();
-    if (chunk_shapes_) return ChunkGrid::parse_chunk_shapes(*chunk_shapes_, shape_, "chunk shapes");
+    if (chunk_shapes_)
+        return ChunkGrid::parse_chunk_shapes(*chunk_shapes_, shape_, "chunk shapes",
+                                             pad_chunk_shapes_);
     if (partitions_) {
         if (partitions_->size() != rank)
             throw BuildError(BuildPart::ChunkGrid,

@@ -396,7 +396,7 @@ ChunkGrid detail::parse_chunk_grid(const json& j, const Shape& shape, const std:
 }
 
 ChunkGrid ChunkGrid::parse_chunk_shapes(std::string_view text, const Shape& shape,
-                                        const std::string& where) {
+                                        const std::string& where, bool pad_leading) {
     static const std::string kEach =
         "each a bare integer edge or a list of edges and [edge, count] runs, e.g. "
         "[[31,28,31,30],256,256]";
@@ -409,10 +409,15 @@ ChunkGrid ChunkGrid::parse_chunk_shapes(std::string_view text, const Shape& shap
     }
     if (!j.is_array())
         throw FormatError(where + ": expected a JSON list with one entry per array axis, " + kEach);
+    if (pad_leading && !j.empty() && j.size() < shape.size())
+        j.insert(j.begin(), shape.size() - j.size(), json(1));
     if (j.size() != shape.size())
-        throw FormatError(where + ": has " + std::to_string(j.size()) +
-                          " entries, expected one per array axis (" + std::to_string(shape.size()) +
-                          " axes), " + kEach);
+        throw FormatError(where + ": has " + std::to_string(j.size()) + " entries, expected " +
+                          (pad_leading
+                               ? "1 to " + std::to_string(shape.size()) +
+                                     " (the last axes; leading axes default to 1)"
+                               : "one per array axis (" + std::to_string(shape.size()) + " axes)") +
+                          ", " + kEach);
     std::vector<AxisPartition> axes;
     bool all_bare = true;
     for (size_t i = 0; i < shape.size(); ++i) {

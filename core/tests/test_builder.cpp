@@ -75,6 +75,27 @@ TEST(ChunkShapesText, EmptyListForZeroD) {
     EXPECT_NE(chunk_shapes_error("[1]", {}).find("has 1 entries"), std::string::npos);
 }
 
+TEST(ChunkShapesText, PadLeadingGivesMissingLeadingAxesEdgeOne) {
+    const ChunkGrid g = ChunkGrid::parse_chunk_shapes("[[10,6],24]", {3, 16, 24}, "CS", true);
+    EXPECT_EQ(g.kind(), GridKind::Rectilinear);
+    EXPECT_EQ(g.grid_shape(), (Shape{3, 2, 1}));
+    EXPECT_EQ(g.chunk_shape({2, 1, 0}), (Shape{1, 6, 24}));
+    const ChunkGrid r = ChunkGrid::parse_chunk_shapes("[8,12]", {3, 16, 24}, "CS", true);
+    EXPECT_EQ(r.kind(), GridKind::Regular);
+    EXPECT_EQ(r.to_json()["configuration"]["chunk_shape"], json::parse("[1,8,12]"));
+    // Strict by default (zarr.json's rule); too many or no entries refused either way.
+    EXPECT_NE(chunk_shapes_error("[8,12]", {3, 16, 24}).find("one per array axis"),
+              std::string::npos);
+    for (const char* bad : {"[1,8,12,4]", "[]"}) {
+        try {
+            ChunkGrid::parse_chunk_shapes(bad, {3, 16, 24}, "CS", true);
+            ADD_FAILURE() << bad << " accepted";
+        } catch (const FormatError& e) {
+            EXPECT_NE(std::string(e.what()).find("1 to 3"), std::string::npos) << e.what();
+        }
+    }
+}
+
 TEST(ChunkShapesText, SameGrammarAsRectilinearChunkShapes) {
     const char* entries = "[[[73,5]],[9,9],36]";
     const Shape shape{365, 18, 36};

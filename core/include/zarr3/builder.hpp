@@ -60,8 +60,9 @@ class ArrayBuilder {
     // One partition per axis; each is set to the axis length (extent() must
     // cover it).
     ArrayBuilder& chunk_partitions(std::vector<AxisPartition> axes);
-    // The CHUNK_SHAPES text (ChunkGrid::parse_chunk_shapes), parsed by build().
-    ArrayBuilder& chunk_shapes_text(std::string text);
+    // The CHUNK_SHAPES text (ChunkGrid::parse_chunk_shapes, with its
+    // `pad_leading` leniency), parsed by build().
+    ArrayBuilder& chunk_shapes_text(std::string text, bool pad_leading = false);
 
     ArrayBuilder& sharding(ShardingCodecBuilder sharding);
 
@@ -102,6 +103,7 @@ class ArrayBuilder {
     std::optional<Shape> regular_;
     std::optional<std::vector<AxisPartition>> partitions_;
     std::optional<std::string> chunk_shapes_;
+    bool pad_chunk_shapes_ = false;
     std::optional<ShardingCodecBuilder> sharding_;
     std::string endian_ = "little";
     std::vector<nlohmann::json> compressors_;

@@ -73,9 +73,11 @@ class ChunkGrid {
     // "[[31,28,31,30],256,256]" ("[]" for a 0-d array); the same per-axis
     // grammar as a rectilinear grid's chunk_shapes. Every entry a bare
     // integer gives a regular grid, anything else a rectilinear one. Throws
-    // FormatError naming `where`, the axis and what was expected.
+    // FormatError naming `where`, the axis and what was expected. With
+    // `pad_leading`, fewer entries than axes are allowed: the missing leading
+    // (slowest) axes get chunk edge 1, as GDAL's BLOCKSIZE does for band axes.
     static ChunkGrid parse_chunk_shapes(std::string_view text, const Shape& shape,
-                                        const std::string& where);
+                                        const std::string& where, bool pad_leading = false);
     static ChunkGrid make_regular(const Shape& chunk_shape, const Shape& array_shape);
     static ChunkGrid make_rectilinear(std::vector<AxisPartition> axes);
 

@@ -5,6 +5,7 @@ the store, dangling or looping links, FIFOs are errors; Delete never follows
 links; cancelled or killed copies leave nothing that opens."""
 import glob
 import os
+import shutil
 import subprocess
 import sys
 import textwrap
@@ -233,11 +234,24 @@ def test_write_through_linked_folder_is_refused(linked):
 
 
 def test_delete_removes_links_not_targets(linked):
-    store, outside, _ = linked
+    store, outside, chunks = linked
+    # Links in the places of a chunk and of a chunk folder (store keys): removed, never followed.
+    os.unlink(chunks[0])
+    os.symlink(outside / "secret", chunks[0])
+    chunk_dir = os.path.dirname(chunks[-1])
+    shutil.rmtree(chunk_dir)
+    os.symlink(outside, chunk_dir)
+    # Links under other names are not store content: Delete refuses, naming them.
     os.symlink(outside, store / "linked_folder")
     os.symlink(outside / "secret", store / "linked_file")
+    with pytest.raises(RuntimeError, match=r"not deleted: it holds what a Zarr store does not "
+                                           r"\(linked_file, linked_folder\)"):
+        gdal.GetDriverByName(DRV).Delete(str(store))
+    os.unlink(store / "linked_folder")
+    os.unlink(store / "linked_file")
     gdal.GetDriverByName(DRV).Delete(str(store))
     assert not store.exists()
+    assert sorted(os.listdir(outside)) == ["secret"]
     assert (outside / "secret").read_bytes() == bytes([9]) * (64 * 64)
 
 

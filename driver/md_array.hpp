@@ -111,6 +111,8 @@ class Zarr3MDArray final : public GDALMDArray {
     // Sets (or, for null, removes) one attribute and rewrites zarr.json.
     bool SetAttr(const std::string& name, const nlohmann::json& value);
     bool CheckWritable(const char* what) const;
+    // Returns `ok`; a failure during a copy is recorded in the context.
+    bool Noted(bool ok, const std::string& what) const;
 
     std::shared_ptr<zarr3::Array> array_;
     std::shared_ptr<MDContext> ctx_;

@@ -12,6 +12,10 @@
 
 namespace zarr3drv {
 
+bool Zarr3MDArray::Noted(bool ok, const std::string& what) const {
+    return ctx_ ? ctx_->Note(ok, GetFullName() + ": " + what) : ok;
+}
+
 bool Zarr3MDArray::CheckWritable(const char* what) const {
     if (IsWritable()) return true;
     CPLError(CE_Failure, CPLE_NotSupported, "%s: cannot %s: the dataset is opened read-only",
@@ -23,7 +27,9 @@ bool Zarr3MDArray::IWrite(const GUInt64* start, const size_t* count, const GInt6
                           const GPtrDiff_t* stride, const GDALExtendedDataType& buf_type,
                           const void* src) {
     if (!CheckWritable("write")) return false;
-    return Guard(array_->describe(), [&] { WriteImpl(start, count, step, stride, buf_type, src); });
+    return Noted(
+        Guard(array_->describe(), [&] { WriteImpl(start, count, step, stride, buf_type, src); }),
+        "write");
 }
 
 void Zarr3MDArray::WriteImpl(const GUInt64* start, const size_t* count, const GInt64* step,
@@ -96,16 +102,18 @@ void Zarr3MDArray::WriteImpl(const GUInt64* start, const size_t* count, const GI
 
 bool Zarr3MDArray::SetAttr(const std::string& name, const nlohmann::json& value) {
     if (!CheckWritable("set attributes")) return false;
-    return Guard(array_->describe() + "/zarr.json", [&] {
-        nlohmann::json attrs = array_->metadata().attributes;
-        if (!attrs.is_object()) attrs = nlohmann::json::object();
-        if (value.is_null())
-            attrs.erase(name);
-        else
-            attrs[name] = value;
-        array_->set_attributes(attrs);
-        RefreshFromMetadata();
-    });
+    return Noted(Guard(array_->describe() + "/zarr.json",
+                       [&] {
+                           nlohmann::json attrs = array_->metadata().attributes;
+                           if (!attrs.is_object()) attrs = nlohmann::json::object();
+                           if (value.is_null())
+                               attrs.erase(name);
+                           else
+                               attrs[name] = value;
+                           array_->set_attributes(attrs);
+                           RefreshFromMetadata();
+                       }),
+                 "attribute " + name);
 }
 
 std::shared_ptr<GDALAttribute> Zarr3MDArray::CreateAttribute(const std::string& name,
@@ -179,7 +187,7 @@ bool Zarr3MDArray::SetRawNoDataValue(const void* raw) {
                  array_->describe().c_str());
         return false;
     }
-    return Guard(array_->describe() + "/zarr.json", [&] {
+    const bool ok = Guard(array_->describe() + "/zarr.json", [&] {
         zarr3::ArrayMetadata meta = array_->metadata();
         zarr3::Bytes fill(meta.dtype.size);
         NarrowFromGDAL(meta.dtype, raw, fill.data(), 1);
@@ -191,6 +199,7 @@ bool Zarr3MDArray::SetRawNoDataValue(const void* raw) {
         array_ = std::move(a);
         RefreshFromMetadata();
     });
+    return Noted(ok, "nodata value");
 }
 
 void Zarr3MDArray::ResizeImpl(const std::vector<GUInt64>& new_sizes) {

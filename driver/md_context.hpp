@@ -1,5 +1,6 @@
 // State shared by the groups and arrays of one multidimensional dataset: the
-// store, whether it was opened for writing, and the arrays to flush at close.
+// store, whether it was opened for writing, the arrays to flush at close, and
+// whether the dataset is being filled by a copy (gdalmdimtranslate).
 #pragma once
 
 #include "zarr3/array.hpp"
@@ -18,6 +19,26 @@ class MDContext {
 
     const std::shared_ptr<zarr3::Store>& store() const { return store_; }
     bool writable() const { return writable_; }
+
+    // Set by the multidimensional CreateCopy while it fills the dataset: each
+    // per-axis ARRAY: option then goes only to the arrays whose rank it fits,
+    // and every failure is recorded (GDAL 3.6 ignores some, e.g. a coordinate
+    // array that cannot be created) so that the copy fails as a whole.
+    void SetCopying(bool copying) { copying_ = copying; }
+    bool copying() const { return copying_; }
+    // Returns `ok`; when false during a copy, remembers `what` (the first one).
+    bool Note(bool ok, const std::string& what) {
+        if (!ok && copying_) {
+            std::lock_guard lk(mu_);
+            if (failure_.empty()) failure_ = what;
+        }
+        return ok;
+    }
+    // The first failure noted during the copy ("" = none).
+    std::string failure() const {
+        std::lock_guard lk(mu_);
+        return failure_;
+    }
 
     // Remembers an array so that Flush() writes its buffered partial chunks.
     void Track(const std::shared_ptr<zarr3::Array>& a) {
@@ -52,7 +73,9 @@ class MDContext {
   private:
     std::shared_ptr<zarr3::Store> store_;
     bool writable_;
-    std::mutex mu_;
+    bool copying_ = false;
+    mutable std::mutex mu_;
+    std::string failure_;
     std::vector<std::weak_ptr<zarr3::Array>> arrays_;
 };
 

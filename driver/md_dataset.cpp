@@ -26,6 +26,7 @@ class Zarr3MDDataset final : public GDALDataset {
     }
     ~Zarr3MDDataset() override { FlushArrays(); }
     std::shared_ptr<GDALGroup> GetRootGroup() const override { return root_; }
+    const std::shared_ptr<MDContext>& context() const { return ctx_; }
     // Writes the buffered partial chunks; false (error reported) on failure.
     bool FlushAll() { return FlushArrays(); }
 
@@ -231,8 +232,18 @@ GDALDataset* Zarr3CreateCopyMultidim(const char* pszName, GDALDataset* src, int 
     });
     if (!ds) return nullptr;
     MarkUnfinished(root);
+    // While copying, ARRAY: options go to the arrays they fit and every
+    // failure is recorded: GDAL 3.6 goes on when e.g. a coordinate array
+    // cannot be created, and the copy would succeed without it.
+    ds->context()->SetCopying(true);
     bool ok = GDALDriver::DefaultCreateCopyMultiDimensional(src, ds.get(), strict != 0, options,
                                                             progress, progress_data) == CE_None;
+    ds->context()->SetCopying(false);
+    if (ok && !ds->context()->failure().empty()) {
+        CPLError(CE_Failure, CPLE_AppDefined, "%s: the copy failed (%s: see the error above)",
+                 root.c_str(), ds->context()->failure().c_str());
+        ok = false;
+    }
     // The arrays' buffered chunks first, the root zarr.json last.
     ok = ok && ds->FlushAll() && Guard(root, [&] { deferred->commit(); });
     if (!ok) {

@@ -22,6 +22,40 @@ bool Contains(const std::vector<std::string>& v, const std::string& s) {
     return std::find(v.begin(), v.end(), s) != v.end();
 }
 
+// Number of axes a per-axis creation option lists (-1: not countable; the
+// builder reports the value).
+int AxesListed(const std::string& key, const std::string& value) {
+    if (key == "CHUNK_SHAPES") {
+        const auto j = nlohmann::json::parse(value, nullptr, false);
+        return j.is_array() ? static_cast<int>(j.size()) : -1;
+    }
+    std::string v = value;
+    if (v.size() >= 2 && v.front() == '[' && v.back() == ']') v = v.substr(1, v.size() - 2);
+    return CPLStringList(CSLTokenizeString2(v.c_str(), ",", CSLT_ALLOWEMPTYTOKENS)).size();
+}
+
+// A copy (gdalmdimtranslate -co ARRAY:NAME=VALUE) gives every option to every
+// array: a per-axis option listing more axes than this array has
+// (DIMENSION_NAMES: another number) is meant for other arrays and is left
+// out here, so that e.g. ARRAY:BLOCKSIZE=30,32,64 chunks the 3-D arrays and
+// leaves the 1-D coordinate arrays as they were.
+void DropOptionsNotFitting(CPLStringList& opts, const std::string& group, const std::string& name,
+                           size_t rank) {
+    for (const char* key : {"BLOCKSIZE", "SHARD_CHUNK_SHAPE", "CHUNK_SHAPES", "DIMENSION_NAMES"}) {
+        const char* v = opts.FetchNameValue(key);
+        if (!v) continue;
+        const int n = AxesListed(key, v);
+        const bool fits =
+            n < 0 || (std::string(key) == "DIMENSION_NAMES" ? static_cast<size_t>(n) == rank
+                                                            : static_cast<size_t>(n) <= rank);
+        if (fits) continue;
+        CPLDebug("Zarr3", "%s%s%s: ARRAY:%s=%s lists %d axes, the array has %d: not applied to it",
+                 group.c_str(), group == "/" ? "" : "/", name.c_str(), key, v, n,
+                 static_cast<int>(rank));
+        opts.SetNameValue(key, nullptr);
+    }
+}
+
 } // namespace
 
 // An array's resolver (coordinates, grid_mapping): array `n` of the group or
@@ -79,7 +113,37 @@ std::string Zarr3Group::ChildPath(const std::string& name) const {
     return zarr3::join_key(group_->path(), name);
 }
 
-std::vector<std::string> Zarr3Group::GetMDArrayNames(CSLConstList) const {
+// Children whose zarr.json is not JSON (or names no node type) are left out
+// of the group's listing: one warning each, naming the file and the problem.
+void Zarr3Group::WarnSkippedChildren() const {
+    if (skipped_checked_ || !group_ || group_->metadata().consolidated) return;
+    skipped_checked_ = true;
+    const auto arrays = group_->array_names();
+    const auto groups = group_->group_names();
+    auto& store = *group_->store();
+    for (const auto& n : store.list_dir(group_->path())) {
+        if (n.empty() || n[0] == '.' || n == "zarr.json" || !zarr3::is_valid_key(n) ||
+            Contains(arrays, n) || Contains(groups, n))
+            continue;
+        const std::string path = zarr3::join_key(group_->path(), n);
+        const std::string where = store.uri() + "/" + zarr3::join_key(path, "zarr.json");
+        std::string problem;
+        try {
+            if (!store.size(zarr3::join_key(path, "zarr.json"))) continue; // not a node
+            const auto j = zarr3::read_node_json(store, path);
+            if (j && j->is_object() && j->contains("node_type")) continue;
+            problem = where + ": no node_type";
+        } catch (const std::bad_alloc&) {
+            throw;
+        } catch (const std::exception& e) {
+            problem = e.what();
+            if (problem.find(where) == std::string::npos) problem = where + ": " + problem;
+        }
+        CPLError(CE_Warning, CPLE_AppDefined, "%s (node skipped)", problem.c_str());
+    }
+}
+
+std::vector<std::string> Zarr3Group::RawArrayNames() const {
     std::vector<std::string> names;
     Guard(Where(), [&] {
         names = group_ ? group_->array_names() : std::vector<std::string>{root_array_name_};
@@ -87,6 +151,36 @@ std::vector<std::string> Zarr3Group::GetMDArrayNames(CSLConstList) const {
     for (const auto& n : created_arrays_)
         if (!Contains(names, n)) names.push_back(n);
     std::sort(names.begin(), names.end());
+    return names;
+}
+
+// The listing (gdalmdiminfo, gdalmdimtranslate, QGIS) leaves out arrays that
+// cannot be opened (unknown codec, bad metadata), with one warning each, so
+// that the rest of the store opens; opening such an array by name is an
+// error. Each array is checked once (not again when opened).
+std::vector<std::string> Zarr3Group::GetMDArrayNames(CSLConstList) const {
+    std::vector<std::string> names = RawArrayNames();
+    if (!group_) return names;
+    Guard(Where(), [&] { WarnSkippedChildren(); });
+    std::erase_if(names, [&](const std::string& n) {
+        if (arrays_.count(n) || listed_ok_.count(n) || Contains(created_arrays_, n)) return false;
+        if (listed_bad_.count(n)) return true;
+        const std::string where = Where() + "/" + n + "/zarr.json";
+        std::string problem;
+        try {
+            group_->open_array(n); // parsed again when opened: the metadata is not kept
+            listed_ok_.insert(n);
+            return false;
+        } catch (const std::bad_alloc&) {
+            problem = where + ": out of memory";
+        } catch (const std::exception& e) {
+            problem = e.what();
+            if (problem.find(where) == std::string::npos) problem = where + ": " + problem;
+        }
+        CPLError(CE_Warning, CPLE_AppDefined, "%s (array skipped)", problem.c_str());
+        listed_bad_.insert(n);
+        return true;
+    });
     return names;
 }
 
@@ -100,7 +194,7 @@ std::vector<std::string> Zarr3Group::GetGroupNames(CSLConstList) const {
 }
 
 bool Zarr3Group::HasArray(const std::string& name) const {
-    return arrays_.count(name) || Contains(GetMDArrayNames(), name);
+    return arrays_.count(name) || Contains(RawArrayNames(), name);
 }
 
 bool Zarr3Group::HasChild(const std::string& name) const {
@@ -287,7 +381,7 @@ std::vector<std::shared_ptr<GDALDimension>> Zarr3Group::GetDimensions(CSLConstLi
     {
         CPLErrorStateBackuper keep_state;
         CPLErrorHandlerPusher quiet(CPLQuietErrorHandler);
-        for (const auto& n : GetMDArrayNames())
+        for (const auto& n : RawArrayNames())
             Guard(Where(), [&] { OpenArrayImpl(n); });
     }
     std::vector<std::shared_ptr<GDALDimension>> out;
@@ -331,6 +425,7 @@ std::shared_ptr<GDALGroup> Zarr3Group::CreateGroup(const std::string& name, CSLC
         created_groups_.push_back(name);
         out = g;
     });
+    ctx_->Note(out != nullptr, "group " + name);
     return out;
 }
 
@@ -368,6 +463,7 @@ Zarr3Group::CreateMDArray(const std::string& name,
         // gdalmdimtranslate (GDAL 3.13) adds BLOCKSIZE from the source's block
         // size to the user's ARRAY: options; an explicit CHUNK_SHAPES wins.
         CPLStringList opts(CSLDuplicate(const_cast<char**>(options)), TRUE);
+        if (ctx_->copying()) DropOptionsNotFitting(opts, GetFullName(), name, dims.size());
         if (opts.FetchNameValue("CHUNK_SHAPES") && opts.FetchNameValue("BLOCKSIZE")) {
             CPLDebug("Zarr3", "%s: CHUNK_SHAPES given, BLOCKSIZE=%s ignored", name.c_str(),
                      opts.FetchNameValue("BLOCKSIZE"));
@@ -395,6 +491,7 @@ Zarr3Group::CreateMDArray(const std::string& name,
         created_arrays_.push_back(name);
         out = arr;
     });
+    ctx_->Note(out != nullptr, "array " + name);
     return out;
 }
 
@@ -416,14 +513,19 @@ std::shared_ptr<GDALAttribute> Zarr3Group::CreateAttribute(const std::string& na
                              "attribute %s: its group is no longer open", n.c_str());
                     return false;
                 }
-                return Guard(where, [&] {
-                    nlohmann::json attrs = self->group_->metadata().attributes;
-                    if (!attrs.is_object()) attrs = nlohmann::json::object();
-                    attrs[n] = v;
-                    self->group_->set_attributes(attrs);
-                });
+                return self->ctx_->Note(Guard(where,
+                                              [&] {
+                                                  nlohmann::json attrs =
+                                                      self->group_->metadata().attributes;
+                                                  if (!attrs.is_object())
+                                                      attrs = nlohmann::json::object();
+                                                  attrs[n] = v;
+                                                  self->group_->set_attributes(attrs);
+                                              }),
+                                        "attribute " + n);
             });
     });
+    ctx_->Note(out != nullptr, "attribute " + name);
     return out;
 }
 

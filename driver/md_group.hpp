@@ -10,6 +10,7 @@
 #include <atomic>
 #include <map>
 #include <memory>
+#include <set>
 #include <string>
 
 namespace zarr3drv {
@@ -82,6 +83,12 @@ class Zarr3Group final : public GDALGroup, public std::enable_shared_from_this<Z
                                const std::string& name) const;
     // Drops the root's consolidated metadata, stale once the hierarchy changes.
     void InvalidateConsolidated();
+    // Warns once about children whose zarr.json the listing left out.
+    void WarnSkippedChildren() const;
+    mutable bool skipped_checked_ = false;
+    // Array names without the check GetMDArrayNames makes.
+    std::vector<std::string> RawArrayNames() const;
+    mutable std::set<std::string> listed_ok_, listed_bad_; // checked by GetMDArrayNames
 
     std::shared_ptr<zarr3::Group> group_;      // null for a root-array store
     std::shared_ptr<zarr3::Array> root_array_; // set for a root-array store

@@ -3,6 +3,7 @@
 
 #include "driver_options.hpp"
 #include "raster_dataset.hpp"
+#include "unfinished_copy.hpp"
 #include "vsi_store.hpp"
 #include "zarr3/metadata.hpp"
 
@@ -10,7 +11,9 @@
 #include "cpl_string.h"
 #include "cpl_vsi.h"
 
+#include <algorithm>
 #include <cstring>
+#include <set>
 
 #ifndef ZARR3_VERSION
 #define ZARR3_VERSION "unknown"
@@ -160,11 +163,26 @@ int Identify(GDALOpenInfo* oi) {
     // one): Open decides with one GET of zarr.json; a stat here would cost a
     // HEAD more.
     if (IsNetworkPath(f) && oi->fpL == nullptr) return GDAL_IDENTIFY_UNKNOWN;
-    if (oi->bIsDirectory) return StatOK(RootOf(f) + "/zarr.json");
+    // A folder without zarr.json may be what a killed copy left (the
+    // unfinished mark, or nothing but Zarr store content): recognised so
+    // that Delete (gdalmanage delete) removes it; it does not open.
+    if (oi->bIsDirectory)
+        return StatOK(RootOf(f) + "/zarr.json") || LooksLikeIncompleteStore(RootOf(f));
     // GDAL 3.6 cannot stat implicit /vsimem/ folders.
     if (STARTS_WITH(f.c_str(), "/vsimem/") && oi->fpL == nullptr)
-        return StatOK(RootOf(f) + "/zarr.json");
+        return StatOK(RootOf(f) + "/zarr.json") || LooksLikeIncompleteStore(RootOf(f));
     return FALSE;
+}
+
+// An unprefixed folder that Identify took for an incomplete store: an error
+// naming the fix (the copy did not finish), not "not recognized".
+bool ReportIncomplete(const std::string& root) {
+    if (StatOK(root + "/zarr.json") || !LooksLikeIncompleteStore(root)) return false;
+    CPLError(CE_Failure, CPLE_OpenFailed,
+             "%s: an incomplete Zarr store (no zarr.json: a copy into it did not finish); "
+             "re-run the copy, or remove it with gdalmanage delete %s",
+             root.c_str(), root.c_str());
+    return true;
 }
 
 GDALDataset* Open(GDALOpenInfo* oi) {
@@ -186,7 +204,9 @@ GDALDataset* Open(GDALOpenInfo* oi) {
     if (!Guard(t.root, [&] { store = std::make_shared<VSIStore>(t.root, writable); }))
         return nullptr;
     if (!t.prefixed) {
-        if (ClassifyRoot(*store) != RootKind::ZarrV3) return nullptr;
+        const RootKind kind = ClassifyRoot(*store);
+        if (kind == RootKind::NotOurs) ReportIncomplete(t.root);
+        if (kind != RootKind::ZarrV3) return nullptr;
     } else {
         const std::string where = store->uri() + "/zarr.json";
         std::optional<zarr3::Bytes> root_json;
@@ -212,15 +232,103 @@ GDALDataset* Open(GDALOpenInfo* oi) {
     return ds;
 }
 
+// The folder a new store is created in: an incomplete store a killed copy
+// left there is removed first; an existing store or other content is refused
+// with an error naming the fix (GDAL's QuietDelete leaves folders alone).
+bool TargetReady(const char* name) {
+    const std::string f = name ? name : "";
+    if (f.empty() || STARTS_WITH_CI(f.c_str(), kPrefix) || IsNetworkPath(f)) return true;
+    return PrepareTarget(RootOf(f));
+}
+
 // Multidimensional sources (a root group, no bands) go to the hierarchy copy.
 GDALDataset* CreateCopy(const char* name, GDALDataset* src, int strict, DriverOptionList options,
                         GDALProgressFunc progress, void* progress_data) {
+    if (!TargetReady(name)) return nullptr;
     if (src->GetRasterCount() == 0 && src->GetRootGroup())
         return Zarr3CreateCopyMultidim(name, src, strict, options, progress, progress_data);
     return Zarr3CreateCopy(name, src, strict, options, progress, progress_data);
 }
 
+GDALDataset* Create(const char* name, int xsize, int ysize, int bands, GDALDataType type,
+                    DriverOptionList options) {
+    if (!TargetReady(name)) return nullptr;
+    return Zarr3Create(name, xsize, ysize, bands, type, options);
+}
+
+GDALDataset* CreateMultidim(const char* name, CSLConstList root_group_options,
+                            CSLConstList options) {
+    if (!TargetReady(name)) return nullptr;
+    return Zarr3CreateMultidim(name, root_group_options, options);
+}
+
 } // namespace
+
+class ListingStore final : public zarr3::Store {
+  public:
+    explicit ListingStore(std::shared_ptr<zarr3::Store> inner) : inner_(std::move(inner)) {}
+    std::string uri() const override { return inner_->uri(); }
+    std::optional<zarr3::Bytes> get(const std::string& key) override {
+        return Check(key, inner_->get(key));
+    }
+    std::optional<zarr3::Bytes> get_bounded(const std::string& key, uint64_t limit) override {
+        return Check(key, inner_->get_bounded(key, limit));
+    }
+    std::optional<std::vector<zarr3::Bytes>>
+    get_ranges(const std::string& key, const std::vector<zarr3::ByteRange>& ranges) override {
+        return inner_->get_ranges(key, ranges);
+    }
+    std::optional<uint64_t> size(const std::string& key) override { return inner_->size(key); }
+    void put(const std::string& key, zarr3::ByteView) override {
+        throw zarr3::Error(uri() + "/" + key + ": read-only listing view");
+    }
+    void erase(const std::string& key) override {
+        throw zarr3::Error(uri() + "/" + key + ": read-only listing view");
+    }
+    std::vector<std::string> list_dir(const std::string& prefix) override {
+        return inner_->list_dir(prefix);
+    }
+    bool writable() const override { return false; }
+    const std::vector<std::string>& skipped() const { return skipped_; }
+
+  private:
+    std::optional<zarr3::Bytes> Check(const std::string& key, std::optional<zarr3::Bytes> b) {
+        if (!b || !(key == "zarr.json" || EndsWith(key, "/zarr.json"))) return b;
+        if (checked_.count(key)) return b;
+        const std::string where = uri() + "/" + key;
+        try {
+            zarr3::parse_node_metadata_text(
+                std::string_view(reinterpret_cast<const char*>(b->data()), b->size()), where);
+        } catch (const std::bad_alloc&) {
+            throw;
+        } catch (const std::exception& e) {
+            std::string msg = e.what();
+            if (msg.find(where) == std::string::npos) msg = where + ": " + msg;
+            if (std::find(skipped_.begin(), skipped_.end(), msg) == skipped_.end()) {
+                CPLError(CE_Warning, CPLE_AppDefined, "%s (node skipped)", msg.c_str());
+                skipped_.push_back(msg);
+            }
+            return std::nullopt;
+        }
+        checked_.insert(key);
+        return b;
+    }
+    std::shared_ptr<zarr3::Store> inner_;
+    std::set<std::string> checked_;
+    std::vector<std::string> skipped_;
+};
+
+std::shared_ptr<ListingStore> MakeListingStore(std::shared_ptr<zarr3::Store> inner) {
+    return std::make_shared<ListingStore>(std::move(inner));
+}
+
+const std::vector<std::string>& SkippedNodes(const ListingStore& store) {
+    return store.skipped();
+}
+
+std::shared_ptr<zarr3::Store> AsStore(const std::shared_ptr<ListingStore>& store) {
+    return store;
+}
 
 bool ParseOpenTarget(const char* filename, OpenTarget& out) {
     out = OpenTarget{};
@@ -304,10 +412,10 @@ extern "C" ZARR3_EXPORT void GDALRegister_Zarr3() {
     drv->SetMetadataItem("ZARR3_VERSION", ZARR3_VERSION);
     drv->pfnIdentify = zarr3drv::Identify;
     drv->pfnOpen = zarr3drv::Open;
-    drv->pfnCreate = zarr3drv::Zarr3Create;    // classic raster (raster_create.cpp)
+    drv->pfnCreate = zarr3drv::Create;         // classic raster (raster_create.cpp)
     drv->pfnCreateCopy = zarr3drv::CreateCopy; // gdal_translate / gdalmdimtranslate
-    drv->pfnDelete = zarr3drv::Zarr3Delete;
-    drv->pfnCreateMultiDimensional = Zarr3CreateMultidim;
+    drv->pfnDelete = zarr3drv::DeleteStore;    // unfinished_copy.cpp
+    drv->pfnCreateMultiDimensional = zarr3drv::CreateMultidim;
 
     auto* dm = GetGDALDriverManager();
     dm->RegisterDriver(drv);

@@ -8,6 +8,7 @@
 #include <memory>
 #include <new>
 #include <string>
+#include <vector>
 
 namespace zarr3 {
 class Store;
@@ -30,6 +31,16 @@ bool ParseOpenTarget(const char* filename, OpenTarget& out);
 
 // `ZARR3:"root":/node` for subdataset lists.
 std::string SubdatasetName(const std::string& root, const std::string& node_path);
+
+// A read-only view of a store for walking its hierarchy: a node's zarr.json
+// that does not parse (not JSON, unknown codec, bad member) reads as absent,
+// with one warning naming the file and the problem, so that one broken array
+// does not stop the listing of the others. (zarr3_driver.cpp)
+class ListingStore;
+std::shared_ptr<ListingStore> MakeListingStore(std::shared_ptr<zarr3::Store> inner);
+// The zarr.json files a ListingStore skipped, each with its problem.
+const std::vector<std::string>& SkippedNodes(const ListingStore& store);
+std::shared_ptr<zarr3::Store> AsStore(const std::shared_ptr<ListingStore>& store);
 
 // The error boundary of every GDAL entry point of the driver (open, raster
 // and multidimensional I/O, group listing, attributes, create and copy): runs

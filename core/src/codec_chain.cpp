@@ -2,6 +2,7 @@
 // plus the small ChunkSpec / ByteSource members declared in codec.hpp.
 #include "zarr3/codec.hpp"
 
+#include "zarr3/chunk_grid.hpp"
 #include "zarr3/limits.hpp"
 
 #include <cstring>
@@ -63,6 +64,31 @@ const char* kind_name(CodecKind k) {
 }
 
 } // namespace
+
+void CodecChain::validate_grid(const ChunkGrid& g, const std::string& where) const {
+    bool permuted = false;
+    std::vector<size_t> axes(g.rank()); // grid axis seen as the array->bytes codec's axis k
+    for (size_t k = 0; k < axes.size(); ++k)
+        axes[k] = k;
+    for (const auto& aa : aa_) {
+        const std::vector<size_t> order = aa->encoded_axis_order(axes.size());
+        std::vector<size_t> next(axes.size());
+        for (size_t k = 0; k < axes.size(); ++k) {
+            next[k] = axes[order[k]];
+            permuted = permuted || next[k] != k;
+        }
+        axes = std::move(next);
+    }
+    if (!permuted) {
+        ab_->validate_grid(g, where);
+        return;
+    }
+    std::vector<AxisPartition> seen;
+    for (size_t k = 0; k < axes.size(); ++k)
+        seen.push_back(g.axis(axes[k]));
+    ab_->validate_grid(ChunkGrid::make_rectilinear(std::move(seen)),
+                       where + " (chunk grid axes in the order the codecs after transpose see)");
+}
 
 CodecChain CodecChain::parse(const nlohmann::json& codecs, const ChunkSpec& spec,
                              const std::string& where, std::vector<std::string>* warnings) {

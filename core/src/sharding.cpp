@@ -130,6 +130,26 @@ Shape ShardingCodec::chunks_per_shard(const Shape& shard_shape, const std::strin
     return cps;
 }
 
+std::shared_ptr<const ShardingCodec::Prepared>
+ShardingCodec::prepare(const ChunkSpec& shard, const std::string& where) const {
+    {
+        std::lock_guard lk(prepared_mu_);
+        const auto it = prepared_.find(shard.shape);
+        if (it != prepared_.end() && it->second->inner_spec.dtype.name == shard.dtype.name &&
+            it->second->inner_spec.fill_value == shard.fill_value)
+            return it->second;
+    }
+    auto p = std::make_shared<Prepared>();
+    p->chunks_per_shard = chunks_per_shard(shard.shape, where);
+    p->inner_chunks = checked_product(p->chunks_per_shard, "number of inner chunks per shard");
+    p->index_size = index_size(p->chunks_per_shard);
+    p->inner_spec = inner_spec(shard);
+    p->index_spec = index_spec(p->chunks_per_shard);
+    std::lock_guard lk(prepared_mu_);
+    if (prepared_.size() < kMaxPrepared) prepared_.emplace(shard.shape, p);
+    return p;
+}
+
 uint64_t ShardingCodec::index_size(const Shape& cps) const {
     uint64_t n = checked_product(cps, "number of inner chunks per shard");
     uint64_t sz = checked_mul(n, 16, "shard index size");
@@ -173,14 +193,15 @@ nlohmann::json ShardingCodec::to_json() const {
 }
 
 Bytes ShardingCodec::encode(ByteView decoded, const ChunkSpec& spec) const {
-    const Shape cps = chunks_per_shard(spec.shape, "sharding_indexed encode");
+    const auto prep = prepare(spec, "sharding_indexed encode");
+    const Shape& cps = prep->chunks_per_shard;
     if (decoded.size() != spec.num_bytes())
         throw Error("sharding_indexed encode: got " + std::to_string(decoded.size()) +
                     " bytes for a shard of " + std::to_string(spec.num_bytes()));
-    const uint64_t n = checked_product(cps, "number of inner chunks per shard");
-    const uint64_t isz = index_size(cps);
+    const uint64_t n = prep->inner_chunks;
+    const uint64_t isz = prep->index_size;
     const size_t elem = spec.dtype.size;
-    const ChunkSpec ispec = inner_spec(spec);
+    const ChunkSpec& ispec = prep->inner_spec;
     const auto inner_strides = c_strides(inner_shape_, elem);
 
     std::vector<uint64_t> entries(2 * n, kEmptyEntry);
@@ -210,7 +231,7 @@ Bytes ShardingCodec::encode(ByteView decoded, const ChunkSpec& spec) const {
 
     Bytes raw(entries.size() * 8);
     std::memcpy(raw.data(), entries.data(), raw.size()); // host is little-endian
-    Bytes index = index_codecs_.encode(raw, index_spec(cps));
+    Bytes index = index_codecs_.encode(raw, prep->index_spec);
     if (index.size() != isz)
         throw Error("sharding_indexed encode: index codecs produced " +
                     std::to_string(index.size()) + " bytes, expected " + std::to_string(isz));
@@ -231,10 +252,10 @@ Bytes ShardingCodec::encode(ByteView decoded, const ChunkSpec& spec) const {
 namespace zarr3 {
 
 uint64_t ShardingCodec::max_encoded_size(const ChunkSpec& spec) const {
-    const Shape cps = chunks_per_shard(spec.shape, "sharding_indexed");
-    const uint64_t n = checked_product(cps, "number of inner chunks per shard");
-    const uint64_t inner = inner_.max_encoded_size(inner_spec(spec));
-    const uint64_t isz = index_size(cps);
+    const auto prep = prepare(spec, "sharding_indexed");
+    const uint64_t n = prep->inner_chunks;
+    const uint64_t inner = inner_.max_encoded_size(prep->inner_spec);
+    const uint64_t isz = prep->index_size;
     // Saturate: the bound only limits what a decompressor may allocate.
     if (inner != 0 && n > (kMaxChunkBytes - isz) / inner) return kMaxChunkBytes;
     return isz + n * inner;

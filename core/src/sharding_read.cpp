@@ -126,11 +126,12 @@ bool ShardingCodec::read_from_whole(ByteView shard, const ChunkSpec& spec, const
                                     const StridedView& out, const ReadOptions& opt,
                                     const std::string& what, const std::string& cache_key,
                                     const ObjectVersion& version) const {
-    const Shape cps = chunks_per_shard(spec.shape, what);
+    const auto prep = prepare(spec, what);
+    const Shape& cps = prep->chunks_per_shard;
     bool all = false;
     const auto tasks =
         detail::plan_inner_reads(cps, inner_shape_, spec.shape, region, out.strides, &all, what);
-    const uint64_t isz = index_size(cps);
+    const uint64_t isz = prep->index_size;
     if (shard.size() < isz)
         throw FormatError("shard " + what + " is truncated: " + std::to_string(shard.size()) +
                           " bytes, smaller than its " + std::to_string(isz) + "-byte index");
@@ -150,7 +151,7 @@ bool ShardingCodec::read_from_whole(ByteView shard, const ChunkSpec& spec, const
         const uint64_t lin = tasks[i].lin;
         if (!idx->empty(lin)) data[i] = shard.subspan(idx->offset(lin), idx->nbytes(lin));
     }
-    decode_tasks(inner_, inner_spec(spec), cps, tasks, data, out, opt, what);
+    decode_tasks(inner_, prep->inner_spec, cps, tasks, data, out, opt, what);
     return true;
 }
 
@@ -185,7 +186,8 @@ struct ShardingCodec::PartialRead {
     const StridedView& out;
     const ReadOptions& opt;
     std::string what;
-    Shape cps;
+    std::shared_ptr<const Prepared> prep;
+    const Shape& cps; // prep->chunks_per_shard
     bool all = false; // set by plan_inner_reads (declared before `tasks`)
     std::vector<detail::InnerTask> tasks;
     std::string key; // index cache key; empty = no caching
@@ -193,7 +195,7 @@ struct ShardingCodec::PartialRead {
     PartialRead(const ShardingCodec& c, ByteSource& s, const ChunkSpec& sp, const Region& r,
                 const StridedView& o, const ReadOptions& op)
         : codec(c), src(s), spec(sp), region(r), out(o), opt(op), what(s.describe()),
-          cps(c.chunks_per_shard(sp.shape, what)),
+          prep(c.prepare(sp, what)), cps(prep->chunks_per_shard),
           tasks(detail::plan_inner_reads(cps, c.inner_shape_, sp.shape, r, o.strides, &all, what)),
           key(op.index_cache ? s.cache_key() : std::string()) {}
 
@@ -222,7 +224,7 @@ struct ShardingCodec::PartialRead {
     // The index from the store (one range request); nullptr when absent.
     // Cached only when the store tells its version.
     std::shared_ptr<const ShardIndex> fetch_index() const {
-        const uint64_t isz = codec.index_size(cps);
+        const uint64_t isz = prep->index_size;
         const ByteRange index_range = codec.location_ == IndexLocation::End
                                           ? ByteRange{RangeSuffix{isz}}
                                           : ByteRange{RangeFromStart{0, isz}};
@@ -296,7 +298,7 @@ struct ShardingCodec::PartialRead {
             const auto [r, off] = placement[w];
             data[wanted_task[w]] = ByteView(fetched[r]).subspan(off, wanted[w].nbytes);
         }
-        decode_tasks(codec.inner_, codec.inner_spec(spec), cps, tasks, data, out, opt, what);
+        decode_tasks(codec.inner_, prep->inner_spec, cps, tasks, data, out, opt, what);
         return Attempt::Done;
     }
 

@@ -40,8 +40,7 @@ json sharding(const json& chunk_shape, const char* location) {
 
 // [24, 12, 36] in [12, 12, 12] shards; transpose order [2, 0, 1] puts array
 // axis 2 first, so the sharding codec's [6, 4, 3] inner chunks are [4, 3, 6]
-// in array order. (Cubic shards: the grid check in sharding_indexed compares
-// the inner edges in codec order with the grid.)
+// in array order.
 json transposed_sharded_json() {
     return array_json(
         json::array({24, 12, 36}), regular(json::array({12, 12, 12})),
@@ -132,4 +131,40 @@ TEST(MetadataLayout, TransposeBeforeShardingStoreRoundTrips) {
             for (uint64_t k = 0; k < 6; ++k)
                 EXPECT_EQ(got[(i * 3 + j) * 6 + k], ((20 + i) * 12 + (9 + j)) * 36 + (30 + k) + 1)
                     << i << "," << j << "," << k;
+}
+
+// Non-cubic shards: the grid's [12, 6, 18] shards are [18, 12, 6] for the
+// sharding codec after transpose [2, 0, 1]; its [9, 4, 3] inner chunks divide
+// them there (though 9 does not divide the grid's first edge 12).
+TEST(MetadataLayout, TransposeBeforeShardingChecksTheGridInCodecOrder) {
+    const json j =
+        array_json(json::array({24, 12, 36}), regular(json::array({12, 6, 18})),
+                   json::array({{{"name", "transpose"}, {"configuration", {{"order", {2, 0, 1}}}}},
+                                sharding(json::array({9, 4, 3}), "start")}));
+    auto store = std::make_shared<MemoryStore>();
+    const Shape shape{24, 12, 36};
+    std::vector<uint16_t> v(24 * 12 * 36);
+    std::iota(v.begin(), v.end(), uint16_t{1});
+    {
+        auto a = Array::create(store, "t", parse_array_metadata(j, "t"));
+        EXPECT_EQ(a->metadata().shard_layout()->inner_chunk_shape, (Shape{4, 3, 9}));
+        a->write(Selection::all(shape), v.data());
+        a->flush();
+    }
+    const auto reopened = Array::open(store, "t");
+    std::vector<uint16_t> got(v.size());
+    reopened->read(Selection::all(shape), got.data());
+    EXPECT_EQ(got, v);
+    // An inner shape that does not divide the shards as the codec sees them
+    // is still refused, naming the axis.
+    json bad = j;
+    bad["codecs"][1]["configuration"]["chunk_shape"] = json::array({12, 4, 3});
+    try {
+        parse_array_metadata(bad, "t");
+        ADD_FAILURE() << "accepted";
+    } catch (const FormatError& e) {
+        EXPECT_NE(std::string(e.what()).find("not a multiple of the inner chunk edge 12"),
+                  std::string::npos)
+            << e.what();
+    }
 }

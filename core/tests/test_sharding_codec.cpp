@@ -149,6 +149,32 @@ TEST(ShardingRoundTrip, ChunksPerShardFollowsTheShardShape) {
     EXPECT_THROW(codec.encode(data, make_spec({5, 8}, "uint16", 7)), FormatError);
 }
 
+TEST(ShardingPrepared, OncePerDistinctShardShape) {
+    const ChunkSpec spec = make_spec({8, 15}, "uint16", 7);
+    ShardingCodec codec(config_for({4, 5}, false, true, "little"), spec, "test");
+    const auto a = codec.prepare(spec, "t");
+    EXPECT_EQ(a->chunks_per_shard, (Shape{2, 3}));
+    EXPECT_EQ(a->inner_chunks, 6u);
+    EXPECT_EQ(a->index_size, 6 * 16 + 4u); // crc32c after the entries
+    EXPECT_EQ(a->inner_spec.shape, (Shape{4, 5}));
+    EXPECT_EQ(a->inner_spec.fill_value, spec.fill_value);
+    EXPECT_EQ(a->index_spec.shape, (Shape{2, 3, 2}));
+    EXPECT_EQ(codec.prepare(spec, "t"), a); // the same state, not a recomputation
+    const auto b = codec.prepare(make_spec({4, 10}, "uint16", 7), "t");
+    EXPECT_NE(b, a);
+    EXPECT_EQ(b->chunks_per_shard, (Shape{1, 2}));
+    EXPECT_EQ(codec.prepare(make_spec({4, 10}, "uint16", 7), "t"), b);
+    // Another fill value (another array): its own state, right inner spec.
+    const auto c = codec.prepare(make_spec({8, 15}, "uint16", 9), "t");
+    EXPECT_EQ(c->inner_spec.fill_value, make_spec({8, 15}, "uint16", 9).fill_value);
+    try {
+        codec.prepare(make_spec({5, 8}, "uint16", 7), "shard c/1/0");
+        ADD_FAILURE() << "a shard the inner chunks do not divide was prepared";
+    } catch (const FormatError& e) {
+        EXPECT_NE(std::string(e.what()).find("shard c/1/0"), std::string::npos) << e.what();
+    }
+}
+
 TEST(ShardingRoundTrip, NestedSharding) {
     const ChunkSpec spec = make_spec({16, 16}, "int32", 0);
     const json nested = json::array(

@@ -113,6 +113,14 @@ class ArrayToArrayCodec {
     virtual ~ArrayToArrayCodec() = default;
     virtual std::string name() const = 0;
     virtual ChunkSpec encoded_spec(const ChunkSpec& decoded) const = 0;
+    // Encoded axis k is decoded axis order[k] (transpose); identity for
+    // codecs that keep the axes.
+    virtual std::vector<size_t> encoded_axis_order(size_t rank) const {
+        std::vector<size_t> order(rank);
+        for (size_t k = 0; k < rank; ++k)
+            order[k] = k;
+        return order;
+    }
     virtual Bytes encode(Bytes data, const ChunkSpec& decoded) const = 0;
     virtual Bytes decode(Bytes data, const ChunkSpec& decoded) const = 0;
     virtual nlohmann::json to_json() const = 0;
@@ -195,9 +203,9 @@ class CodecChain {
     const ArrayToBytesCodec& array_to_bytes() const { return *ab_; }
     const std::vector<std::shared_ptr<ArrayToArrayCodec>>& array_to_array() const { return aa_; }
     const std::vector<std::shared_ptr<BytesToBytesCodec>>& bytes_to_bytes() const { return bb_; }
-    void validate_grid(const ChunkGrid& g, const std::string& where) const {
-        ab_->validate_grid(g, where);
-    }
+    // Checks the grid against the array->bytes codec's constraints, with the
+    // grid's axes in the order that codec sees them (after any transpose).
+    void validate_grid(const ChunkGrid& g, const std::string& where) const;
     nlohmann::json to_json() const;
 
   private:

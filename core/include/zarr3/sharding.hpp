@@ -4,6 +4,7 @@
 #include "zarr3/codec.hpp"
 
 #include <list>
+#include <map>
 #include <mutex>
 #include <unordered_map>
 
@@ -70,6 +71,20 @@ class ShardingCodec : public ArrayToBytesCodec {
     uint64_t index_size(const Shape& chunks_per_shard) const; // encoded bytes of the index
 
     IndexLocation index_location() const { return location_; }
+
+    // Everything shape-dependent about shards of one shape, worked out once
+    // per distinct shape (tensorstore's Prepare(decoded_shape)): rectilinear
+    // grids have few distinct shard shapes.
+    struct Prepared {
+        Shape chunks_per_shard;
+        uint64_t inner_chunks = 0; // product of chunks_per_shard
+        uint64_t index_size = 0;   // encoded bytes of the index
+        ChunkSpec inner_spec;      // one inner chunk
+        ChunkSpec index_spec;      // the decoded index, chunks_per_shard + [2] uint64
+    };
+    // The prepared state for shards of `shard` (FormatError naming `where`
+    // unless every inner edge divides the shard edge). Thread-safe.
+    std::shared_ptr<const Prepared> prepare(const ChunkSpec& shard, const std::string& where) const;
     // Chunks per shard for a shard of `shard_shape`; FormatError (naming
     // `where`) unless every inner edge divides the shard edge.
     Shape chunks_per_shard(const Shape& shard_shape, const std::string& where) const;
@@ -93,6 +108,9 @@ class ShardingCodec : public ArrayToBytesCodec {
     CodecChain inner_;
     CodecChain index_codecs_;
     IndexLocation location_ = IndexLocation::End;
+    static constexpr size_t kMaxPrepared = 256; // distinct shard shapes kept
+    mutable std::mutex prepared_mu_;
+    mutable std::map<Shape, std::shared_ptr<const Prepared>> prepared_;
 };
 
 } // namespace zarr3

@@ -81,6 +81,12 @@ class TransposeCodec : public ArrayToArrayCodec {
     explicit TransposeCodec(std::vector<size_t> order) : order_(std::move(order)) {}
     std::string name() const override { return "transpose"; }
 
+    std::vector<size_t> encoded_axis_order(size_t rank) const override {
+        if (rank != order_.size())
+            throw FormatError("transpose codec: order has " + std::to_string(order_.size()) +
+                              " axes but the array has " + std::to_string(rank));
+        return order_;
+    }
     ChunkSpec encoded_spec(const ChunkSpec& decoded) const override {
         check_rank(decoded);
         ChunkSpec out = decoded;

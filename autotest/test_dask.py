@@ -21,7 +21,9 @@ if "asan" in os.environ.get("LD_PRELOAD", ""):
     # Worker processes inherit the ASan preload; the plugin's reads in a worker are the
     # reads the rest of the suite checks under ASan already.
     pytest.skip("dask workers are not run under the ASan preload", allow_module_level=True)
-from osgeo import gdal, osr  # noqa: E402
+from osgeo import gdal  # noqa: E402
+
+from app_stores import geotiff  # noqa: E402
 
 gdal.UseExceptions()
 
@@ -45,15 +47,7 @@ def values():
 def store(tmp_path_factory, driver_path):
     d = tmp_path_factory.mktemp("dask")
     src = d / "src.tif"
-    ds = gdal.GetDriverByName("GTiff").Create(str(src), W, H, NB, gdal.GDT_Float32)
-    ds.SetGeoTransform(GT)
-    srs = osr.SpatialReference()
-    srs.ImportFromEPSG(EPSG)
-    ds.SetSpatialRef(srs)
-    for b in range(NB):
-        ds.GetRasterBand(b + 1).SetNoDataValue(NODATA)
-        ds.GetRasterBand(b + 1).WriteArray(values()[b])
-    ds = None
+    geotiff(src, list(values()), GT, EPSG, NODATA)
     out = d / "cube.zarr"
     subprocess.run(
         ["gdal_translate", "-q", "-of", "Zarr3", "-co", f"CHUNK_SHAPES=[1,{ROW_EDGES},{COL_EDGES}]".replace(" ", ""),

@@ -21,6 +21,8 @@ os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 
 qgis_core = pytest.importorskip("qgis.core")
 from osgeo import gdal, osr  # noqa: E402
+
+from app_stores import two_variable_store  # noqa: E402
 from qgis.core import (  # noqa: E402
     Qgis,
     QgsApplication,
@@ -217,24 +219,7 @@ def test_two_variable_store_offers_its_two_data_arrays(qgs, stores):
     """Two data arrays sharing x/y/spatial_ref: two sublayers, one per data array; the
     coordinate and grid-mapping arrays are not offered."""
     store = stores["dir"] / "two.zarr"
-    ds = gdal.GetDriverByName("Zarr3").CreateMultiDimensional(str(store))
-    rg = ds.GetRootGroup()
-    dy = rg.CreateDimension("y", gdal.DIM_TYPE_HORIZONTAL_Y, None, 20)
-    dx = rg.CreateDimension("x", gdal.DIM_TYPE_HORIZONTAL_X, None, 30)
-    f64 = gdal.ExtendedDataType.Create(gdal.GDT_Float64)
-    xv = rg.CreateMDArray("x", [dx], f64)
-    xv.Write(1000.0 + 10.0 * np.arange(30) + 5.0)
-    yv = rg.CreateMDArray("y", [dy], f64)
-    yv.Write(2000.0 - 10.0 * np.arange(20) - 5.0)
-    dx.SetIndexingVariable(xv)
-    dy.SetIndexingVariable(yv)
-    srs = osr.SpatialReference()
-    srs.ImportFromEPSG(EPSG)
-    for i, n in enumerate(["a", "b"]):
-        a = rg.CreateMDArray(n, [dy, dx], gdal.ExtendedDataType.Create(gdal.GDT_Float32))
-        a.Write((np.arange(600).reshape(20, 30) + 1000 * i).astype(np.float32))
-        a.SetSpatialRef(srs)
-    a = xv = yv = rg = ds = None
+    two_variable_store(store, EPSG)
     subs = sublayers(store)
     uris = sorted(u for _, _, u in subs)
     assert uris == [f'ZARR3:"{store}":/a', f'ZARR3:"{store}":/b'], subs

@@ -22,7 +22,9 @@ os.environ.setdefault("GDAL_DRIVER_PATH", str(Path(__file__).resolve().parent.pa
 
 rioxarray = pytest.importorskip("rioxarray")
 import xarray  # noqa: E402
-from osgeo import gdal, osr  # noqa: E402
+from osgeo import gdal  # noqa: E402
+
+from app_stores import geotiff as make_geotiff, two_variable_store  # noqa: E402
 
 gdal.UseExceptions()
 
@@ -41,15 +43,7 @@ def pattern(nb):
 
 
 def geotiff(path, nb):
-    ds = gdal.GetDriverByName("GTiff").Create(str(path), W, H, nb, gdal.GDT_Float32)
-    ds.SetGeoTransform(GT)
-    srs = osr.SpatialReference()
-    srs.ImportFromEPSG(EPSG)
-    ds.SetSpatialRef(srs)
-    for b in range(nb):
-        ds.GetRasterBand(b + 1).SetNoDataValue(NODATA)
-        ds.GetRasterBand(b + 1).WriteArray(pattern(nb)[b])
-    ds = None
+    make_geotiff(path, pattern(nb), GT, EPSG, NODATA)
 
 
 STORES = {
@@ -107,25 +101,7 @@ def test_open_rasterio_bands_crs_values(stores, name, uri):
 def test_open_rasterio_two_variable_store_is_a_dataset(tmp_path):
     """Two data arrays sharing y/x coordinates: a Dataset of a and b (no x, y, spatial_ref)."""
     store = tmp_path / "two.zarr"
-    ds = gdal.GetDriverByName("Zarr3").CreateMultiDimensional(str(store))
-    rg = ds.GetRootGroup()
-    dy = rg.CreateDimension("y", gdal.DIM_TYPE_HORIZONTAL_Y, None, 20)
-    dx = rg.CreateDimension("x", gdal.DIM_TYPE_HORIZONTAL_X, None, 30)
-    f64 = gdal.ExtendedDataType.Create(gdal.GDT_Float64)
-    xv = rg.CreateMDArray("x", [dx], f64)
-    xv.Write(1000.0 + 10.0 * np.arange(30) + 5.0)
-    yv = rg.CreateMDArray("y", [dy], f64)
-    yv.Write(2000.0 - 10.0 * np.arange(20) - 5.0)
-    dx.SetIndexingVariable(xv)
-    dy.SetIndexingVariable(yv)
-    srs = osr.SpatialReference()
-    srs.ImportFromEPSG(EPSG)
-    values = {n: (np.arange(600).reshape(20, 30) + 1000 * i).astype(np.float32) for i, n in enumerate("ab")}
-    for n, v in values.items():
-        a = rg.CreateMDArray(n, [dy, dx], gdal.ExtendedDataType.Create(gdal.GDT_Float32))
-        a.Write(v)
-        a.SetSpatialRef(srs)
-    a = xv = yv = rg = ds = None
+    values = two_variable_store(store, EPSG)
 
     subs = [s[0] for s in gdal.Open(str(store)).GetSubDatasets()]
     assert subs == [f'ZARR3:"{store}":/a', f'ZARR3:"{store}":/b']

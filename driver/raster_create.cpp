@@ -99,6 +99,9 @@ std::unique_ptr<Zarr3RasterDataset> CreateDataset(const Prepared& p, bool deferr
         if (VSIStatL(p.root.c_str(), &st) != 0 || !VSI_ISDIR(st.st_mode))
             throw zarr3::Error(p.root + ": cannot create the folder");
     }
+    // A .aux.xml left by an earlier store of this name would describe the
+    // old data (GDAL's Create removes it through Delete the same way).
+    VSIUnlink((p.root + ".aux.xml").c_str());
     auto store = std::make_shared<VSIStore>(p.root, true);
     std::shared_ptr<zarr3::Array> array;
     // A copy writes its root zarr.json last; until then a killed copy's
@@ -159,8 +162,10 @@ GDALDataset* Zarr3Create(const char* name, int xsize, int ysize, int nbands, GDA
 // The steps of Zarr3CreateCopy on the new dataset (a friend of it).
 class RasterCopy {
   public:
-    // nodata, georeferencing, dataset metadata and band 1's scale/offset/unit.
+    // nodata, georeferencing, dataset metadata, and each band's description,
+    // metadata and scale/offset/unit.
     static void CopyProperties(GDALDataset* src, Zarr3RasterDataset& ds);
+    static void CopyBandProperties(GDALRasterBand* sb, GDALRasterBand* db);
     // Pixels in windows of whole chunks (shards), all bands of a band chunk.
     static void CopyPixels(GDALDataset* src, Zarr3RasterDataset& ds, GDALProgressFunc progress,
                            void* progress_data);
@@ -185,12 +190,36 @@ void RasterCopy::CopyProperties(GDALDataset* src, Zarr3RasterDataset& ds) {
     if (DatasetGeoTransform(src, gt) == CE_None) SetDatasetGeoTransform(&ds, gt);
     if (const OGRSpatialReference* srs = src->GetSpatialRef()) ds.SetSpatialRef(srs);
     if (CSLConstList md = src->GetMetadata()) ds.SetMetadata(AsMetadataList(md));
+    for (int b = 1; b <= src->GetRasterCount(); ++b)
+        CopyBandProperties(src->GetRasterBand(b), ds.GetRasterBand(b));
+}
+
+// Description, default-domain metadata (statistics go to PAM) and
+// scale/offset/unit of one band; what cannot be stored gives a warning.
+void RasterCopy::CopyBandProperties(GDALRasterBand* sb, GDALRasterBand* db) {
+    if (sb->GetDescription()[0]) db->SetDescription(sb->GetDescription());
+    for (CSLConstList i = sb->GetMetadata(); i && *i; ++i) {
+        // KEY=VALUE split at the first '=': a key may hold ':'.
+        const char* eq = strchr(*i, '=');
+        if (eq && eq != *i)
+            db->SetMetadataItem(std::string(*i, static_cast<size_t>(eq - *i)).c_str(), eq + 1);
+        else
+            CPLError(CE_Warning, CPLE_AppDefined,
+                     "band %d: metadata item \"%s\" is not KEY=VALUE; not written", sb->GetBand(),
+                     *i);
+    }
     int has_v = FALSE;
     const double scale = sb->GetScale(&has_v);
     if (has_v && scale != 1.0) db->SetScale(scale);
     const double offset = sb->GetOffset(&has_v);
     if (has_v && offset != 0.0) db->SetOffset(offset);
     if (sb->GetUnitType() && sb->GetUnitType()[0]) db->SetUnitType(sb->GetUnitType());
+    if (sb->GetColorTable())
+        CPLError(CE_Warning, CPLE_NotSupported,
+                 "band %d: the color table is not written (Zarr3 stores none)", sb->GetBand());
+    if (CSLCount(sb->GetCategoryNames()) > 0)
+        CPLError(CE_Warning, CPLE_NotSupported,
+                 "band %d: the category names are not written (Zarr3 stores none)", sb->GetBand());
 }
 
 void RasterCopy::CopyPixels(GDALDataset* src, Zarr3RasterDataset& ds, GDALProgressFunc progress,
@@ -312,6 +341,9 @@ CPLErr Zarr3Delete(const char* name) {
         CPLError(CE_Failure, CPLE_FileIO, "%s: cannot delete (%s)", root.c_str(), error.c_str());
         return CE_Failure;
     }
+    // The PAM file beside the store (statistics), as GDAL's Delete does.
+    const std::string aux = root + ".aux.xml";
+    if (VSIStatL(aux.c_str(), &st) == 0) VSIUnlink(aux.c_str());
     return CE_None;
 }
 

@@ -140,7 +140,9 @@ void Zarr3RasterDataset::Init(bool update) {
         CPLError(CE_Warning, CPLE_AppDefined, "%s: georeferencing ignored: %s", where.c_str(),
                  e.what());
     }
+    LoadBandProps();
     LoadBandCoordinates();
+    ApplyBandProps();
 }
 
 // X/Y axes and bands from the mapping's axis roles (X/Y typed by name, else
@@ -175,15 +177,21 @@ uint64_t Zarr3RasterDataset::InitAxes(const std::string& where) {
     return nb;
 }
 
-// Attributes as metadata items (default domain) and the storage layout in
-// the ZARR3 domain (`gdalinfo -mdd ZARR3`).
+// Plain attributes as metadata items (default domain), every attribute as
+// one JSON object in the json:ZARR3_ATTRIBUTES domain, and the storage layout
+// in the ZARR3 domain (`gdalinfo -mdd ZARR3`).
 void Zarr3RasterDataset::PublishMetadata() {
     const auto& m = array_->metadata();
     CPLStringList md;
+    zarr_md_.clear();
     for (const auto& [k, v] : attrs_.items())
-        if (!k.empty() && k.find('=') == std::string::npos)
-            md.SetNameValue(k.c_str(), JsonItem(v).c_str());
+        if (IsPlainAttribute(k)) {
+            const std::string item = JsonItem(v);
+            md.SetNameValue(k.c_str(), item.c_str());
+            zarr_md_[k] = item;
+        }
     GDALDataset::SetMetadata(md.List());
+    PublishAttributesJson();
 
     CPLStringList z;
     z.SetNameValue("DATA_TYPE", m.dtype.name.c_str());
@@ -197,6 +205,12 @@ void Zarr3RasterDataset::PublishMetadata() {
     if (!m.dimension_names.empty()) z.SetNameValue("DIMENSION_NAMES", dn.dump().c_str());
     z.SetNameValue("ARRAY", ("/" + array_->path()).c_str());
     GDALDataset::SetMetadata(z.List(), "ZARR3");
+}
+
+void Zarr3RasterDataset::PublishAttributesJson() {
+    const std::string text = attrs_.dump();
+    const char* items[] = {text.c_str(), nullptr};
+    GDALDataset::SetMetadata(const_cast<char**>(items), kAttributesDomain);
 }
 
 // Band metadata: index and coordinate value of each band along each band axis.
@@ -229,30 +243,37 @@ void Zarr3RasterDataset::LoadBandCoordinates() {
         }
         GDALRasterBand* band = papoBands[b - 1];
         std::string desc;
+        (void)band;
         for (size_t k = 0; k < band_axes_.size(); ++k) {
-            band->SetMetadataItem(("DIM_" + names[k] + "_INDEX").c_str(),
-                                  std::to_string(idx[k]).c_str());
+            auto& derived = band_props_[static_cast<size_t>(b - 1)].derived;
+            derived["DIM_" + names[k] + "_INDEX"] = std::to_string(idx[k]);
             std::string item = names[k] + "=";
             if (values[k]) {
                 const std::string v = CPLSPrintf("%.17g", (*values[k])[idx[k]]);
-                band->SetMetadataItem(names[k].c_str(), v.c_str());
-                if (!units[k].empty())
-                    band->SetMetadataItem((names[k] + "#units").c_str(), units[k].c_str());
+                derived[names[k]] = v;
+                if (!units[k].empty()) derived[names[k] + "#units"] = units[k];
                 item += v;
             } else {
                 item += std::to_string(idx[k]);
             }
             desc += (desc.empty() ? "" : ", ") + item;
         }
+        for (const auto& [key, value] : band_props_[static_cast<size_t>(b - 1)].derived)
+            band->GDALMajorObject::SetMetadataItem(key.c_str(), value.c_str());
+        band_props_[static_cast<size_t>(b - 1)].derived_description = desc;
         band->GDALMajorObject::SetDescription(desc.c_str());
     }
 }
 
 Zarr3RasterDataset::~Zarr3RasterDataset() {
     if (update_ && !abandoned_) {
-        GDALDataset::FlushCache(true);
+        BaseFlushCache(*this, true);
         Guard(array_->describe(), [&] { Finalize(); });
     }
+    // PAM is saved here, while the members its band filter reads still
+    // exist (~GDALPamDataset would save it after they are gone).
+    if ((nPamFlags & GPF_DIRTY) && !abandoned_) TrySaveXML();
+    nPamFlags &= ~GPF_DIRTY;
 }
 
 void Zarr3RasterDataset::Finalize() {
@@ -269,6 +290,7 @@ void Zarr3RasterDataset::Finalize() {
                     srs_.get(), static_cast<uint64_t>(nRasterXSize),
                     static_cast<uint64_t>(nRasterYSize), xdim_, ydim_, !array_->path().empty());
     }
+    if (bands_dirty_) StoreBandProps();
     if (nodata_recorded_)
         attrs_.erase("gdal_zarr3:nodata");
     else
@@ -278,14 +300,17 @@ void Zarr3RasterDataset::Finalize() {
         zarr3::Group::create(store_, root_group_path_);
         deferred_ = false;
     }
-    meta_dirty_ = georef_dirty_ = false;
+    meta_dirty_ = georef_dirty_ = bands_dirty_ = false;
     finalized_ = true;
+    PublishAttributesJson();
 }
 
 FlushCacheResult Zarr3RasterDataset::FlushCache(bool at_closing) {
     CPLErr err = BaseFlushCache(*this, at_closing);
+    // PAM (.aux.xml) after the attributes, which decide what PAM keeps.
     if (update_ && !abandoned_ && !deferred_)
         if (!Guard(array_->describe(), [&] { Finalize(); })) err = CE_Failure;
+    if ((nPamFlags & GPF_DIRTY) && TrySaveXML() != CE_None && err == CE_None) err = CE_Warning;
     return ToFlushCacheResult(err);
 }
 
@@ -326,32 +351,97 @@ CPLErr Zarr3RasterDataset::SetSpatialRef(const OGRSpatialReference* srs) {
 }
 
 char** Zarr3RasterDataset::GetMetadataDomainList() {
-    return BuildMetadataDomainList(GDALDataset::GetMetadataDomainList(), TRUE, "ZARR3", nullptr);
+    return BuildMetadataDomainList(GDALDataset::GetMetadataDomainList(), TRUE, "ZARR3",
+                                   kAttributesDomain, nullptr);
 }
 
 CPLErr Zarr3RasterDataset::SetMetadata(MetadataList md, const char* domain) {
-    if (update_ && (domain == nullptr || domain[0] == '\0')) {
-        for (CSLConstList p = md; p && *p; ++p) {
-            char* key = nullptr;
-            const char* v = CPLParseNameValue(*p, &key);
-            if (key && v) attrs_[key] = v;
-            CPLFree(key);
-        }
-        MarkDirty();
+    if (domain && EQUAL(domain, kAttributesDomain)) {
+        CPLError(CE_Failure, CPLE_NotSupported,
+                 "%s: the %s metadata domain is read-only (set plain attributes in the default "
+                 "domain, georeferencing with SetGeoTransform/SetSpatialRef)",
+                 GetDescription(), kAttributesDomain);
+        return CE_Failure;
     }
-    return GDALDataset::SetMetadata(md, domain);
+    if (!update_ || (domain != nullptr && domain[0] != '\0'))
+        return GDALPamDataset::SetMetadata(md, domain);
+    // GDAL's semantics: the list replaces the domain. Items are KEY=VALUE,
+    // split at the first '=' (a ':' belongs to the key).
+    std::map<std::string, std::string> items;
+    for (CSLConstList p = md; p && *p; ++p) {
+        std::string item = *p;
+        size_t sep = item.find('=');
+        if (sep == std::string::npos) sep = item.find(':');
+        if (sep == std::string::npos || sep == 0) {
+            CPLError(CE_Warning, CPLE_AppDefined,
+                     "%s: metadata item \"%s\" is not KEY=VALUE; not written", GetDescription(),
+                     item.c_str());
+            continue;
+        }
+        items[item.substr(0, sep)] = item.substr(sep + 1);
+    }
+    for (auto it = attrs_.begin(); it != attrs_.end();) {
+        if (IsPlainAttribute(it.key()) && !items.count(it.key())) {
+            zarr_md_.erase(it.key());
+            it = attrs_.erase(it);
+        } else {
+            ++it;
+        }
+    }
+    CPLStringList shown;
+    for (const auto& [k, v] : items)
+        if (StoreMetadataItem(k, v.c_str())) shown.SetNameValue(k.c_str(), v.c_str());
+    MarkDirty();
+    MarkStalePam();
+    return GDALDataset::SetMetadata(shown.List(), domain);
 }
 
 CPLErr Zarr3RasterDataset::SetMetadataItem(const char* name, const char* value,
                                            const char* domain) {
-    if (update_ && (domain == nullptr || domain[0] == '\0') && name) {
-        if (value)
-            attrs_[name] = value;
-        else
-            attrs_.erase(name);
-        MarkDirty();
-    }
+    if (domain && EQUAL(domain, kAttributesDomain)) return SetMetadata(nullptr, domain);
+    if (!update_ || !name || (domain != nullptr && domain[0] != '\0'))
+        return GDALPamDataset::SetMetadataItem(name, value, domain);
+    if (!StoreMetadataItem(name, value)) return CE_None;
+    MarkDirty();
+    MarkStalePam();
     return GDALDataset::SetMetadataItem(name, value, domain);
+}
+
+bool Zarr3RasterDataset::StoreMetadataItem(const std::string& key, const char* value) {
+    const char* why = nullptr;
+    if (IsWrittenGeorefAttribute(key) && key != "grid_mapping")
+        why = "it is georeferencing (set it with SetGeoTransform/SetSpatialRef)";
+    else if (IsBandPropsAttribute(key))
+        why = "it is a band property (SetScale/SetOffset/SetUnitType/SetDescription or band "
+              "metadata)";
+    else if (key == "gdal_zarr3:nodata")
+        why = "it is the nodata marker (SetNoDataValue)";
+    if (why) {
+        CPLError(CE_Warning, CPLE_AppDefined, "%s: metadata item %s not written: %s",
+                 GetDescription(), key.c_str(), why);
+        return false;
+    }
+    if (value) {
+        attrs_[key] = value;
+        zarr_md_[key] = value;
+    } else {
+        attrs_.erase(key);
+        zarr_md_.erase(key);
+    }
+    return true;
+}
+
+bool Zarr3RasterDataset::IsPlainAttribute(const std::string& key) {
+    if (key.empty() || key.find_first_of(":=") != std::string::npos) return false;
+    if (IsWrittenGeorefAttribute(key) && key != "grid_mapping") return false;
+    return !IsBandPropsAttribute(key);
+}
+
+bool Zarr3RasterDataset::IsBandPropsAttribute(const std::string& key) {
+    static const char* const names[] = {"scale_factor",      "add_offset",     "units",
+                                        "band_descriptions", "band_metadata",  "band_units",
+                                        "band_scale_factor", "band_add_offset"};
+    return std::any_of(std::begin(names), std::end(names), [&](const char* n) { return key == n; });
 }
 
 } // namespace zarr3drv

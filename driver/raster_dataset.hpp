@@ -4,22 +4,44 @@
 
 #include "array_mapping.hpp"
 #include "gdal_compat.hpp"
+#include "gdal_pam.h"
 #include "gdal_priv.h"
 #include "ogr_spatialref.h"
 #include "zarr3/array.hpp"
 
 #include <array>
+#include <map>
 #include <memory>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace zarr3drv {
 
+// Metadata domain holding the array's attributes as one JSON object (names
+// such as proj:code that GDAL's KEY=VALUE form would split at the ':').
+inline constexpr const char* kAttributesDomain = "json:ZARR3_ATTRIBUTES";
+
+// Band properties kept in the array's attributes (raster_band_metadata.cpp):
+// `band_descriptions`, `band_metadata`, CF `scale_factor`/`add_offset`/`units`
+// (one value for all bands) or `band_scale_factor`/`band_add_offset`/
+// `band_units` (one per band when they differ).
+struct BandProps {
+    std::string description;                                   // stored description ("" = none)
+    std::vector<std::pair<std::string, std::string>> metadata; // stored items
+    std::optional<double> scale, offset;
+    std::string unit;
+    // Shown but not stored: the description and items derived from the band
+    // axis coordinates (LoadBandCoordinates).
+    std::string derived_description;
+    std::map<std::string, std::string> derived;
+};
+
 class Zarr3RasterBand;
 class RasterCopy;
 
-class Zarr3RasterDataset final : public GDALDataset {
+class Zarr3RasterDataset final : public GDALPamDataset {
     friend class Zarr3RasterBand;
     friend class RasterCopy; // raster_create.cpp
 
@@ -36,6 +58,9 @@ class Zarr3RasterDataset final : public GDALDataset {
     const OGRSpatialReference* GetSpatialRef() const override;
     CPLErr SetSpatialRef(const OGRSpatialReference* srs) override;
     char** GetMetadataDomainList() override;
+    // Also sets up PAM (`<store>.aux.xml`; one <Subdataset> per array opened
+    // by a ZARR3:"store":/array name) and loads it (local stores only).
+    void SetDescription(const char* name) override;
     CPLErr SetMetadata(MetadataList md, const char* domain = "") override;
     CPLErr SetMetadataItem(const char* name, const char* value, const char* domain = "") override;
     FlushCacheResult FlushCache(bool at_closing = false) override;
@@ -63,12 +88,37 @@ class Zarr3RasterDataset final : public GDALDataset {
     void SetNoDataRecorded(bool has) { nodata_recorded_ = has; }
     bool data_written() const { return data_written_; }
 
+  protected:
+    // PAM keeps only what zarr.json does not hold (statistics, histograms,
+    // items set on a read-only dataset): the rest is filtered out here.
+    CPLXMLNode* SerializeToXML(const char* vrt_path) override;
+
   private:
     Zarr3RasterDataset() = default;
     void Init(bool update);
     uint64_t InitAxes(const std::string& where);
     void PublishMetadata();
+    void PublishAttributesJson();
     void LoadBandCoordinates();
+    // Band properties from / into the attributes (raster_band_metadata.cpp).
+    void LoadBandProps();
+    void ApplyBandProps();
+    void StoreBandProps();
+    // Whether attribute `key` shows in the default metadata domain.
+    static bool IsPlainAttribute(const std::string& key);
+    static bool IsBandPropsAttribute(const std::string& key);
+    // Writes default-domain item `key` into the attributes (update mode);
+    // false (after a warning) when it cannot be stored there.
+    bool StoreMetadataItem(const std::string& key, const char* value);
+    void MarkBandsDirty() {
+        bands_dirty_ = true;
+        MarkStalePam();
+    }
+    // An existing .aux.xml is rewritten at close: it may hold values set
+    // read-only earlier that the attributes now replace.
+    void MarkStalePam() {
+        if (pam_file_seen_) MarkPamDirty();
+    }
     zarr3::Selection Window(int band, int x, int y, int w, int h) const;
     std::vector<int64_t> Strides(GSpacing pixel, GSpacing line, GSpacing band) const;
     // Reads/writes a window of bands b0, b0+step, ... (1-based, count n, one
@@ -94,9 +144,14 @@ class Zarr3RasterDataset final : public GDALDataset {
     std::optional<std::array<double, 6>> gt_;
     std::unique_ptr<OGRSpatialReference> srs_;
     nlohmann::json attrs_;
+    std::vector<BandProps> band_props_;
+    bool bands_dirty_ = false;
+    bool pam_set_up_ = false, pam_file_seen_ = false;
+    // Default-domain items that come from the attributes (not saved by PAM).
+    std::map<std::string, std::string> zarr_md_;
 };
 
-class Zarr3RasterBand final : public GDALRasterBand {
+class Zarr3RasterBand final : public GDALPamRasterBand {
   public:
     Zarr3RasterBand(Zarr3RasterDataset* ds, int band);
 
@@ -117,13 +172,21 @@ class Zarr3RasterBand final : public GDALRasterBand {
     CPLErr SetOffset(double v) override;
     CPLErr SetScale(double v) override;
     CPLErr SetUnitType(const char* u) override;
+    // Descriptions and default-domain items are stored in the attributes in
+    // update mode (STATISTICS_* and other domains go to PAM); read-only: PAM.
+    void SetDescription(const char* d) override;
+    CPLErr SetMetadata(MetadataList md, const char* domain = "") override;
+    CPLErr SetMetadataItem(const char* name, const char* value, const char* domain = "") override;
+
+  protected:
+    CPLXMLNode* SerializeToXML(const char* vrt_path) override;
 
   private:
+    BandProps& props() { return zds()->band_props_[static_cast<size_t>(nBand - 1)]; }
     Zarr3RasterDataset* zds() { return static_cast<Zarr3RasterDataset*>(poDS); }
     CPLErr BlockIO(GDALRWFlag rw, int bx, int by, void* image);
     CPLErr SetFill(const zarr3::Bytes& fill);
     bool HasNoData() const;
-    std::string unit_;
 };
 
 // Store-level helpers (raster_create.cpp).

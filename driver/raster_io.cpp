@@ -153,8 +153,6 @@ Zarr3RasterBand::Zarr3RasterBand(Zarr3RasterDataset* ds, int band) {
     }
     nBlockXSize = static_cast<int>(bx);
     nBlockYSize = static_cast<int>(by);
-    const auto units = ds->attrs_.find("units");
-    if (units != ds->attrs_.end() && units->is_string()) unit_ = units->get<std::string>();
 }
 
 CPLErr Zarr3RasterBand::BlockIO(GDALRWFlag rw, int bx, int by, void* image) {
@@ -326,52 +324,6 @@ CPLErr Zarr3RasterBand::SetFill(const zarr3::Bytes& fill) {
                : CE_Failure;
 }
 
-// ------------------------------------------------------------------ CF scale/offset/units
-
-namespace {
-double NumberAttr(const nlohmann::json& attrs, const char* k, double def, int* success) {
-    auto it = attrs.find(k);
-    const bool ok = it != attrs.end() && it->is_number();
-    if (success) *success = ok;
-    return ok ? it->get<double>() : def;
-}
-} // namespace
-
-double Zarr3RasterBand::GetOffset(int* success) {
-    return NumberAttr(zds()->attrs_, "add_offset", 0.0, success);
-}
-
-double Zarr3RasterBand::GetScale(int* success) {
-    return NumberAttr(zds()->attrs_, "scale_factor", 1.0, success);
-}
-
-const char* Zarr3RasterBand::GetUnitType() {
-    return unit_.c_str();
-}
-
-CPLErr Zarr3RasterBand::SetOffset(double v) {
-    if (!zds()->update_) return GDALRasterBand::SetOffset(v);
-    zds()->attrs_["add_offset"] = v;
-    zds()->MarkDirty();
-    return CE_None;
-}
-
-CPLErr Zarr3RasterBand::SetScale(double v) {
-    if (!zds()->update_) return GDALRasterBand::SetScale(v);
-    zds()->attrs_["scale_factor"] = v;
-    zds()->MarkDirty();
-    return CE_None;
-}
-
-CPLErr Zarr3RasterBand::SetUnitType(const char* u) {
-    if (!zds()->update_) return GDALRasterBand::SetUnitType(u);
-    unit_ = u ? u : "";
-    if (unit_.empty())
-        zds()->attrs_.erase("units");
-    else
-        zds()->attrs_["units"] = unit_;
-    zds()->MarkDirty();
-    return CE_None;
-}
+// CF scale/offset/units and the other band properties: raster_band_metadata.cpp.
 
 } // namespace zarr3drv

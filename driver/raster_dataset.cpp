@@ -470,10 +470,16 @@ GDALDataset* Zarr3OpenClassic(GDALOpenInfo* poOpenInfo, std::shared_ptr<zarr3::S
         } else {
             WalkGuard guard(store->uri());
             guard.Enter(node);
-            Walk(arrays, *zarr3::Group::open(store, node), guard);
+            // A node whose zarr.json does not parse is skipped with a warning.
+            const auto listing = MakeListingStore(store);
+            Walk(arrays, *zarr3::Group::open(AsStore(listing), node), guard);
             // Rasters only: coordinate (1-D) and auxiliary arrays are no
             // subdatasets, as in GDAL's own driver.
             std::erase_if(arrays, [](const ArrayEntry& a) { return !IsRasterCandidate(a); });
+            // Nothing else to show: the broken node was the data; an error.
+            if (arrays.empty() && !SkippedNodes(*listing).empty())
+                throw zarr3::Error(
+                    where + ": no data array could be read: " + SkippedNodes(*listing).front());
             if (arrays.size() == 1)
                 chosen = zarr3::Array::open(store, arrays[0].path, arrays[0].meta);
         }

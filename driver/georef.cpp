@@ -305,7 +305,8 @@ GeoRef ReadGeoRef(const std::shared_ptr<zarr3::Store>& store, const zarr3::Array
         if (!gm_attrs) {
             auto var = FindArrayUpwards(store, group, name);
             gm_attrs =
-                var ? std::optional<nlohmann::json>(var->metadata().attributes) : std::nullopt;
+                var ? std::optional<nlohmann::json>(std::in_place, var->metadata().attributes)
+                    : std::nullopt;
         }
         return *gm_attrs;
     };

@@ -296,7 +296,9 @@ void Zarr3Group::AttachCRS(Zarr3MDArray& arr, const nlohmann::json& attrs) const
                  g = g->parent_.lock()) {
                 if (!g->group_ || !Contains(g->group_->array_names(), gm)) continue;
                 const auto gvar = g->group_->open_array(gm); // keeps the metadata alive
-                return gvar->metadata().attributes;
+                // Constructed explicitly: an implicit json -> optional<json>
+                // conversion is ambiguous with newer compilers (GCC 16).
+                return std::optional<nlohmann::json>(std::in_place, gvar->metadata().attributes);
             }
         } catch (const std::exception& e) {
             CPLError(CE_Warning, CPLE_AppDefined, "%s: grid_mapping %s: %s", Where().c_str(),

@@ -312,39 +312,4 @@ GDALDataset* Zarr3CreateCopy(const char* name, GDALDataset* src, int strict,
     return ds.release();
 }
 
-CPLErr Zarr3Delete(const char* name) {
-    const std::string root = StoreRoot(name);
-    VSIStatBufL st;
-    // A killed copy's folder (no zarr.json yet, the unfinished mark) goes too.
-    if (!IsUnfinishedCopy(root)) {
-        if (VSIStatL((root + "/zarr.json").c_str(), &st) != 0) {
-            CPLError(CE_Failure, CPLE_AppDefined, "%s: not a Zarr store (no zarr.json)",
-                     root.c_str());
-            return CE_Failure;
-        }
-        bool v3 = false;
-        Guard(root, [&] {
-            VSIStore store(root);
-            if (auto j = zarr3::read_node_json(store, ""))
-                v3 = j->is_object() && j->contains("zarr_format") &&
-                     (*j)["zarr_format"].is_number_integer() && (*j)["zarr_format"] == 3;
-        });
-        if (!v3) {
-            CPLError(CE_Failure, CPLE_AppDefined, "%s: not a Zarr v3 store; not deleted",
-                     root.c_str());
-            return CE_Failure;
-        }
-    }
-    // Symbolic links inside the store are removed, never followed.
-    std::string error;
-    if (!RemoveTree(root, error)) {
-        CPLError(CE_Failure, CPLE_FileIO, "%s: cannot delete (%s)", root.c_str(), error.c_str());
-        return CE_Failure;
-    }
-    // The PAM file beside the store (statistics), as GDAL's Delete does.
-    const std::string aux = root + ".aux.xml";
-    if (VSIStatL(aux.c_str(), &st) == 0) VSIUnlink(aux.c_str());
-    return CE_None;
-}
-
 } // namespace zarr3drv

@@ -195,6 +195,5 @@ GDALDataset* Zarr3Create(const char* name, int xsize, int ysize, int nbands, GDA
 GDALDataset* Zarr3CreateCopy(const char* name, GDALDataset* src, int strict,
                              DriverOptionList options, GDALProgressFunc progress,
                              void* progress_data);
-CPLErr Zarr3Delete(const char* name);
 
 } // namespace zarr3drv

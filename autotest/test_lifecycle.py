@@ -254,11 +254,19 @@ def test_delete_refuses_folder_of_stores(tmp_path):
     assert (read_all(stores / "a.zarr") == 7).all()
 
 
-def test_existing_store_as_target_is_refused_naming_the_fix(tmp_path, run_tool):
+def test_existing_store_as_target_is_replaced_or_refused_naming_the_fix(tmp_path, run_tool):
+    """An existing store as target: GDAL's own QuietDelete (gdal_translate, Create) removes
+    it through the driver's Delete where GDAL does that for folders (GDAL 3.13), so the store
+    is replaced whole; where it does not (GDAL 3.6), the driver refuses and names the fix.
+    Either way nothing of the old store is mixed into the new one."""
     out = tmp_path / "out.zarr"
     gdal.Translate(str(out), str(tif(tmp_path, 3)), format=DRV)
     p = run_tool("gdal_translate", "-of", DRV, tif(tmp_path, 5, "other.tif"), out)
-    assert p.returncode != 0
+    if p.returncode == 0:  # replaced through QuietDelete -> Delete
+        assert "ERROR" not in p.stderr, p.stderr
+        assert (read_all(out) == 5).all()
+        assert not list(out.rglob("*.tmp.*")) and not (out / ".zarr3-unfinished").exists()
+        return
     assert (f"{out}: a Zarr store already exists there; delete it first (gdalmanage delete {out}, "
             "or Driver.Delete) or write to another name") in p.stderr, p.stderr
     assert (read_all(out) == 3).all()

@@ -499,3 +499,18 @@ def test_resize_daily_append(tmp_path):
     j = json.loads((root / "v" / "zarr.json").read_text())
     assert j["shape"] == [100, 2, 3]
     assert j["chunk_grid"]["configuration"]["chunk_shapes"][0] == [31, 28, [1, 100]]
+
+
+def test_open_mdarray_with_a_full_name_resolves_from_the_root():
+    """GDAL 3.13's gdalmdiminfo asks the root group for "/lat": a full name, resolved from
+    the root (as OpenMDArrayFromFullname), never refused as a store key."""
+    from pathlib import Path
+    sample = Path(__file__).resolve().parent.parent / "data" / "daily_t2m_2023.zarr"
+    gdal.UseExceptions()
+    ds = gdal.OpenEx(str(sample), gdal.OF_MULTIDIM_RASTER, allowed_drivers=["Zarr3"])
+    rg = ds.GetRootGroup()
+    lat = rg.OpenMDArray("/lat")
+    assert lat is not None and lat.GetFullName() == "/lat"
+    assert lat.GetDimensions()[0].GetSize() == 32
+    assert rg.OpenMDArray("/t2m").GetFullName() == "/t2m"
+    assert rg.OpenMDArray("/missing") is None

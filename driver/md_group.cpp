@@ -233,7 +233,11 @@ void Zarr3Group::CheckWalkBounds(const std::string& name) const {
                            path + " not opened");
 }
 
-std::shared_ptr<GDALMDArray> Zarr3Group::OpenMDArray(const std::string& name, CSLConstList) const {
+std::shared_ptr<GDALMDArray> Zarr3Group::OpenMDArray(const std::string& name,
+                                                     CSLConstList options) const {
+    // A full name (GDAL 3.13's gdalmdiminfo asks the root group for "/lat"):
+    // resolved from the root like OpenMDArrayFromFullname, never a store key.
+    if (!name.empty() && name[0] == '/') return OpenMDArrayFromFullname(name, options);
     std::shared_ptr<GDALMDArray> out;
     Guard(Where() + "/" + name, [&] { out = OpenArrayImpl(name); });
     return out;

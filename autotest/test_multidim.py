@@ -513,4 +513,5 @@ def test_open_mdarray_with_a_full_name_resolves_from_the_root():
     assert lat is not None and lat.GetFullName() == "/lat"
     assert lat.GetDimensions()[0].GetSize() == 32
     assert rg.OpenMDArray("/t2m").GetFullName() == "/t2m"
-    assert rg.OpenMDArray("/missing") is None
+    with pytest.raises(RuntimeError, match="does not exist"):
+        rg.OpenMDArray("/missing")

@@ -138,6 +138,11 @@ def test_readme_example_runs(readme_run, ex_id):
         pytest.skip(f"not run inside the test suite: {r['reason']}")
     detail = f"{ex_id}: ran {r['ran']!r}\nstdout:\n{r['stdout'][-3000:]}\nstderr:\n{r['stderr'][-3000:]}"
     assert r["rc"] == 0, detail
+    if "--config ZARR3_PRECEDENCE NO" in r["ran"]:
+        # Deliberately GDAL's built-in driver: GDAL 3.8-3.12 print errors of their own on
+        # today's v3 codecs ("Unsupported codec: bytes"); none may come from the plugin.
+        assert "Zarr3" not in r["stderr"] and "ZARR3" not in r["stderr"], detail
+        return
     assert "ERROR" not in r["stderr"], detail
 
 

@@ -66,44 +66,16 @@ bool HasElementChild(const CPLXMLNode* node) {
     return false;
 }
 
-// Removes from the PAM tree `node` the <Metadata> elements whose domain
-// `drop_domain` names and the default-domain <MDI> items `drop_item` names;
-// <Metadata> elements left empty go too.
-void FilterMetadata(CPLXMLNode* node, const std::function<bool(const std::string&)>& drop_domain,
-                    const std::function<bool(const std::string&, const std::string&)>& drop_item) {
+// Unlinks and destroys the children of `parent` for which `drop` is true.
+void RemoveChildrenIf(CPLXMLNode* parent, const std::function<bool(CPLXMLNode*)>& drop) {
     CPLXMLNode* prev = nullptr;
-    for (CPLXMLNode* c = node->psChild; c;) {
+    for (CPLXMLNode* c = parent->psChild; c;) {
         CPLXMLNode* next = c->psNext;
-        bool drop = false;
-        if (c->eType == CXT_Element && EQUAL(c->pszValue, "Metadata")) {
-            const std::string domain = CPLGetXMLValue(c, "domain", "");
-            if (drop_domain(domain)) {
-                drop = true;
-            } else if (domain.empty()) {
-                CPLXMLNode* p = nullptr;
-                for (CPLXMLNode* i = c->psChild; i;) {
-                    CPLXMLNode* in = i->psNext;
-                    if (i->eType == CXT_Element && EQUAL(i->pszValue, "MDI") &&
-                        drop_item(CPLGetXMLValue(i, "key", ""), CPLGetXMLValue(i, nullptr, ""))) {
-                        if (p)
-                            p->psNext = in;
-                        else
-                            c->psChild = in;
-                        i->psNext = nullptr;
-                        CPLDestroyXMLNode(i);
-                    } else {
-                        p = i;
-                    }
-                    i = in;
-                }
-                drop = !HasElementChild(c);
-            }
-        }
-        if (drop) {
+        if (drop(c)) {
             if (prev)
                 prev->psNext = next;
             else
-                node->psChild = next;
+                parent->psChild = next;
             c->psNext = nullptr;
             CPLDestroyXMLNode(c);
         } else {
@@ -111,6 +83,24 @@ void FilterMetadata(CPLXMLNode* node, const std::function<bool(const std::string
         }
         c = next;
     }
+}
+
+// Removes from the PAM tree `node` the <Metadata> elements whose domain
+// `drop_domain` names and the default-domain <MDI> items `drop_item` names;
+// <Metadata> elements left empty go too.
+void FilterMetadata(CPLXMLNode* node, const std::function<bool(const std::string&)>& drop_domain,
+                    const std::function<bool(const std::string&, const std::string&)>& drop_item) {
+    RemoveChildrenIf(node, [&](CPLXMLNode* c) {
+        if (c->eType != CXT_Element || !EQUAL(c->pszValue, "Metadata")) return false;
+        const std::string domain = CPLGetXMLValue(c, "domain", "");
+        if (drop_domain(domain)) return true;
+        if (!domain.empty()) return false;
+        RemoveChildrenIf(c, [&](CPLXMLNode* i) {
+            return i->eType == CXT_Element && EQUAL(i->pszValue, "MDI") &&
+                   drop_item(CPLGetXMLValue(i, "key", ""), CPLGetXMLValue(i, nullptr, ""));
+        });
+        return !HasElementChild(c);
+    });
 }
 
 } // namespace

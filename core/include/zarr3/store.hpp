@@ -26,7 +26,10 @@ struct RangeSuffix {
 using ByteRange = std::variant<RangeFromStart, RangeSuffix>;
 
 inline uint64_t range_length(const ByteRange& r) {
-    return std::visit([](const auto& x) { return x.length; }, r);
+    // get_if rather than std::visit: GCC 12 with ASan flags the visit's other
+    // alternative as maybe-uninitialized on a temporary range.
+    if (const auto* s = std::get_if<RangeSuffix>(&r)) return s->length;
+    return std::get_if<RangeFromStart>(&r)->length;
 }
 inline bool is_suffix(const ByteRange& r) {
     return std::holds_alternative<RangeSuffix>(r);

@@ -215,13 +215,7 @@ def main():
         res = {"gdal_version": gdal.__version__,
                "writes": write_benchmarks(gdal, args.data, max(3, args.reps // 2),
                                           ("regular", "sharded", "builtin"))}
-        text = json.dumps(res, indent=1)
-        if args.json:
-            with open(args.json, "w") as f:
-                f.write(text)
-        else:
-            print(text)
-        return
+        return emit(res, args.json)
 
     gdal = setup_gdal(args.plugin_dir)
     root = os.path.join(args.data, "bench.zarr")
@@ -247,9 +241,14 @@ def main():
                 res["memory"][f"{name}/{threads}"] = {"error": p.stderr.strip()[-300:]}
             else:
                 res["memory"][f"{name}/{threads}"] = json.loads(p.stdout.strip().splitlines()[-1])
+    emit(res, args.json)
+
+
+def emit(res, path):
+    """The results as JSON, into `path` or on stdout."""
     text = json.dumps(res, indent=1)
-    if args.json:
-        with open(args.json, "w") as f:
+    if path:
+        with open(path, "w") as f:
             f.write(text)
     else:
         print(text)

@@ -57,6 +57,8 @@ inline constexpr const char* kCreationOptionList =
     "  <Option name='APPEND_COORD' type='string' description='With APPEND_DIM: the coordinate "
     "value(s) of the new indices (a date YYYY-MM-DD[THH:MM:SS] or a number; comma separated, "
     "one per band); default: a date in the source metadata (DATE, TIFFTAG_DATETIME)'/>"
+    "  <Option name='APPEND_SUBDATASET' type='boolean' description='With APPEND_DIM on GDAL "
+    "versions whose gdal_translate deletes an existing folder target first: YES keeps it'/>"
     "</CreationOptionList>";
 
 inline constexpr const char* kArrayCreationOptionList =

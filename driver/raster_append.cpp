@@ -307,6 +307,32 @@ void ExtendCoordinate(const Target& t, GDALDataset* src, CSLConstList options, u
     out->write_metadata();
 }
 
+// The per-band attribute lists (band_descriptions, band_metadata;
+// raster_band_metadata.cpp) grow with the new bands; lists of another
+// length than the old band count are dropped (they no longer describe it).
+void ExtendBandAttributes(nlohmann::json& attrs, GDALDataset* src, uint64_t old_count) {
+    for (const char* key : {"band_descriptions", "band_metadata"}) {
+        auto it = attrs.find(key);
+        if (it == attrs.end()) continue;
+        if (!it->is_array() || it->size() != old_count) {
+            attrs.erase(it);
+            continue;
+        }
+        for (int b = 1; b <= src->GetRasterCount(); ++b) {
+            GDALRasterBand* band = src->GetRasterBand(b);
+            if (std::strcmp(key, "band_descriptions") == 0) {
+                it->push_back(band->GetDescription());
+                continue;
+            }
+            nlohmann::json md = nlohmann::json::object();
+            for (CSLConstList i = band->GetMetadata(); i && *i; ++i)
+                if (const char* eq = std::strchr(*i, '='); eq && eq != *i)
+                    md[std::string(*i, static_cast<size_t>(eq - *i))] = eq + 1;
+            it->push_back(md);
+        }
+    }
+}
+
 } // namespace
 
 GDALDataset* Zarr3AppendCopy(const char* name, GDALDataset* src, CSLConstList options,
@@ -322,6 +348,7 @@ GDALDataset* Zarr3AppendCopy(const char* name, GDALDataset* src, CSLConstList op
         const uint64_t start = m.shape[0];
         auto nm = zarr3::appended_metadata(m, 0, static_cast<uint64_t>(src->GetRasterCount()),
                                            t.array->describe());
+        ExtendBandAttributes(nm.attributes, src, start);
         auto out = zarr3::Array::open(t.store, t.array->path(), nm);
         ConfigureArray(*out);
         WritePixels(src, *out, start, progress, progress_data);

@@ -143,3 +143,28 @@ def test_object_store_paths_are_refused_with_the_reason(zarr3_cli):
     assert p.returncode == 1 and "works on local folders only" in p.stderr
     p = cli(zarr3_cli, "compact")
     assert p.returncode == 2 and "usage: zarr3" in p.stderr
+
+
+def consolidate(store):
+    """Inline consolidated metadata in the root zarr.json, as zarr-python's consolidate_metadata."""
+    root = json.loads((store / "zarr.json").read_text())
+    nodes = {p.parent.relative_to(store).as_posix(): json.loads(p.read_text())
+             for p in store.glob("*/zarr.json")}
+    root["consolidated_metadata"] = {"kind": "inline", "must_understand": False, "metadata": nodes}
+    (store / "zarr.json").write_text(json.dumps(root))
+
+
+def test_consolidated_metadata_follows_appends_and_compaction(tmp_path, run_tool, zarr3_cli):
+    store = build_cube(tmp_path, run_tool, 3)
+    consolidate(store)
+    gdal.Translate(str(store), str(tmp_path / "d1.tif"), format=DRV,
+                   creationOptions=["APPEND_DIM=time", "APPEND_COORD=2024-01-04"])
+    cm = json.loads((store / "zarr.json").read_text())["consolidated_metadata"]["metadata"]
+    assert cm["cube"]["shape"] == [4, 10, 20] and cm["time"]["shape"] == [4]
+    assert cm["cube"] == meta(store, "cube")
+    p = cli(zarr3_cli, "compact", store / "cube", "--dim", "time", "--edges", "2")
+    assert p.returncode == 0, p.stderr
+    cm = json.loads((store / "zarr.json").read_text())["consolidated_metadata"]["metadata"]
+    assert cm["cube"] == meta(store, "cube")
+    assert cm["cube"]["chunk_grid"]["configuration"]["chunk_shapes"][0] == 2
+    assert gdal.Open(str(store)).RasterCount == 4

@@ -128,6 +128,17 @@ void remove_empty_folders(const fs::path& dir) {
     if (fs::is_empty(dir, ec)) fs::remove(dir, ec);
 }
 
+// The groups above the array folder `dir` (while they hold a zarr.json)
+// whose consolidated metadata lists the array get its new metadata.
+void update_parents(const fs::path& dir, const zarr3::ArrayMetadata& m) {
+    const nlohmann::json node = zarr3::to_json(m);
+    for (fs::path p = dir.parent_path(); fs::exists(p / "zarr.json"); p = p.parent_path()) {
+        zarr3::FileStore store(p.string(), true);
+        zarr3::update_consolidated_entry(store, "", fs::relative(dir, p).generic_string(), node);
+        if (p == p.parent_path()) break;
+    }
+}
+
 } // namespace
 
 int cmd_compact(const std::string& path, int argc, char** argv) {
@@ -137,7 +148,9 @@ int cmd_compact(const std::string& path, int argc, char** argv) {
     auto store = std::make_shared<zarr3::FileStore>(dir.string(), true);
     auto arr = zarr3::Array::open(store, "");
     const size_t axis = axis_of(arr->metadata(), a.dim, path);
-    const auto res = zarr3::compact_array(*arr, axis, plan(a, *arr, axis, dir));
+    const auto res =
+        zarr3::compact_array(*arr, axis, plan(a, *arr, axis, dir),
+                             [&](const zarr3::ArrayMetadata& m) { update_parents(dir, m); });
     remove_empty_folders(dir / "c");
     std::cout << path << ": axis " << axis << " (" << a.dim << ") " << res.old_axis.dump() << " -> "
               << res.new_axis.dump() << "; " << res.old_chunks << " chunks -> " << res.new_chunks

@@ -305,6 +305,7 @@ void ExtendCoordinate(const Target& t, GDALDataset* src, CSLConstList options, u
     out->flush();
     zarr3::test_kill_point("append-coord-chunks");
     out->write_metadata();
+    zarr3::update_consolidated_entry(*t.store, "", t.dim, zarr3::to_json(nm));
 }
 
 // The per-band attribute lists (band_descriptions, band_metadata;
@@ -356,6 +357,7 @@ GDALDataset* Zarr3AppendCopy(const char* name, GDALDataset* src, CSLConstList op
         ExtendCoordinate(t, src, options, start);
         zarr3::test_kill_point("append-coord");
         out->write_metadata(); // last: the array's new length
+        zarr3::update_consolidated_entry(*t.store, "", t.array->path(), zarr3::to_json(nm));
         zarr3::test_kill_point("append-meta");
         ds = Zarr3RasterDataset::Open(t.store, out, false);
         ds->SetDescription(root.c_str());

@@ -190,7 +190,23 @@ uint64_t selection_bytes(const ArrayMetadata& m, const Selection& s) {
 
 } // namespace
 
-CompactResult compact_array(Array& array, size_t axis, AxisPartition edges) {
+bool update_consolidated_entry(Store& store, const std::string& group_path,
+                               const std::string& member, const nlohmann::json& node) {
+    auto j = read_node_json(store, group_path);
+    if (!j || !j->is_object()) return false;
+    auto cm = j->find("consolidated_metadata");
+    if (cm == j->end() || !cm->is_object()) return false;
+    auto md = cm->find("metadata");
+    if (md == cm->end() || !md->is_object() || !md->contains(member)) return false;
+    (*md)[member] = node;
+    const std::string text = j->dump(2);
+    store.put(join_key(group_path, "zarr.json"),
+              ByteView(reinterpret_cast<const uint8_t*>(text.data()), text.size()));
+    return true;
+}
+
+CompactResult compact_array(Array& array, size_t axis, AxisPartition edges,
+                            const std::function<void(const ArrayMetadata&)>& after_switch) {
     const ArrayMetadata& om = array.metadata();
     const std::string where = array.describe();
     ArrayMetadata nm = compacted_metadata(om, axis, std::move(edges), where);
@@ -213,6 +229,7 @@ CompactResult compact_array(Array& array, size_t axis, AxisPartition edges) {
     for_each_chunk(om, [&](const std::vector<uint64_t>&, const Shape&) { ++res.old_chunks; });
     test_kill_point("compact-chunks");
     neu->write_metadata(); // the switch
+    if (after_switch) after_switch(nm);
     test_kill_point("compact-meta");
     erase_chunk_namespace(*store, array.path(), om.key_encoding, om.rank());
     return res;

@@ -7,6 +7,7 @@
 #include "zarr3/array.hpp"
 #include "zarr3/cf_time.hpp"
 
+#include <functional>
 #include <string_view>
 
 namespace zarr3 {
@@ -46,6 +47,13 @@ ArrayMetadata compacted_metadata(const ArrayMetadata& m, size_t axis, AxisPartit
 void erase_chunk_namespace(Store& store, const std::string& path, const ChunkKeyEncoding& enc,
                            size_t rank);
 
+// Replaces the entry `member` (a path relative to the group) of the inline
+// consolidated metadata in the group zarr.json at `group_path` with `node`,
+// when the group has consolidated metadata listing it (one atomic put).
+// Returns whether the group was rewritten.
+bool update_consolidated_entry(Store& store, const std::string& group_path,
+                               const std::string& member, const nlohmann::json& node);
+
 struct CompactResult {
     uint64_t old_chunks = 0;
     uint64_t new_chunks = 0;
@@ -58,7 +66,10 @@ struct CompactResult {
 // (4) removes the old chunks. Killed before (3), the old array is intact;
 // after it, the new one is complete. Kill points: compact-chunks,
 // compact-meta. Returns counts for the report.
-CompactResult compact_array(Array& array, size_t axis, AxisPartition edges);
+// `after_switch(new metadata)` runs between (3) and (4): the place to update
+// consolidated metadata of parent groups while the old chunks still exist.
+CompactResult compact_array(Array& array, size_t axis, AxisPartition edges,
+                            const std::function<void(const ArrayMetadata&)>& after_switch = {});
 
 // Reads every stored chunk (every inner chunk and the index of a shard),
 // checking checksums and shard indexes. Returns one "key: problem" line per

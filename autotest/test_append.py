@@ -166,3 +166,26 @@ def test_killed_append_leaves_old_or_new_store(tmp_path, run_tool, step):
     np.testing.assert_array_equal(data[4], expected_day(5))
     assert meta(store, "cube")["chunk_grid"]["configuration"]["chunk_shapes"][0] == [[1, 5]]
     shutil.rmtree(store)
+
+
+def test_multiband_source_appends_one_chunk_of_its_bands(tmp_path, run_tool):
+    store = build_cube(tmp_path, run_tool, 1)
+    src = tmp_path / "two.tif"
+    ds = gdal.GetDriverByName("GTiff").Create(str(src), 20, 10, 2, gdal.GDT_Float32)
+    ds.SetGeoTransform((100, 1, 0, 50, 0, -1))
+    srs = osr.SpatialReference()
+    srs.ImportFromEPSG(4326)
+    ds.SetSpatialRef(srs)
+    for b, d in ((1, 2), (2, 3)):
+        ds.GetRasterBand(b).WriteArray(expected_day(d))
+    ds = None
+    p = append(run_tool, src, store, "-co", "APPEND_COORD=2024-01-02")
+    assert p.returncode != 0 and "expected 2 value(s), one per source band" in p.stderr
+    p = append(run_tool, src, store, "-co", "APPEND_COORD=2024-01-02,2024-01-03")
+    assert p.returncode == 0, p.stderr
+    assert meta(store, "cube")["chunk_grid"]["configuration"]["chunk_shapes"][0] == [1, 2]
+    data, bands = read_cube(store)
+    assert bands == 3
+    for d in (1, 2, 3):
+        np.testing.assert_array_equal(data[d - 1], expected_day(d))
+    assert read_time(store).tolist() == [days_of(d) for d in (1, 2, 3)]

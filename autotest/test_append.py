@@ -11,6 +11,13 @@ from osgeo import gdal, osr
 
 DRV = "Zarr3"
 EPOCH = datetime.date(1970, 1, 1)
+# GDAL after 3.6 may delete an existing folder target before a copy (QuietDelete through the driver's
+# Delete) unless APPEND_SUBDATASET=YES; GDAL 3.6 leaves folders alone and runs the plain command.
+KEEP = [] if int(gdal.VersionInfo()) < 3070000 else ["APPEND_SUBDATASET=YES"]
+
+
+def append_options(*opts):
+    return ["APPEND_DIM=time", *opts, *KEEP]
 
 
 def day_tif(path, day, dtype=gdal.GDT_Float32, gt=(100, 1, 0, 50, 0, -1), epsg=4326, size=(20, 10),
@@ -39,8 +46,9 @@ def days_of(day):
 
 
 def append(run_tool, src, store, *extra, env_extra=None):
-    return run_tool("gdal_translate", "-q", "-of", DRV, "-co", "APPEND_DIM=time", *extra, src, store,
-                    env_extra=env_extra)
+    keep = [a for k in KEEP for a in ("-co", k)]
+    return run_tool("gdal_translate", "-q", "-of", DRV, "-co", "APPEND_DIM=time", *keep, *extra, src,
+                    store, env_extra=env_extra)
 
 
 def meta(store, name):
@@ -63,7 +71,7 @@ def build_cube(tmp_path, run_tool, days, store_name="cube.zarr"):
     store = tmp_path / store_name
     for d in range(1, days + 1):
         gdal.Translate(str(store), str(day_tif(tmp_path / f"d{d}.tif", d)), format=DRV,
-                       creationOptions=["APPEND_DIM=time"])
+                       creationOptions=append_options())
     return store
 
 
@@ -123,7 +131,7 @@ def test_mismatches_are_refused_naming_the_problem(tmp_path, run_tool, kind):
 
 def test_unknown_dimension_is_refused(tmp_path, run_tool):
     store = build_cube(tmp_path, run_tool, 1)
-    p = run_tool("gdal_translate", "-q", "-of", DRV, "-co", "APPEND_DIM=level",
+    p = run_tool("gdal_translate", "-q", "-of", DRV, "-co", "APPEND_DIM=level", "-co", "APPEND_SUBDATASET=YES",
                  day_tif(tmp_path / "x.tif", 2), store)
     assert p.returncode != 0 and "APPEND_DIM=level: no array has that dimension" in p.stderr
 
@@ -132,7 +140,7 @@ def test_append_on_vsimem_works(tmp_path):
     src = day_tif(tmp_path / "a.tif", 1)
     for d in (1, 2):
         gdal.Translate("/vsimem/ts.zarr", str(day_tif(tmp_path / f"v{d}.tif", d)), format=DRV,
-                       creationOptions=["APPEND_DIM=time"])
+                       creationOptions=append_options())
     ds = gdal.Open("/vsimem/ts.zarr")
     assert ds.RasterCount == 2
     np.testing.assert_array_equal(ds.ReadAsArray()[1], expected_day(2))

@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 from osgeo import gdal
 
-from test_append import build_cube, days_of, expected_day, meta, read_cube, read_time
+from test_append import append_options, build_cube, days_of, expected_day, meta, read_cube, read_time
 
 DRV = "Zarr3"
 
@@ -61,7 +61,7 @@ def test_compact_monthly_keeps_every_value(cube, zarr3_cli):
     check_values(cube)
     # Appends go on after a compaction, in the new key namespace.
     gdal.Translate(str(cube), str(cube.parent / "d1.tif"), format=DRV,
-                   creationOptions=["APPEND_DIM=time", "APPEND_COORD=2024-02-10"])
+                   creationOptions=append_options("APPEND_COORD=2024-02-10"))
     m = meta(cube, "cube")
     assert m["chunk_grid"]["configuration"]["chunk_shapes"][0] == [31, 9, 1]
     assert "c.2.0.0" in chunk_files(cube / "cube")
@@ -158,7 +158,7 @@ def test_consolidated_metadata_follows_appends_and_compaction(tmp_path, run_tool
     store = build_cube(tmp_path, run_tool, 3)
     consolidate(store)
     gdal.Translate(str(store), str(tmp_path / "d1.tif"), format=DRV,
-                   creationOptions=["APPEND_DIM=time", "APPEND_COORD=2024-01-04"])
+                   creationOptions=append_options("APPEND_COORD=2024-01-04"))
     cm = json.loads((store / "zarr.json").read_text())["consolidated_metadata"]["metadata"]
     assert cm["cube"]["shape"] == [4, 10, 20] and cm["time"]["shape"] == [4]
     assert cm["cube"] == meta(store, "cube")

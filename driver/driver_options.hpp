@@ -51,6 +51,14 @@ inline constexpr const char* kCreationOptionList =
     "  <Option name='ARRAY_NAME' type='string' description='Name of the array written in the store "
     "(default: "
     "the store name without extension)'/>"
+    "  <Option name='APPEND_DIM' type='string' description='CreateCopy into an existing store: "
+    "append the source bands as new indices along this dimension of the array [dim, y, x] "
+    "(one new chunk); a new store gets that layout'/>"
+    "  <Option name='APPEND_COORD' type='string' description='With APPEND_DIM: the coordinate "
+    "value(s) of the new indices (a date YYYY-MM-DD[THH:MM:SS] or a number; comma separated, "
+    "one per band); default: a date in the source metadata (DATE, TIFFTAG_DATETIME)'/>"
+    "  <Option name='APPEND_SUBDATASET' type='boolean' description='With APPEND_DIM on GDAL "
+    "versions whose gdal_translate deletes an existing folder target first: YES keeps it'/>"
     "</CreationOptionList>";
 
 inline constexpr const char* kArrayCreationOptionList =

@@ -5,6 +5,7 @@
 #include "gdal_types.hpp"
 #include "georef.hpp"
 #include "path_guard.hpp"
+#include "raster_append.hpp"
 #include "raster_dataset.hpp"
 #include "unfinished_copy.hpp"
 #include "vsi_store.hpp"
@@ -80,10 +81,11 @@ Prepared Prepare(const char* name, int xsize, int ysize, int nbands, GDALDataTyp
     ArrayCreateRequest req;
     req.dtype = ZarrTypeFor(type, !strict, &warning);
     if (!warning.empty()) CPLError(CE_Warning, CPLE_AppDefined, "%s", warning.c_str());
-    if (nbands > 1) {
+    const char* append_dim = CSLFetchNameValue(options, "APPEND_DIM"); // raster_append.hpp
+    if (nbands > 1 || append_dim) {
         req.shape = {static_cast<uint64_t>(nbands), static_cast<uint64_t>(ysize),
                      static_cast<uint64_t>(xsize)};
-        req.dimension_names = {"band", "y", "x"};
+        req.dimension_names = {append_dim ? append_dim : "band", "y", "x"};
     } else {
         req.shape = {static_cast<uint64_t>(ysize), static_cast<uint64_t>(xsize)};
         req.dimension_names = {"y", "x"};
@@ -332,6 +334,8 @@ GDALDataset* Zarr3CreateCopy(const char* name, GDALDataset* src, int strict,
         ds = CreateDataset(p, true);
         RasterCopy::CopyProperties(src, *ds);
         RasterCopy::CopyPixels(src, *ds, progress, progress_data);
+        if (IsAppendRequest(options))
+            WriteFirstCoordinate(std::make_shared<VSIStore>(p.root, true), src, options);
         ds->Finalize();
         ClearUnfinished(p.root);
     });

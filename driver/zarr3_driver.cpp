@@ -2,6 +2,7 @@
 #include "zarr3_driver.hpp"
 
 #include "driver_options.hpp"
+#include "raster_append.hpp"
 #include "raster_dataset.hpp"
 #include "unfinished_copy.hpp"
 #include "vsi_store.hpp"
@@ -244,6 +245,8 @@ bool TargetReady(const char* name) {
 // Multidimensional sources (a root group, no bands) go to the hierarchy copy.
 GDALDataset* CreateCopy(const char* name, GDALDataset* src, int strict, DriverOptionList options,
                         GDALProgressFunc progress, void* progress_data) {
+    if (AppendsToExistingStore(name, options)) // -co APPEND_DIM: raster_append.cpp
+        return Zarr3AppendCopy(name, src, options, progress, progress_data);
     if (!TargetReady(name)) return nullptr;
     if (src->GetRasterCount() == 0 && src->GetRootGroup())
         return Zarr3CreateCopyMultidim(name, src, strict, options, progress, progress_data);

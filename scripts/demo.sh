@@ -155,6 +155,26 @@ else
   fail "gdal_translate -of Zarr3"
 fi
 
+step "A week of daily appends (gdal_translate -co APPEND_DIM=time), then a compaction into months"
+WEEK="$OUT/week.zarr"
+ok=1
+for day in 29 30 31 32 33 34 35; do  # 2023-01-29 .. 2023-02-04: one new one-day chunk each
+  date=$(date -u -d "2023-01-01 +$((day - 1)) days" +%F)
+  gdal_translate -q -b "$day" "ZARR3:\"$STORE\":/t2m" "$OUT/day.tif" &&
+    gdal_translate -q -of Zarr3 -co APPEND_DIM=time -co "APPEND_COORD=$date" -co ARRAY_NAME=t2m \
+      -co APPEND_SUBDATASET=YES \
+      "$OUT/day.tif" "$WEEK" || { ok=0; break; }
+done
+if [ "$ok" = 1 ]; then
+  echo "    7 x gdal_translate -of Zarr3 -co APPEND_DIM=time -co APPEND_COORD=<date> -co APPEND_SUBDATASET=YES day.tif $WEEK"
+  "$BUILD_DIR/zarr3" info "$WEEK/t2m" | grep -E "^(shape|  axis 0)" | sed 's/^/      /'
+  echo "    $BUILD_DIR/zarr3 compact $WEEK/t2m --dim time --edges monthly"
+  "$BUILD_DIR/zarr3" compact "$WEEK/t2m" --dim time --edges monthly | sed 's/^/      /' &&
+    "$BUILD_DIR/zarr3" verify "$WEEK" | sed 's/^/      /' || fail "zarr3 compact/verify"
+else
+  fail "daily appends"
+fi
+
 echo
 if [ "$failures" -ne 0 ]; then
   echo "demo: $failures step(s) failed"

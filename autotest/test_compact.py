@@ -1,0 +1,170 @@
+"""The zarr3 command-line tool: `compact` regroups the time axis (monthly, N, JSON edges) keeping every
+value, with a killed compaction (ZARR3_TEST_KILL_AT) leaving the old or the new array whole; `info`
+prints the grid in run-length form; `verify` finds corrupt chunks and names them."""
+import json
+import os
+import subprocess
+from pathlib import Path
+
+import numpy as np
+import pytest
+from osgeo import gdal
+
+from test_append import append_options, build_cube, days_of, expected_day, meta, read_cube, read_time
+
+DRV = "Zarr3"
+
+
+@pytest.fixture(scope="session")
+def zarr3_cli(driver_path):
+    exe = Path(os.environ.get("ZARR3_CLI", Path(driver_path) / "zarr3"))
+    if not exe.exists():
+        pytest.fail(f"the zarr3 tool is not built at {exe} (cmake --build <dir> --target zarr3)")
+    return exe
+
+
+def cli(exe, *args, kill_at=None):
+    env = dict(os.environ)
+    env.pop("ZARR3_TEST_KILL_AT", None)
+    if kill_at:
+        env["ZARR3_TEST_KILL_AT"] = kill_at
+    return subprocess.run([str(exe), *map(str, args)], capture_output=True, text=True, timeout=120,
+                          env=env)
+
+
+def chunk_files(array_dir):
+    return sorted(str(p.relative_to(array_dir)) for p in array_dir.rglob("*")
+                  if p.is_file() and p.name != "zarr.json")
+
+
+def check_values(store, days=40):
+    data, bands = read_cube(store)
+    assert bands == days
+    for d in range(1, days + 1):
+        np.testing.assert_array_equal(data[d - 1], expected_day(d))
+    assert read_time(store).tolist() == [days_of(d) for d in range(1, days + 1)]
+
+
+@pytest.fixture
+def cube(tmp_path, run_tool):
+    return build_cube(tmp_path, run_tool, 40)  # 2024-01-01 .. 2024-02-09
+
+
+def test_compact_monthly_keeps_every_value(cube, zarr3_cli):
+    p = cli(zarr3_cli, "compact", cube / "cube", "--dim", "time", "--edges", "monthly")
+    assert p.returncode == 0, p.stderr
+    assert "[[1,40]] -> [31,9]; 40 chunks -> 2" in p.stdout
+    m = meta(cube, "cube")
+    assert m["chunk_grid"]["configuration"]["chunk_shapes"] == [[31, 9], 10, 20]
+    assert m["chunk_key_encoding"]["configuration"]["separator"] == "."
+    assert chunk_files(cube / "cube") == ["c.0.0.0", "c.1.0.0"]  # old chunks and folders gone
+    check_values(cube)
+    # Appends go on after a compaction, in the new key namespace.
+    gdal.Translate(str(cube), str(cube.parent / "d1.tif"), format=DRV,
+                   creationOptions=append_options("APPEND_COORD=2024-02-10"))
+    m = meta(cube, "cube")
+    assert m["chunk_grid"]["configuration"]["chunk_shapes"][0] == [31, 9, 1]
+    assert "c.2.0.0" in chunk_files(cube / "cube")
+
+
+def test_compact_fixed_and_json_edges(cube, zarr3_cli):
+    p = cli(zarr3_cli, "compact", cube / "cube", "--dim", "time", "--edges", "7")
+    assert p.returncode == 0, p.stderr
+    assert meta(cube, "cube")["chunk_grid"]["configuration"]["chunk_shapes"][0] == 7
+    assert len(chunk_files(cube / "cube")) == 6
+    check_values(cube)
+    p = cli(zarr3_cli, "compact", cube / "cube", "--dim", "time", "--edges", "[[10,3],5,5]")
+    assert p.returncode == 0, p.stderr
+    m = meta(cube, "cube")
+    assert m["chunk_grid"]["configuration"]["chunk_shapes"][0] == [[10, 3], [5, 2]]
+    assert m["chunk_key_encoding"]["configuration"]["separator"] == "/"
+    assert chunk_files(cube / "cube") == sorted(f"c/{i}/0/0" for i in range(5))
+    check_values(cube)
+    p = cli(zarr3_cli, "compact", cube / "cube", "--dim", "time", "--edges", "[10,10]")
+    assert p.returncode == 1 and "edges of axis 0 sum to 20, short of the array length 40" in p.stderr
+
+
+@pytest.mark.parametrize("step", ["compact-chunks", "compact-meta"])
+def test_killed_compaction_leaves_old_or_new_array(cube, zarr3_cli, step):
+    before = meta(cube, "cube")
+    p = cli(zarr3_cli, "compact", cube / "cube", "--dim", "time", "--edges", "monthly", kill_at=step)
+    assert p.returncode == -9, (p.returncode, p.stderr)
+    m = meta(cube, "cube")
+    if step == "compact-chunks":
+        assert m == before  # the old array, whole
+    else:
+        assert m["chunk_grid"]["configuration"]["chunk_shapes"][0] == [31, 9]
+    check_values(cube)
+    # A later compaction clears what the killed one left and ends clean.
+    p = cli(zarr3_cli, "compact", cube / "cube", "--dim", "time", "--edges", "10")
+    assert p.returncode == 0, p.stderr
+    check_values(cube)
+    files = chunk_files(cube / "cube")
+    sep = meta(cube, "cube")["chunk_key_encoding"]["configuration"]["separator"]
+    assert len(files) == 4 and all(f.startswith("c" + sep) for f in files), files
+
+
+def test_info_prints_the_grid_in_run_length_form(tmp_path, run_tool, zarr3_cli):
+    store = build_cube(tmp_path, run_tool, 5)
+    p = cli(zarr3_cli, "info", store / "cube")
+    assert p.returncode == 0, p.stderr
+    assert "shape       [5, 10, 20]" in p.stdout
+    assert '"chunk_shapes":[[[1,5]],10,20]' in p.stdout
+    assert "dimensions  time, y, x" in p.stdout and "codecs      bytes, zstd" in p.stdout
+    sharded = tmp_path / "sh.zarr"
+    gdal.Translate(str(sharded), str(tmp_path / "d1.tif"), format=DRV,
+                   creationOptions=["SHARD_CHUNK_SHAPE=5,10"])
+    p = cli(zarr3_cli, "info", sharded)
+    assert p.returncode == 0, p.stderr
+    assert "shards      inner chunks [5, 10], index at end" in p.stdout
+    assert "index     bytes, crc32c" in p.stdout
+
+
+def test_verify_names_the_corrupt_chunk(tmp_path, zarr3_cli):
+    store = tmp_path / "v.zarr"
+    src = tmp_path / "src.tif"
+    ds = gdal.GetDriverByName("GTiff").Create(str(src), 20, 10, 1, gdal.GDT_Float32)
+    ds.GetRasterBand(1).WriteArray(np.arange(200, dtype=np.float32).reshape(10, 20))
+    ds = None
+    gdal.Translate(str(store), str(src), format=DRV, creationOptions=["SHARD_CHUNK_SHAPE=5,10"])
+    p = cli(zarr3_cli, "verify", store)
+    assert p.returncode == 0 and "every stored chunk reads" in p.stdout, p.stderr
+    shard = store / "v" / "c" / "0" / "0"
+    raw = bytearray(shard.read_bytes())
+    raw[-8] ^= 0xFF  # inside the shard index (crc32c protected)
+    shard.write_bytes(bytes(raw))
+    p = cli(zarr3_cli, "verify", store)
+    assert p.returncode == 1
+    assert "v/c/0/0:" in p.stderr and "1 bad chunk(s)" in p.stderr, p.stderr
+
+
+def test_object_store_paths_are_refused_with_the_reason(zarr3_cli):
+    p = cli(zarr3_cli, "compact", "/vsis3/bucket/cube.zarr/cube", "--dim", "time", "--edges", "7")
+    assert p.returncode == 1 and "works on local folders only" in p.stderr
+    p = cli(zarr3_cli, "compact")
+    assert p.returncode == 2 and "usage: zarr3" in p.stderr
+
+
+def consolidate(store):
+    """Inline consolidated metadata in the root zarr.json, as zarr-python's consolidate_metadata."""
+    root = json.loads((store / "zarr.json").read_text())
+    nodes = {p.parent.relative_to(store).as_posix(): json.loads(p.read_text())
+             for p in store.glob("*/zarr.json")}
+    root["consolidated_metadata"] = {"kind": "inline", "must_understand": False, "metadata": nodes}
+    (store / "zarr.json").write_text(json.dumps(root))
+
+
+def test_consolidated_metadata_follows_appends_and_compaction(tmp_path, run_tool, zarr3_cli):
+    store = build_cube(tmp_path, run_tool, 3)
+    consolidate(store)
+    gdal.Translate(str(store), str(tmp_path / "d1.tif"), format=DRV,
+                   creationOptions=append_options("APPEND_COORD=2024-01-04"))
+    cm = json.loads((store / "zarr.json").read_text())["consolidated_metadata"]["metadata"]
+    assert cm["cube"]["shape"] == [4, 10, 20] and cm["time"]["shape"] == [4]
+    assert cm["cube"] == meta(store, "cube")
+    p = cli(zarr3_cli, "compact", store / "cube", "--dim", "time", "--edges", "2")
+    assert p.returncode == 0, p.stderr
+    cm = json.loads((store / "zarr.json").read_text())["consolidated_metadata"]["metadata"]
+    assert cm["cube"] == meta(store, "cube")
+    assert cm["cube"]["chunk_grid"]["configuration"]["chunk_shapes"][0] == 2
+    assert gdal.Open(str(store)).RasterCount == 4

@@ -1,0 +1,159 @@
+// `zarr3 compact`: argument handling, the time coordinate for monthly edges,
+// and removing the empty folders the old chunks leave (zarr3_main.cpp).
+#include "zarr3/compact.hpp"
+
+#include <cstring>
+#include <filesystem>
+#include <iostream>
+
+namespace fs = std::filesystem;
+
+void require_local_folder(const std::string& path);
+
+namespace {
+
+struct Args {
+    std::string dim, edges, coord;
+};
+
+Args parse_args(int argc, char** argv) {
+    Args a;
+    for (int i = 0; i < argc; ++i) {
+        const std::string k = argv[i];
+        if (i + 1 >= argc) throw zarr3::Error("compact: " + k + " needs a value");
+        const std::string v = argv[++i];
+        if (k == "--dim")
+            a.dim = v;
+        else if (k == "--edges")
+            a.edges = v;
+        else if (k == "--coord")
+            a.coord = v;
+        else
+            throw zarr3::Error("compact: unknown option " + k);
+    }
+    if (a.dim.empty() || a.edges.empty())
+        throw zarr3::Error("compact: --dim and --edges are needed");
+    return a;
+}
+
+size_t axis_of(const zarr3::ArrayMetadata& m, const std::string& dim, const std::string& where) {
+    for (size_t d = 0; d < m.dimension_names.size(); ++d)
+        if (m.dimension_names[d] && *m.dimension_names[d] == dim) return d;
+    if (!dim.empty() && dim.find_first_not_of("0123456789") == std::string::npos &&
+        std::stoull(dim) < m.rank())
+        return std::stoull(dim);
+    throw zarr3::Error(where + ": no dimension named " + dim);
+}
+
+// Values of a 1-D numeric array as doubles.
+std::vector<double> read_values(const zarr3::Array& a) {
+    const auto& m = a.metadata();
+    const uint64_t n = m.shape[0];
+    if (n > (uint64_t{1} << 28)) throw zarr3::Error(a.describe() + ": too many coordinate values");
+    zarr3::Bytes buf(zarr3::checked_mul(n, m.dtype.size, "coordinate size"));
+    a.read(zarr3::Selection::all(m.shape), buf.data());
+    std::vector<double> out(n);
+    const std::string& t = m.dtype.name;
+    for (uint64_t i = 0; i < n; ++i) {
+        const uint8_t* p = buf.data() + i * m.dtype.size;
+        auto get = [&](auto v) {
+            std::memcpy(&v, p, sizeof v);
+            return static_cast<double>(v);
+        };
+        if (t == "float64")
+            out[i] = get(double{});
+        else if (t == "float32")
+            out[i] = get(float{});
+        else if (t == "int64")
+            out[i] = get(int64_t{});
+        else if (t == "int32")
+            out[i] = get(int32_t{});
+        else if (t == "uint32")
+            out[i] = get(uint32_t{});
+        else if (t == "uint64")
+            out[i] = get(uint64_t{});
+        else if (t == "int16")
+            out[i] = get(int16_t{});
+        else
+            throw zarr3::Error(a.describe() + ": coordinate data type " + t + " is not supported");
+    }
+    return out;
+}
+
+// The coordinate array named `name` beside the array folder `dir` or in a
+// folder above it (nearest first).
+std::shared_ptr<zarr3::Array> find_coordinate(const fs::path& dir, const std::string& name,
+                                              uint64_t length) {
+    for (fs::path p = dir.parent_path(); !p.empty(); p = p.parent_path()) {
+        if (fs::exists(p / name / "zarr.json")) {
+            auto store = std::make_shared<zarr3::FileStore>(p.string(), false);
+            auto a = zarr3::Array::open(store, name);
+            if (a->metadata().rank() != 1 || a->metadata().shape[0] != length)
+                throw zarr3::Error(a->describe() + ": not a 1-D coordinate of length " +
+                                   std::to_string(length));
+            return a;
+        }
+        if (!fs::exists(p / "zarr.json") || p == p.parent_path()) break;
+    }
+    throw zarr3::Error(dir.string() + ": --edges monthly needs a coordinate array named " + name +
+                       " beside the array (or give --coord)");
+}
+
+zarr3::AxisPartition plan(const Args& a, const zarr3::Array& arr, size_t axis,
+                          const fs::path& dir) {
+    const uint64_t len = arr.metadata().shape[axis];
+    if (a.edges == "monthly") {
+        auto c = find_coordinate(dir, a.coord.empty() ? a.dim : a.coord, len);
+        const auto it = c->metadata().attributes.find("units");
+        const auto u = it != c->metadata().attributes.end() && it->is_string()
+                           ? zarr3::parse_cf_time_units(it->get<std::string>())
+                           : std::nullopt;
+        if (!u)
+            throw zarr3::Error(c->describe() +
+                               ": --edges monthly needs CF time units (attribute \"units\": "
+                               "\"days since YYYY-MM-DD\")");
+        return zarr3::plan_monthly_edges(read_values(*c), *u);
+    }
+    if (a.edges.find_first_not_of("0123456789") == std::string::npos)
+        return zarr3::plan_fixed_edges(len, std::stoull(a.edges));
+    return zarr3::parse_edges(a.edges, len, "--edges");
+}
+
+// Removes folders under `dir` that hold no file (what erased chunks leave).
+void remove_empty_folders(const fs::path& dir) {
+    std::error_code ec;
+    if (!fs::is_directory(dir, ec)) return;
+    for (const auto& e : fs::directory_iterator(dir, ec))
+        if (e.is_directory(ec) && !e.is_symlink(ec)) remove_empty_folders(e.path());
+    if (fs::is_empty(dir, ec)) fs::remove(dir, ec);
+}
+
+// The groups above the array folder `dir` (while they hold a zarr.json)
+// whose consolidated metadata lists the array get its new metadata.
+void update_parents(const fs::path& dir, const zarr3::ArrayMetadata& m) {
+    const nlohmann::json node = zarr3::to_json(m);
+    for (fs::path p = dir.parent_path(); fs::exists(p / "zarr.json"); p = p.parent_path()) {
+        zarr3::FileStore store(p.string(), true);
+        zarr3::update_consolidated_entry(store, "", fs::relative(dir, p).generic_string(), node);
+        if (p == p.parent_path()) break;
+    }
+}
+
+} // namespace
+
+int cmd_compact(const std::string& path, int argc, char** argv) {
+    const Args a = parse_args(argc, argv);
+    require_local_folder(path);
+    const fs::path dir = fs::absolute(path).lexically_normal();
+    auto store = std::make_shared<zarr3::FileStore>(dir.string(), true);
+    auto arr = zarr3::Array::open(store, "");
+    const size_t axis = axis_of(arr->metadata(), a.dim, path);
+    const auto res =
+        zarr3::compact_array(*arr, axis, plan(a, *arr, axis, dir),
+                             [&](const zarr3::ArrayMetadata& m) { update_parents(dir, m); });
+    remove_empty_folders(dir / "c");
+    std::cout << path << ": axis " << axis << " (" << a.dim << ") " << res.old_axis.dump() << " -> "
+              << res.new_axis.dump() << "; " << res.old_chunks << " chunks -> " << res.new_chunks
+              << "\n";
+    return 0;
+}

@@ -1,0 +1,125 @@
+// zarr3: a small command-line tool over the core library for local stores.
+//   zarr3 info PATH                     grid summary of an array (or every array of a group)
+//   zarr3 verify PATH                   decode every stored chunk; checksums and shard indexes
+//   zarr3 compact PATH --dim D --edges monthly|N|JSON [--coord NAME]
+// PATH is a local folder holding a zarr.json (a store root, a group or an array).
+#include "zarr3/compact.hpp"
+
+#include <cstring>
+#include <filesystem>
+#include <iostream>
+
+namespace fs = std::filesystem;
+
+namespace {
+
+constexpr const char* kUsage =
+    "usage: zarr3 info PATH\n"
+    "       zarr3 verify PATH\n"
+    "       zarr3 compact PATH --dim NAME --edges monthly|N|JSON [--coord ARRAY]\n"
+    "PATH: a local folder holding zarr.json (an array, or a group for info/verify).\n"
+    "--edges: monthly (one chunk per calendar month of the coordinate array named like the\n"
+    "dimension, CF units \"days since ...\"), N (chunks of N), or a JSON list of edges and\n"
+    "[edge, count] runs as in chunk_shapes, e.g. '[[31,1],[28,1]]' or '[7,7,7]'.\n";
+
+struct UsageError : zarr3::Error {
+    using zarr3::Error::Error;
+};
+
+} // namespace
+
+// Object stores and GDAL paths: refused with the reason.
+void require_local(const std::string& path, const char* command) {
+    if (path.rfind("/vsi", 0) == 0 || path.find("://") != std::string::npos)
+        throw zarr3::Error(
+            path + ": zarr3 " + command +
+            " works on local folders only: it has no object-store client, and on object stores "
+            "(S3, GCS, HTTP) a listing of the old chunks to remove cannot be trusted; copy the "
+            "store locally, or append through GDAL (gdal_translate -co APPEND_DIM=...)");
+    if (!fs::is_directory(path)) throw zarr3::Error(path + ": no such folder");
+}
+
+void require_local_folder(const std::string& path) {
+    require_local(path, "compact");
+}
+
+namespace {
+
+std::shared_ptr<zarr3::Store> open_store(const std::string& path, bool writable) {
+    return std::make_shared<zarr3::FileStore>(fs::absolute(path).lexically_normal().string(),
+                                              writable);
+}
+
+// Paths of every array at or under `path` of `store` (depth first, sorted).
+void collect_arrays(const std::shared_ptr<zarr3::Store>& store, const std::string& path,
+                    std::vector<std::string>& out, int depth = 0) {
+    const auto j = zarr3::read_node_json(*store, path);
+    if (!j) throw zarr3::NotFound(store->uri() + "/" + path + ": no zarr.json");
+    if (zarr3::node_type_of(*j, path + "/zarr.json") == zarr3::NodeType::Array) {
+        out.push_back(path);
+        return;
+    }
+    if (depth > 32) return;
+    auto g = zarr3::Group::open(store, path);
+    auto arrays = g->array_names();
+    auto groups = g->group_names();
+    std::sort(arrays.begin(), arrays.end());
+    std::sort(groups.begin(), groups.end());
+    for (const auto& a : arrays)
+        out.push_back(zarr3::join_key(path, a));
+    for (const auto& s : groups)
+        collect_arrays(store, zarr3::join_key(path, s), out, depth + 1);
+}
+
+int cmd_info(const std::string& path) {
+    require_local(path, "info");
+    auto store = open_store(path, false);
+    std::vector<std::string> arrays;
+    collect_arrays(store, "", arrays);
+    for (size_t i = 0; i < arrays.size(); ++i)
+        std::cout << (i ? "\n" : "")
+                  << zarr3::describe_array(*zarr3::Array::open(store, arrays[i]));
+    if (arrays.empty()) std::cout << path << ": a group without arrays\n";
+    return 0;
+}
+
+int cmd_verify(const std::string& path) {
+    require_local(path, "verify");
+    auto store = open_store(path, false);
+    std::vector<std::string> arrays;
+    collect_arrays(store, "", arrays);
+    size_t bad = 0;
+    for (const auto& a : arrays) {
+        const auto problems = zarr3::verify_array(*zarr3::Array::open(store, a));
+        for (const auto& p : problems)
+            std::cerr << path << "/" << p << "\n";
+        bad += problems.size();
+    }
+    if (bad) {
+        std::cerr << path << ": " << bad << " bad chunk(s)\n";
+        return 1;
+    }
+    std::cout << path << ": " << arrays.size() << " array(s), every stored chunk reads\n";
+    return 0;
+}
+
+} // namespace
+
+int cmd_compact(const std::string& path, int argc, char** argv);
+
+int main(int argc, char** argv) {
+    try {
+        if (argc < 3) throw UsageError("missing arguments");
+        const std::string cmd = argv[1], path = argv[2];
+        if (cmd == "info" && argc == 3) return cmd_info(path);
+        if (cmd == "verify" && argc == 3) return cmd_verify(path);
+        if (cmd == "compact") return cmd_compact(path, argc - 3, argv + 3);
+        throw UsageError("unknown command or arguments");
+    } catch (const UsageError& e) {
+        std::cerr << "zarr3: " << e.what() << "\n" << kUsage;
+        return 2;
+    } catch (const std::exception& e) {
+        std::cerr << "zarr3: " << e.what() << "\n";
+        return 1;
+    }
+}

@@ -1,0 +1,83 @@
+// Time-series maintenance on one array axis: appending a step (new chunk
+// edge, run-length merged), planning new edges (fixed size, calendar months,
+// an explicit list), compacting chunks into those edges without a moment
+// where a reader sees a mix, and checking every stored chunk.
+#pragma once
+
+#include "zarr3/array.hpp"
+#include "zarr3/cf_time.hpp"
+
+#include <functional>
+#include <string_view>
+
+namespace zarr3 {
+
+// Test hook: when the environment variable ZARR3_TEST_KILL_AT equals `step`,
+// the process raises SIGKILL on itself (crash-safety tests); otherwise nothing.
+void test_kill_point(const char* step);
+
+// The metadata after appending `n` elements along `axis` as one new chunk
+// edge of `n` (merged into the last run when equal). A regular axis whose
+// chunks end exactly at the array length becomes an explicit axis (the grid
+// becomes rectilinear, other axes written as bare integers). Error naming
+// `where` when the axis has edges past its length (overhang) or when `n` is
+// not a multiple of the inner chunk edge of a sharded array.
+ArrayMetadata appended_metadata(const ArrayMetadata& m, size_t axis, uint64_t n,
+                                const std::string& where);
+
+// Edges for an axis of `length` elements.
+// Fixed: chunks of `n` (the last one may overhang).
+AxisPartition plan_fixed_edges(uint64_t length, uint64_t n);
+// One chunk per calendar month of consecutive coordinate values (CF units).
+AxisPartition plan_monthly_edges(const std::vector<double>& values, const CfTimeUnits& units);
+// A JSON axis entry as in chunk_shapes: a bare integer or a list of edges and
+// [edge, count] runs ("[[31,2],28]"). FormatError naming `where`.
+AxisPartition parse_edges(std::string_view json, uint64_t length, const std::string& where);
+
+// The metadata of `m` regrouped along `axis` into `edges` (set to the axis
+// length), with the chunk key separator toggled ("/" <-> "."): every new
+// chunk key differs from every old one, so the new chunks can be written
+// while the old metadata still references the old ones. Error naming
+// `where` when sharding forbids the edges or the keys cannot be told apart.
+ArrayMetadata compacted_metadata(const ArrayMetadata& m, size_t axis, AxisPartition edges,
+                                 const std::string& where);
+
+// Removes every stored chunk of the key namespace of `enc` under array
+// `path` (the "c/..." tree or the "c.*" files, or v2 keys); zarr.json stays.
+void erase_chunk_namespace(Store& store, const std::string& path, const ChunkKeyEncoding& enc,
+                           size_t rank);
+
+// Replaces the entry `member` (a path relative to the group) of the inline
+// consolidated metadata in the group zarr.json at `group_path` with `node`,
+// when the group has consolidated metadata listing it (one atomic put).
+// Returns whether the group was rewritten.
+bool update_consolidated_entry(Store& store, const std::string& group_path,
+                               const std::string& member, const nlohmann::json& node);
+
+struct CompactResult {
+    uint64_t old_chunks = 0;
+    uint64_t new_chunks = 0;
+    nlohmann::json old_axis, new_axis; // the axis' chunk_shapes entry before and after
+};
+
+// Regroups the chunks of `array` along `axis` into `edges`: (1) removes what
+// a killed earlier compaction left in the new key namespace, (2) writes the
+// new chunks there, (3) writes zarr.json (the switch: one atomic put),
+// (4) removes the old chunks. Killed before (3), the old array is intact;
+// after it, the new one is complete. Kill points: compact-chunks,
+// compact-meta. Returns counts for the report.
+// `after_switch(new metadata)` runs between (3) and (4): the place to update
+// consolidated metadata of parent groups while the old chunks still exist.
+CompactResult compact_array(Array& array, size_t axis, AxisPartition edges,
+                            const std::function<void(const ArrayMetadata&)>& after_switch = {});
+
+// Reads every stored chunk (every inner chunk and the index of a shard),
+// checking checksums and shard indexes. Returns one "key: problem" line per
+// bad chunk (empty when all are good).
+std::vector<std::string> verify_array(const Array& array);
+
+// A human-readable grid summary: shape, data type, dimension names, chunk
+// grid in run-length form, chunk key encoding, codecs, shard layout, fill.
+std::string describe_array(const Array& array);
+
+} // namespace zarr3

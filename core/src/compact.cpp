@@ -1,0 +1,256 @@
+// Appending a step, planning edges and compacting one axis (compact.hpp).
+#include "zarr3/compact.hpp"
+
+#include <csignal>
+#include <cstdlib>
+#include <cstring>
+
+namespace zarr3 {
+
+void test_kill_point(const char* step) {
+    const char* at = std::getenv("ZARR3_TEST_KILL_AT");
+    if (at && std::strcmp(at, step) == 0) std::raise(SIGKILL);
+}
+
+namespace {
+
+// The grid of `m` as a rectilinear grid (axes unchanged; regular axes are
+// written as bare integers).
+ChunkGrid as_rectilinear(const ArrayMetadata& m) {
+    std::vector<AxisPartition> axes;
+    for (size_t d = 0; d < m.rank(); ++d)
+        axes.push_back(m.grid.axis(d));
+    return ChunkGrid::make_rectilinear(std::move(axes));
+}
+
+void check_axis(const ArrayMetadata& m, size_t axis, const std::string& where) {
+    if (axis >= m.rank())
+        throw Error(where + ": axis " + std::to_string(axis) + " does not exist (the array has " +
+                    std::to_string(m.rank()) + ")");
+}
+
+// Error unless every edge of `ax` is a multiple of the inner chunk edge of a
+// sharded array along `axis`.
+void check_shard_edges(const ArrayMetadata& m, size_t axis, const AxisPartition& ax,
+                       const std::string& where) {
+    const auto layout = m.shard_layout();
+    if (!layout) return;
+    const uint64_t inner = layout->inner_chunk_shape[axis];
+    for (const auto& r : ax.runs())
+        if (r.edge % inner != 0)
+            throw Error(where + ": shard edge " + std::to_string(r.edge) + " along axis " +
+                        std::to_string(axis) + " is not a multiple of the inner chunk edge " +
+                        std::to_string(inner));
+}
+
+} // namespace
+
+ArrayMetadata appended_metadata(const ArrayMetadata& m, size_t axis, uint64_t n,
+                                const std::string& where) {
+    check_axis(m, axis, where);
+    if (n == 0) throw Error(where + ": nothing to append");
+    ArrayMetadata out = m;
+    if (out.grid.kind() == GridKind::Regular) out.grid = as_rectilinear(m);
+    AxisPartition& ax = out.grid.axis(axis);
+    if (ax.extent() != m.shape[axis])
+        throw Error(where + ": the last chunk along axis " + std::to_string(axis) +
+                    " reaches past the array (length " + std::to_string(m.shape[axis]) +
+                    ", chunks cover " + std::to_string(ax.extent()) +
+                    "); a new chunk cannot start at the end");
+    const uint64_t len = checked_add(m.shape[axis], n, "axis length");
+    ax.append(n);
+    ax.set_length(len);
+    out.shape[axis] = len;
+    AxisPartition added;
+    added.append(n);
+    check_shard_edges(m, axis, added, where);
+    return out;
+}
+
+AxisPartition plan_fixed_edges(uint64_t length, uint64_t n) {
+    if (n == 0) throw Error("--edges: a chunk edge must be >= 1");
+    return AxisPartition::regular(n, length, true);
+}
+
+AxisPartition plan_monthly_edges(const std::vector<double>& values, const CfTimeUnits& units) {
+    AxisPartition p;
+    uint64_t run = 0;
+    int64_t last = 0;
+    for (double v : values) {
+        const CivilTime t = cf_civil_of(units, v);
+        const int64_t key = t.year * 12 + static_cast<int64_t>(t.month);
+        if (run > 0 && key != last) {
+            p.append(run);
+            run = 0;
+        }
+        last = key;
+        ++run;
+    }
+    if (run > 0) p.append(run);
+    p.set_length(values.size());
+    return p;
+}
+
+AxisPartition parse_edges(std::string_view json, uint64_t length, const std::string& where) {
+    const std::string text = "[" + std::string(json) + "]";
+    const ChunkGrid g = ChunkGrid::parse_chunk_shapes(text, Shape{length}, where);
+    return g.axis(0);
+}
+
+ArrayMetadata compacted_metadata(const ArrayMetadata& m, size_t axis, AxisPartition edges,
+                                 const std::string& where) {
+    check_axis(m, axis, where);
+    if (edges.extent() < m.shape[axis])
+        throw Error(where + ": the new edges cover " + std::to_string(edges.extent()) +
+                    " elements, fewer than the axis length " + std::to_string(m.shape[axis]));
+    edges.set_length(m.shape[axis]);
+    check_shard_edges(m, axis, edges, where);
+    const auto& enc = m.key_encoding;
+    if (m.rank() == 0 || (enc.kind() == ChunkKeyEncoding::Kind::V2 && m.rank() == 1))
+        throw Error(where + ": chunk keys of this array (" + enc.to_json().dump() + ", rank " +
+                    std::to_string(m.rank()) +
+                    ") have no separator to toggle; it cannot be compacted in place");
+    ArrayMetadata out = m;
+    out.grid = as_rectilinear(m);
+    out.grid.axis(axis) = std::move(edges);
+    out.key_encoding = ChunkKeyEncoding(enc.kind(), enc.separator() == '/' ? '.' : '/');
+    return out;
+}
+
+namespace {
+
+// Erases `key` and, when it is a folder, everything under it.
+void erase_tree(Store& store, const std::string& key) {
+    if (store.size(key)) {
+        store.erase(key);
+        return;
+    }
+    for (const auto& child : store.list_dir(key))
+        erase_tree(store, join_key(key, child));
+}
+
+bool all_digits(std::string_view s, bool dots) {
+    if (s.empty()) return false;
+    for (char c : s)
+        if (!(c >= '0' && c <= '9') && !(dots && c == '.')) return false;
+    return true;
+}
+
+} // namespace
+
+void erase_chunk_namespace(Store& store, const std::string& path, const ChunkKeyEncoding& enc,
+                           size_t rank) {
+    if (rank == 0) return;
+    const bool dir = enc.separator() == '/';
+    for (const auto& name : store.list_dir(path)) {
+        bool chunk = false;
+        if (enc.kind() == ChunkKeyEncoding::Kind::Default)
+            chunk = dir ? name == "c" : name.rfind("c.", 0) == 0;
+        else
+            chunk = all_digits(name, !dir);
+        if (chunk) erase_tree(store, join_key(path, name));
+    }
+}
+
+namespace {
+
+// Calls fn(idx) for every chunk of `m` that holds array elements.
+template <class Fn> void for_each_chunk(const ArrayMetadata& m, Fn&& fn) {
+    const Shape gs = m.grid.grid_shape();
+    std::vector<uint64_t> idx(gs.size(), 0);
+    for (auto n : gs)
+        if (n == 0) return;
+    while (true) {
+        const Shape origin = m.grid.chunk_origin(idx);
+        bool inside = true;
+        for (size_t d = 0; d < idx.size(); ++d)
+            inside &= origin[d] < m.shape[d];
+        if (inside) fn(idx, origin);
+        size_t d = idx.size();
+        while (d > 0 && ++idx[d - 1] == gs[d - 1])
+            idx[--d] = 0;
+        if (d == 0) return;
+    }
+}
+
+// The selection of chunk `idx` (at `origin`) clipped to the array.
+Selection chunk_selection(const ArrayMetadata& m, const std::vector<uint64_t>& idx,
+                          const Shape& origin) {
+    Selection s;
+    s.start = origin;
+    const Shape edge = m.grid.chunk_shape(idx);
+    for (size_t d = 0; d < idx.size(); ++d)
+        s.count.push_back(std::min(edge[d], m.shape[d] - origin[d]));
+    return s;
+}
+
+uint64_t selection_bytes(const ArrayMetadata& m, const Selection& s) {
+    return checked_mul(checked_product(s.count, "chunk size"), m.dtype.size, "chunk size");
+}
+
+} // namespace
+
+bool update_consolidated_entry(Store& store, const std::string& group_path,
+                               const std::string& member, const nlohmann::json& node) {
+    auto j = read_node_json(store, group_path);
+    if (!j || !j->is_object()) return false;
+    auto cm = j->find("consolidated_metadata");
+    if (cm == j->end() || !cm->is_object()) return false;
+    auto md = cm->find("metadata");
+    if (md == cm->end() || !md->is_object() || !md->contains(member)) return false;
+    (*md)[member] = node;
+    const std::string text = j->dump(2);
+    store.put(join_key(group_path, "zarr.json"),
+              ByteView(reinterpret_cast<const uint8_t*>(text.data()), text.size()));
+    return true;
+}
+
+CompactResult compact_array(Array& array, size_t axis, AxisPartition edges,
+                            const std::function<void(const ArrayMetadata&)>& after_switch) {
+    const ArrayMetadata& om = array.metadata();
+    const std::string where = array.describe();
+    ArrayMetadata nm = compacted_metadata(om, axis, std::move(edges), where);
+    std::shared_ptr<Store> store(&array.store(), [](Store*) {});
+    CompactResult res;
+    res.old_axis = om.grid.axis(axis).to_json();
+    res.new_axis = nm.grid.axis(axis).to_json();
+    // (1) What a killed compaction left in the new namespace goes first.
+    erase_chunk_namespace(*store, array.path(), nm.key_encoding, nm.rank());
+    auto neu = Array::open(store, array.path(), nm);
+    Bytes buf;
+    for_each_chunk(nm, [&](const std::vector<uint64_t>& idx, const Shape& origin) {
+        const Selection s = chunk_selection(nm, idx, origin);
+        buf.resize(selection_bytes(nm, s));
+        array.read(s, buf.data());
+        neu->write(s, buf.data());
+        ++res.new_chunks;
+    });
+    neu->flush();
+    for_each_chunk(om, [&](const std::vector<uint64_t>&, const Shape&) { ++res.old_chunks; });
+    test_kill_point("compact-chunks");
+    neu->write_metadata(); // the switch
+    if (after_switch) after_switch(nm);
+    test_kill_point("compact-meta");
+    erase_chunk_namespace(*store, array.path(), om.key_encoding, om.rank());
+    return res;
+}
+
+std::vector<std::string> verify_array(const Array& array) {
+    const ArrayMetadata& m = array.metadata();
+    std::vector<std::string> problems;
+    Bytes buf;
+    for_each_chunk(m, [&](const std::vector<uint64_t>& idx, const Shape& origin) {
+        const std::string key = array.chunk_key(idx);
+        try {
+            if (!array.store().size(key)) return;
+            const Selection s = chunk_selection(m, idx, origin);
+            buf.resize(selection_bytes(m, s));
+            array.read(s, buf.data());
+        } catch (const std::exception& e) {
+            problems.push_back(key + ": " + e.what());
+        }
+    });
+    return problems;
+}
+
+} // namespace zarr3

@@ -1,0 +1,154 @@
+// Time-series planning in core (compact.hpp, cf_time.hpp): appended_metadata
+// merges runs (1,000 daily appends = one run), edge plans (fixed, monthly,
+// JSON), compacted_metadata's key namespace toggle, compact_array keeping
+// every value and clearing old and leftover chunks, verify_array naming keys.
+#include "zarr3/builder.hpp"
+#include "zarr3/compact.hpp"
+
+#include <gtest/gtest.h>
+
+#include <cstring>
+
+using namespace zarr3;
+using nlohmann::json;
+
+namespace {
+
+ArrayMetadata daily(uint64_t days, bool sharded = false) {
+    ArrayBuilder b({days, 4, 6}, data_type_from_name("int32"));
+    b.regular_chunk_shape({1, 4, 6}).dimension_names(std::vector<std::string>{"time", "y", "x"});
+    if (sharded) b.sharding(ShardingCodecBuilder({1, 2, 3}));
+    return b.build("test");
+}
+
+std::vector<int32_t> values(uint64_t n) {
+    std::vector<int32_t> v(n);
+    for (uint64_t i = 0; i < n; ++i)
+        v[i] = static_cast<int32_t>(i * 7 + 1);
+    return v;
+}
+
+} // namespace
+
+TEST(CfTime, DatesAndUnits) {
+    EXPECT_EQ(days_from_civil(2024, 1, 5), 19727);
+    const auto t = civil_from_days(19727 + 31 + 29); // leap year
+    EXPECT_EQ(t.year, 2024);
+    EXPECT_EQ(t.month, 3u);
+    EXPECT_EQ(t.day, 5u);
+    ASSERT_TRUE(parse_date_time("2024:01:05 12:30:00"));
+    EXPECT_DOUBLE_EQ(parse_date_time("2024-01-05T12:30")->seconds, 45000);
+    EXPECT_FALSE(parse_date_time("2024-02-30"));
+    EXPECT_FALSE(parse_date_time("5 Jan 2024"));
+    const auto u = parse_cf_time_units("hours since 2024-01-01 00:00:00");
+    ASSERT_TRUE(u);
+    EXPECT_DOUBLE_EQ(cf_value_of(*u, *parse_date_time("2024-01-02")), 24.0);
+    EXPECT_EQ(cf_civil_of(*u, 24.0 * 31).month, 2u);
+    EXPECT_FALSE(parse_cf_time_units("fortnights since 2024-01-01"));
+    EXPECT_EQ(format_civil(*parse_date_time("20240105")), "2024-01-05");
+}
+
+TEST(Append, ThousandDailyAppendsMergeIntoOneRun) {
+    ArrayMetadata m = daily(1);
+    for (int i = 0; i < 999; ++i)
+        m = appended_metadata(m, 0, 1, "test");
+    EXPECT_EQ(m.grid.kind(), GridKind::Rectilinear);
+    EXPECT_EQ(m.shape[0], 1000u);
+    ASSERT_EQ(m.grid.axis(0).runs().size(), 1u);
+    EXPECT_EQ(m.grid.to_json()["configuration"]["chunk_shapes"], json::parse("[[[1,1000]],4,6]"));
+    m = appended_metadata(m, 0, 3, "test");
+    EXPECT_EQ(m.grid.axis(0).to_json(), json::parse("[[1,1000],3]"));
+}
+
+TEST(Append, RefusesOverhangAndShardMisfit) {
+    ArrayBuilder b({5, 4, 6}, data_type_from_name("int32"));
+    const ArrayMetadata over = b.regular_chunk_shape({2, 4, 6}).build("test");
+    try {
+        appended_metadata(over, 0, 1, "cube");
+        FAIL() << "expected an error";
+    } catch (const Error& e) {
+        EXPECT_NE(std::string(e.what()).find("cube: the last chunk along axis 0 reaches past"),
+                  std::string::npos)
+            << e.what();
+    }
+    ArrayBuilder s({4, 4, 6}, data_type_from_name("int32"));
+    const auto sharded =
+        s.regular_chunk_shape({2, 4, 6}).sharding(ShardingCodecBuilder({2, 2, 3})).build("t");
+    EXPECT_THROW(appended_metadata(sharded, 0, 1, "cube"), Error);
+    EXPECT_EQ(appended_metadata(sharded, 0, 2, "cube").shape[0], 6u);
+}
+
+TEST(Plan, FixedMonthlyAndJsonEdges) {
+    EXPECT_EQ(plan_fixed_edges(40, 7).to_json(), json(7));
+    EXPECT_EQ(plan_fixed_edges(40, 7).num_chunks(), 6u);
+    const auto u = *parse_cf_time_units("days since 1970-01-01");
+    std::vector<double> v;
+    for (int d = 0; d < 70; ++d) // 2024-01-01 .. 2024-03-10
+        v.push_back(static_cast<double>(days_from_civil(2024, 1, 1) + d));
+    const AxisPartition months = plan_monthly_edges(v, u);
+    EXPECT_EQ(months.to_json(), json::parse("[31,29,10]"));
+    EXPECT_EQ(months.length(), 70u);
+    EXPECT_EQ(parse_edges("[[10,3],5,5]", 40, "--edges").to_json(), json::parse("[[10,3],[5,2]]"));
+    EXPECT_THROW(parse_edges("[10,0]", 10, "--edges"), FormatError);
+}
+
+TEST(Plan, CompactedMetadataTogglesTheKeyNamespace) {
+    const ArrayMetadata m = appended_metadata(daily(10), 0, 1, "t");
+    const auto c = compacted_metadata(m, 0, parse_edges("[5,6]", 11, "e"), "t");
+    EXPECT_EQ(c.key_encoding.separator(), '.');
+    EXPECT_EQ(c.grid.axis(0).to_json(), json::parse("[5,6]"));
+    EXPECT_EQ(c.key_encoding.key({1, 0, 0}), "c.1.0.0");
+    EXPECT_NE(c.key_encoding.key({1, 0, 0}), m.key_encoding.key({1, 0, 0}));
+    EXPECT_EQ(compacted_metadata(c, 0, plan_fixed_edges(11, 11), "t").key_encoding.separator(),
+              '/');
+    EXPECT_THROW(compacted_metadata(m, 0, parse_edges("[5]", 5, "e"), "t"), Error);
+    EXPECT_NO_THROW(compacted_metadata(daily(10, true), 0, plan_fixed_edges(10, 5), "t"));
+    ArrayBuilder b({10, 4, 6}, data_type_from_name("int32"));
+    const auto inner2 =
+        b.regular_chunk_shape({2, 4, 6}).sharding(ShardingCodecBuilder({2, 2, 3})).build("t");
+    EXPECT_THROW(compacted_metadata(inner2, 0, plan_fixed_edges(10, 3), "t"), Error);
+    EXPECT_NO_THROW(compacted_metadata(inner2, 0, plan_fixed_edges(10, 4), "t"));
+}
+
+TEST(Compact, KeepsEveryValueAndRemovesOldAndLeftoverChunks) {
+    for (bool sharded : {false, true}) {
+        auto store = std::make_shared<MemoryStore>();
+        auto a = Array::create(store, "cube", daily(40, sharded));
+        const auto v = values(40 * 4 * 6);
+        a->write(Selection::all(a->metadata().shape), v.data());
+        a->flush();
+        store->put("cube/c.9.9.9", Bytes{1, 2, 3}); // what a killed compaction left
+        const auto res = compact_array(*a, 0, plan_fixed_edges(40, 16));
+        EXPECT_EQ(res.old_chunks, 40u);
+        EXPECT_EQ(res.new_chunks, 3u);
+        auto b = Array::open(store, "cube");
+        EXPECT_EQ(b->metadata().grid.axis(0).to_json(), json(16));
+        std::vector<int32_t> got(v.size());
+        b->read(Selection::all(b->metadata().shape), got.data());
+        EXPECT_EQ(got, v);
+        std::vector<std::string> keys;
+        for (const auto& [k, _] : store->snapshot())
+            keys.push_back(k);
+        EXPECT_EQ(keys, (std::vector<std::string>{"cube/c.0.0.0", "cube/c.1.0.0", "cube/c.2.0.0",
+                                                  "cube/zarr.json"}))
+            << "sharded=" << sharded;
+        EXPECT_TRUE(verify_array(*b).empty());
+    }
+}
+
+TEST(Verify, NamesTheBadChunk) {
+    auto store = std::make_shared<MemoryStore>();
+    auto a = Array::create(store, "cube", daily(3, true));
+    const auto v = values(3 * 4 * 6);
+    a->write(Selection::all(a->metadata().shape), v.data());
+    a->flush();
+    Bytes shard = *store->get("cube/c/1/0/0");
+    shard[shard.size() - 6] ^= 0xFF; // the shard index (crc32c)
+    store->put("cube/c/1/0/0", shard);
+    const auto problems = verify_array(*Array::open(store, "cube"));
+    ASSERT_EQ(problems.size(), 1u);
+    EXPECT_EQ(problems[0].rfind("cube/c/1/0/0: ", 0), 0u) << problems[0];
+    EXPECT_NE(describe_array(*a).find("\"chunk_shapes\"") == std::string::npos &&
+                  describe_array(*a).find("regular") != std::string::npos,
+              false);
+}

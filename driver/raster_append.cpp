@@ -1,0 +1,369 @@
+// gdal_translate -co APPEND_DIM=<dim>: append a raster as new time step(s)
+// of an existing store (raster_append.hpp). Format work (new edges, run
+// merging) is core's zarr3::appended_metadata.
+#include "raster_append.hpp"
+
+#include "gdal_types.hpp"
+#include "io_options.hpp"
+#include "raster_dataset.hpp"
+#include "vsi_store.hpp"
+#include "zarr3/builder.hpp"
+#include "zarr3/compact.hpp"
+#include "zarr3_driver.hpp"
+
+#include "cpl_string.h"
+#include "cpl_vsi.h"
+
+#include <cmath>
+#include <cstring>
+#include <limits>
+
+namespace zarr3drv {
+
+namespace {
+
+constexpr uint64_t kRowBudget = 64ull << 20; // bytes read from the source at a time
+
+std::string RootOfName(const char* name) {
+    std::string s = name ? name : "";
+    if (s.size() >= 10 && s.compare(s.size() - 10, 10, "/zarr.json") == 0) s.resize(s.size() - 10);
+    while (s.size() > 1 && s.back() == '/')
+        s.pop_back();
+    return s;
+}
+
+std::string DimOf(CSLConstList options) {
+    const char* d = CSLFetchNameValue(options, "APPEND_DIM");
+    if (!d || !*d) throw zarr3::Error("creation option APPEND_DIM: expected a dimension name");
+    return d;
+}
+
+// The coordinate values for `n` new indices: APPEND_COORD (one value, or
+// comma-separated, one per band), else a date in the source's metadata.
+std::vector<std::string> CoordinateTexts(GDALDataset* src, CSLConstList options, int n) {
+    if (const char* c = CSLFetchNameValue(options, "APPEND_COORD")) {
+        const CPLStringList parts(
+            CSLTokenizeString2(c, ",", CSLT_STRIPLEADSPACES | CSLT_STRIPENDSPACES));
+        if (parts.size() != n)
+            throw zarr3::Error("creation option APPEND_COORD=" + std::string(c) + ": expected " +
+                               std::to_string(n) + " value(s), one per source band");
+        std::vector<std::string> out;
+        for (int i = 0; i < n; ++i)
+            out.emplace_back(parts[i]);
+        return out;
+    }
+    for (const char* key : {"TIME", "DATE", "DATETIME", "ACQUISITION_DATE", "TIFFTAG_DATETIME"})
+        if (const char* v = src->GetMetadataItem(key))
+            if (zarr3::parse_date_time(v) && n == 1) return {v};
+    return {};
+}
+
+// The value of `text` in a coordinate with these attributes: a date in CF
+// units, or a number.
+double CoordinateValue(const std::string& text, const nlohmann::json& attrs,
+                       const std::string& where) {
+    std::optional<zarr3::CfTimeUnits> units;
+    if (auto it = attrs.find("units"); it != attrs.end() && it->is_string())
+        units = zarr3::parse_cf_time_units(it->get<std::string>());
+    if (units)
+        if (auto t = zarr3::parse_date_time(text)) return zarr3::cf_value_of(*units, *t);
+    char* end = nullptr;
+    const double v = CPLStrtod(text.c_str(), &end);
+    if (!text.empty() && end && *end == 0 && std::isfinite(v)) return v;
+    throw zarr3::Error(where + ": coordinate value \"" + text + "\" is " +
+                       (units ? "neither a date (YYYY-MM-DD[THH:MM:SS]) nor a number"
+                              : "not a number (the coordinate has no CF time units)"));
+}
+
+// `v` as one little-endian element of `dt`.
+zarr3::Bytes Encode(double v, const zarr3::DataType& dt, const std::string& where) {
+    zarr3::Bytes b(dt.size);
+    auto put = [&](auto x) { std::memcpy(b.data(), &x, sizeof x); };
+    const bool integral = std::floor(v) == v;
+    if (dt.name == "float64")
+        put(v);
+    else if (dt.name == "float32")
+        put(static_cast<float>(v));
+    else if (integral && dt.name == "int64")
+        put(static_cast<int64_t>(v));
+    else if (integral && dt.name == "int32")
+        put(static_cast<int32_t>(v));
+    else if (integral && dt.name == "uint32" && v >= 0)
+        put(static_cast<uint32_t>(v));
+    else if (integral && dt.name == "uint64" && v >= 0)
+        put(static_cast<uint64_t>(v));
+    else
+        throw zarr3::Error(where + ": the value " + std::to_string(v) + " cannot be stored as " +
+                           dt.name);
+    return b;
+}
+
+} // namespace
+
+bool IsAppendRequest(CSLConstList options) {
+    return CSLFetchNameValue(options, "APPEND_DIM") != nullptr;
+}
+
+bool AppendsToExistingStore(const char* name, CSLConstList options) {
+    if (!IsAppendRequest(options)) return false;
+    VSIStatBufL st;
+    return VSIStatL((RootOfName(name) + "/zarr.json").c_str(), &st) == 0;
+}
+
+void WriteFirstCoordinate(const std::shared_ptr<zarr3::Store>& store, GDALDataset* src,
+                          CSLConstList options) {
+    const std::string dim = DimOf(options);
+    const int n = src->GetRasterCount();
+    const auto texts = CoordinateTexts(src, options, n);
+    if (texts.empty()) return;
+    const bool dates = zarr3::parse_date_time(texts[0]).has_value();
+    nlohmann::json attrs = nlohmann::json::object();
+    if (dates) attrs = {{"units", "days since 1970-01-01"}, {"calendar", "proleptic_gregorian"}};
+    const zarr3::DataType f64 = zarr3::data_type_from_name("float64");
+    const double nan = std::numeric_limits<double>::quiet_NaN();
+    zarr3::Bytes values;
+    for (const auto& t : texts) {
+        const auto b = Encode(CoordinateValue(t, attrs, dim), f64, dim);
+        values.insert(values.end(), b.begin(), b.end());
+    }
+    auto meta = zarr3::ArrayBuilder({static_cast<uint64_t>(n)}, f64)
+                    .regular_chunk_shape({4096})
+                    .zstd(3)
+                    .fill_value(Encode(nan, f64, dim))
+                    .dimension_names(std::vector<std::string>{dim})
+                    .attributes(attrs)
+                    .build(dim);
+    auto a = zarr3::Array::create(store, dim, meta, false);
+    a->write(zarr3::Selection::all(meta.shape), values.data());
+    a->flush();
+}
+
+namespace {
+
+struct Target {
+    std::shared_ptr<zarr3::Store> store;
+    std::shared_ptr<zarr3::Array> array;
+    std::string dim;
+    size_t axis = 0;
+};
+
+// The array to append to: ARRAY_NAME, or the one array of the root group
+// with dimension `dim` and rank 3 ([dim, y, x]).
+Target FindTarget(const std::string& root, CSLConstList options) {
+    Target t;
+    t.dim = DimOf(options);
+    t.store = std::make_shared<VSIStore>(root, true);
+    auto g = zarr3::Group::open(t.store, "");
+    std::vector<std::string> names;
+    if (const char* given = CSLFetchNameValue(options, "ARRAY_NAME")) {
+        names.push_back(given);
+    } else {
+        for (const auto& n : g->array_names()) {
+            const auto a = g->open_array(n);
+            const auto& dn = a->metadata().dimension_names;
+            if (dn.size() >= 2 &&
+                std::any_of(dn.begin(), dn.end(), [&](const auto& d) { return d && *d == t.dim; }))
+                names.push_back(n);
+        }
+    }
+    if (names.size() != 1)
+        throw zarr3::Error(root + ": APPEND_DIM=" + t.dim + ": " +
+                           (names.empty() ? std::string("no array has that dimension")
+                                          : "several arrays have that dimension") +
+                           "; name the array with -co ARRAY_NAME=<name>");
+    t.array = g->open_array(names[0]);
+    ConfigureArray(*t.array);
+    const auto& m = t.array->metadata();
+    if (m.rank() != 3 || m.dimension_names.empty() || !m.dimension_names[0] ||
+        *m.dimension_names[0] != t.dim)
+        throw zarr3::Error(
+            t.array->describe() + ": APPEND_DIM=" + t.dim + " needs an array of dimensions [" +
+            t.dim + ", y, x] (classic layout); this one has rank " + std::to_string(m.rank()));
+    return t;
+}
+
+bool SameGeoTransform(const double a[6], const double b[6]) {
+    const double tol = 1e-9 * (std::fabs(a[1]) + std::fabs(a[5]) + 1e-12);
+    for (int i = 0; i < 6; ++i)
+        if (std::fabs(a[i] - b[i]) > tol * (i == 0 || i == 3 ? 1e3 : 1)) return false;
+    return true;
+}
+
+std::string GtText(const double gt[6]) {
+    return CPLSPrintf("(%.17g, %.17g, %.17g, %.17g, %.17g, %.17g)", gt[0], gt[1], gt[2], gt[3],
+                      gt[4], gt[5]);
+}
+
+// Size, data type, geotransform and CRS of `src` against the store's array.
+void CheckCompatible(const Target& t, GDALDataset* src) {
+    const auto& m = t.array->metadata();
+    const std::string w = t.array->describe();
+    if (static_cast<uint64_t>(src->GetRasterXSize()) != m.shape[2] ||
+        static_cast<uint64_t>(src->GetRasterYSize()) != m.shape[1])
+        throw zarr3::Error(w + ": the source is " + std::to_string(src->GetRasterXSize()) + "x" +
+                           std::to_string(src->GetRasterYSize()) + " pixels, the array " +
+                           std::to_string(m.shape[2]) + "x" + std::to_string(m.shape[1]));
+    const GDALDataType want = GDALTypeFor(m.dtype);
+    for (int b = 1; b <= src->GetRasterCount(); ++b)
+        if (src->GetRasterBand(b)->GetRasterDataType() != want)
+            throw zarr3::Error(
+                w + ": source band " + std::to_string(b) + " is " +
+                GDALGetDataTypeName(src->GetRasterBand(b)->GetRasterDataType()) +
+                ", the array holds " + m.dtype.name + " (" + GDALGetDataTypeName(want) +
+                "); convert it first (gdal_translate -ot " + GDALGetDataTypeName(want) + ")");
+    auto view = Zarr3RasterDataset::Open(t.store, t.array, false);
+    double sgt[6], dgt[6];
+    const bool shas = DatasetGeoTransform(src, sgt) == CE_None;
+    const bool dhas = DatasetGeoTransform(view.get(), dgt) == CE_None;
+    if (shas != dhas || (shas && !SameGeoTransform(sgt, dgt)))
+        throw zarr3::Error(w + ": the source's geotransform " +
+                           (shas ? GtText(sgt) : std::string("(none)")) +
+                           " differs from the store's " + (dhas ? GtText(dgt) : "(none)"));
+    const OGRSpatialReference* ss = src->GetSpatialRef();
+    const OGRSpatialReference* ds = view->GetSpatialRef();
+    if ((ss == nullptr) != (ds == nullptr) || (ss && !ss->IsSame(ds)))
+        throw zarr3::Error(
+            w + ": the source's CRS (" + (ss && ss->GetName() ? ss->GetName() : "none") +
+            ") differs from the store's (" + (ds && ds->GetName() ? ds->GetName() : "none") + ")");
+}
+
+// Reads the source in row strips of whole chunk rows and writes them at
+// index `start` along axis 0 of `out` (metadata not written).
+void WritePixels(GDALDataset* src, zarr3::Array& out, uint64_t start, GDALProgressFunc progress,
+                 void* progress_data) {
+    const auto& m = out.metadata();
+    const GDALDataType gt = GDALTypeFor(m.dtype);
+    const size_t gsize = static_cast<size_t>(GDALGetDataTypeSizeBytes(gt));
+    const int n = src->GetRasterCount();
+    const uint64_t W = m.shape[2], H = m.shape[1];
+    const auto& yax = m.grid.axis(1);
+    const uint64_t row_bytes = W * gsize * static_cast<uint64_t>(n);
+    const uint64_t rows = std::max<uint64_t>(1, kRowBudget / std::max<uint64_t>(1, row_bytes));
+    std::vector<GByte> buf, stored;
+    for (uint64_t y0 = 0; y0 < H;) {
+        uint64_t y1 =
+            std::min(H, yax.chunk_start(yax.chunk_index(y0)) + yax.chunk_edge(yax.chunk_index(y0)));
+        while (y1 < H && y1 - y0 + yax.chunk_edge(yax.chunk_index(y1)) <= rows)
+            y1 = std::min(H, y1 + yax.chunk_edge(yax.chunk_index(y1)));
+        const int h = static_cast<int>(y1 - y0), w = static_cast<int>(W);
+        buf.resize(static_cast<size_t>(n) * static_cast<size_t>(h) * W * gsize);
+        if (src->RasterIO(GF_Read, 0, static_cast<int>(y0), w, h, buf.data(), w, h, gt, n, nullptr,
+                          0, 0, 0, nullptr) != CE_None)
+            throw zarr3::Error("reading the source failed");
+        const void* data = buf.data();
+        if (!SameRepresentation(m.dtype)) {
+            stored.resize(buf.size() / gsize * m.dtype.size);
+            NarrowFromGDAL(m.dtype, buf.data(), stored.data(), buf.size() / gsize);
+            data = stored.data();
+        }
+        zarr3::Selection sel{{start, y0, 0}, {static_cast<uint64_t>(n), y1 - y0, W}, {}};
+        out.write(sel, data);
+        y0 = y1;
+        if (!progress(static_cast<double>(y0) / static_cast<double>(H) * 0.9, "", progress_data))
+            throw zarr3::Error("append cancelled by the user");
+    }
+    out.flush();
+}
+
+// Writes the coordinate values of the new indices [start, start + n) and
+// the coordinate's zarr.json (before the data array's).
+void ExtendCoordinate(const Target& t, GDALDataset* src, CSLConstList options, uint64_t start) {
+    const int n = src->GetRasterCount();
+    const auto texts = CoordinateTexts(src, options, n);
+    std::shared_ptr<zarr3::Array> c;
+    try {
+        c = zarr3::Array::open(t.store, t.dim);
+    } catch (const zarr3::NotFound&) {
+        if (!texts.empty())
+            CPLError(CE_Warning, CPLE_AppDefined,
+                     "%s: no coordinate array %s; the coordinate value is not recorded",
+                     t.store->uri().c_str(), t.dim.c_str());
+        return;
+    }
+    const auto& cm = c->metadata();
+    if (cm.rank() != 1 || cm.shape[0] < start)
+        throw zarr3::Error(c->describe() + ": expected a 1-D coordinate with at least " +
+                           std::to_string(start) + " values (the array's length along " + t.dim +
+                           ")");
+    if (texts.empty())
+        throw zarr3::Error(c->describe() +
+                           ": no coordinate value for the new step: give "
+                           "-co APPEND_COORD=<value> (e.g. a date YYYY-MM-DD) or a source with "
+                           "a DATE/TIFFTAG_DATETIME metadata item");
+    zarr3::Bytes values;
+    for (const auto& txt : texts) {
+        const auto b =
+            Encode(CoordinateValue(txt, cm.attributes, c->describe()), cm.dtype, c->describe());
+        values.insert(values.end(), b.begin(), b.end());
+    }
+    zarr3::ArrayMetadata nm = cm;
+    const zarr3::Shape shape{start + static_cast<uint64_t>(n)};
+    nm.grid.resize(shape);
+    nm.shape = shape;
+    auto out = zarr3::Array::open(t.store, t.dim, nm);
+    out->write(zarr3::Selection{{start}, {static_cast<uint64_t>(n)}, {}}, values.data());
+    out->flush();
+    zarr3::test_kill_point("append-coord-chunks");
+    out->write_metadata();
+    zarr3::update_consolidated_entry(*t.store, "", t.dim, zarr3::to_json(nm));
+}
+
+// The per-band attribute lists (band_descriptions, band_metadata;
+// raster_band_metadata.cpp) grow with the new bands; lists of another
+// length than the old band count are dropped (they no longer describe it).
+void ExtendBandAttributes(nlohmann::json& attrs, GDALDataset* src, uint64_t old_count) {
+    for (const char* key : {"band_descriptions", "band_metadata"}) {
+        auto it = attrs.find(key);
+        if (it == attrs.end()) continue;
+        if (!it->is_array() || it->size() != old_count) {
+            attrs.erase(it);
+            continue;
+        }
+        for (int b = 1; b <= src->GetRasterCount(); ++b) {
+            GDALRasterBand* band = src->GetRasterBand(b);
+            if (std::strcmp(key, "band_descriptions") == 0) {
+                it->push_back(band->GetDescription());
+                continue;
+            }
+            nlohmann::json md = nlohmann::json::object();
+            for (CSLConstList i = band->GetMetadata(); i && *i; ++i)
+                if (const char* eq = std::strchr(*i, '='); eq && eq != *i)
+                    md[std::string(*i, static_cast<size_t>(eq - *i))] = eq + 1;
+            it->push_back(md);
+        }
+    }
+}
+
+} // namespace
+
+GDALDataset* Zarr3AppendCopy(const char* name, GDALDataset* src, CSLConstList options,
+                             GDALProgressFunc progress, void* progress_data) {
+    if (!progress) progress = GDALDummyProgress;
+    const std::string root = RootOfName(name);
+    std::unique_ptr<Zarr3RasterDataset> ds;
+    const bool ok = Guard(root, [&] {
+        if (src->GetRasterCount() == 0) throw zarr3::Error("the source has no raster bands");
+        const Target t = FindTarget(root, options);
+        CheckCompatible(t, src);
+        const auto& m = t.array->metadata();
+        const uint64_t start = m.shape[0];
+        auto nm = zarr3::appended_metadata(m, 0, static_cast<uint64_t>(src->GetRasterCount()),
+                                           t.array->describe());
+        ExtendBandAttributes(nm.attributes, src, start);
+        auto out = zarr3::Array::open(t.store, t.array->path(), nm);
+        ConfigureArray(*out);
+        WritePixels(src, *out, start, progress, progress_data);
+        zarr3::test_kill_point("append-chunks");
+        ExtendCoordinate(t, src, options, start);
+        zarr3::test_kill_point("append-coord");
+        out->write_metadata(); // last: the array's new length
+        zarr3::update_consolidated_entry(*t.store, "", t.array->path(), zarr3::to_json(nm));
+        zarr3::test_kill_point("append-meta");
+        ds = Zarr3RasterDataset::Open(t.store, out, false);
+        ds->SetDescription(root.c_str());
+        progress(1.0, "", progress_data);
+    });
+    return ok ? ds.release() : nullptr;
+}
+
+} // namespace zarr3drv

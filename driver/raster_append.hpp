@@ -1,0 +1,36 @@
+// Time-series appends through gdal_translate (-co APPEND_DIM=<dim>
+// [-co APPEND_COORD=<value>]): the source's bands become new indices along
+// <dim> of the matching array of an existing store, one new chunk per append,
+// the coordinate array <dim> extended. Order: chunks, then the coordinate,
+// then the data array's zarr.json last (a killed append leaves the array as
+// it was; the coordinate may hold values past the array's length, which
+// readers of the array ignore and the next append overwrites).
+#pragma once
+
+#include "gdal_compat.hpp"
+#include "gdal_priv.h"
+
+#include "zarr3/store.hpp"
+
+#include <memory>
+#include <string>
+
+namespace zarr3drv {
+
+// APPEND_DIM is set.
+bool IsAppendRequest(CSLConstList options);
+// APPEND_DIM is set and `name` is an existing store: the copy appends.
+bool AppendsToExistingStore(const char* name, CSLConstList options);
+
+// CreateCopy into an existing store with APPEND_DIM. nullptr with a CPLError
+// naming the store and the problem; the store is then unchanged.
+GDALDataset* Zarr3AppendCopy(const char* name, GDALDataset* src, CSLConstList options,
+                             GDALProgressFunc progress, void* progress_data);
+
+// The first append (the store does not exist yet): writes the coordinate
+// array <dim> with the values of the source's bands, if there are values
+// (APPEND_COORD or a date in the source's metadata).
+void WriteFirstCoordinate(const std::shared_ptr<zarr3::Store>& store, GDALDataset* src,
+                          CSLConstList options);
+
+} // namespace zarr3drv

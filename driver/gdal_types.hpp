@@ -36,6 +36,14 @@ void WidenToGDAL(const zarr3::DataType& dt, const void* src, void* dst, size_t n
 // (inverse of WidenToGDAL; float32 -> float16 rounds to nearest even).
 void NarrowFromGDAL(const zarr3::DataType& dt, const void* src, void* dst, size_t n);
 
+// Text data types (fixed_length_utf32, null_terminated_bytes): exposed by the
+// multidimensional view as GDAL strings (GEDTC_STRING), one element as UTF-8 text
+// (null_terminated_bytes: the bytes up to the first zero).
+bool IsTextType(const zarr3::DataType& dt);
+std::string ElementText(const zarr3::DataType& dt, const uint8_t* element);
+// Stores `text` as one element of a text type (zarr3::Error when it does not fit).
+void TextToElement(const zarr3::DataType& dt, const char* text, uint8_t* element);
+
 // Human-readable reason a type cannot be exposed ("" when it can).
 std::string UnsupportedTypeReason(const zarr3::DataType& dt);
 

@@ -401,3 +401,15 @@ def test_plugin_written_new_types_read_by_zarr_python(work):
     out = work / "a.bin"
     assert tool_read("zarr-python", cons, "a", out) is None
     assert_bit_exact(out.read_bytes(), np.arange(63, dtype="<u2").reshape(7, 9), "consolidated+checksum")
+
+    # a string array created by the plugin (fixed_length_utf32)
+    sstore = work / "strings.zarr"
+    ds = gdal.GetDriverByName("Zarr3").CreateMultiDimensional(str(sstore))
+    rg = ds.GetRootGroup()
+    arr = rg.CreateMDArray("label", [rg.CreateDimension("n", None, None, 3)],
+                           gdal.ExtendedDataType.CreateString(4))
+    arr.Write(["abcd", "Øl", ""])
+    ds = rg = arr = None
+    out = work / "label.bin"
+    assert tool_read("zarr-python", sstore, "label", out) is None
+    assert_bit_exact(out.read_bytes(), np.array(["abcd", "Øl", ""], dtype="<U4"), "plugin-created strings")

@@ -144,3 +144,18 @@ def test_consolidated_metadata_multidim(tmp_path):
     att = rg = None
     assert _consolidated(out)["metadata"]["v"]["attributes"]["units"] == "K"
     assert md_root(out).OpenMDArray("v").ReadAsArray().tolist() == [0, 1, 2, 3]
+
+
+def test_create_string_array_as_fixed_length_utf32(tmp_path):
+    out = tmp_path / "s.zarr"
+    ds = gdal.GetDriverByName("Zarr3").CreateMultiDimensional(str(out))
+    rg = ds.GetRootGroup()
+    dim = rg.CreateDimension("n", None, None, 3)
+    a = rg.CreateMDArray("label", [dim], gdal.ExtendedDataType.CreateString(4))
+    assert a.Write(["abcd", "Øl", ""]) == gdal.CE_None
+    with pytest.raises(Exception, match="vlen-utf8"):
+        rg.CreateMDArray("free", [dim], gdal.ExtendedDataType.CreateString())
+    ds = rg = a = None
+    meta = json.loads((out / "label" / "zarr.json").read_text())
+    assert meta["data_type"] == {"name": "fixed_length_utf32", "configuration": {"length_bytes": 16}}
+    assert md_root(out).OpenMDArray("label").Read() == ["abcd", "Øl", ""]

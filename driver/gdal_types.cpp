@@ -102,6 +102,18 @@ zarr3::DataType ZarrTypeFor(GDALDataType t, bool widen_complex_int, std::string*
 }
 
 zarr3::DataType ZarrTypeFor(const GDALExtendedDataType& dt) {
+    if (dt.GetClass() == GEDTC_STRING) {
+        // Strings of at most N characters: fixed_length_utf32 of 4 N bytes.
+        const size_t n = dt.GetMaxStringLength();
+        if (n == 0 || n > (1u << 18))
+            throw zarr3::Error(
+                "variable-length strings (Zarr string with vlen-utf8) are not supported; give a "
+                "maximum length (1..262144 characters; GDALExtendedDataType::CreateString(N)) "
+                "to store fixed_length_utf32");
+        zarr3::DataType t{"fixed_length_utf32", zarr3::DTypeKind::Utf32,
+                          static_cast<uint32_t>(4 * n), 4};
+        return t;
+    }
     if (dt.GetClass() != GEDTC_NUMERIC)
         throw zarr3::Error(std::string("the Zarr3 driver only creates numeric arrays (got a ") +
                            (dt.GetClass() == GEDTC_STRING ? "string" : "compound") + " type)");

@@ -22,7 +22,8 @@ GDALDataType GDALTypeFor(const zarr3::DataType& dt);
 // without an equivalent throw zarr3::Error naming the type.
 zarr3::DataType ZarrTypeFor(GDALDataType t, bool widen_complex_int = false,
                             std::string* warning = nullptr);
-// Same for a GDAL extended type; strings and compounds are refused.
+// Same for a GDAL extended type: a string type with a maximum length of N characters is
+// stored as fixed_length_utf32 of 4 N bytes; strings without one and compounds are refused.
 zarr3::DataType ZarrTypeFor(const GDALExtendedDataType& dt);
 
 // Whether the stored bytes of `dt` (little-endian) are exactly the bytes of

@@ -120,6 +120,9 @@ def test_plugin_json_matches_driver(driver_path):
     assert manifest.get("multidim_array_creation_options", []) == option_names(
         md.get("DMD_MULTIDIM_ARRAY_CREATIONOPTIONLIST")
     )
+    assert manifest.get("multidim_dataset_creation_options", []) == option_names(
+        md.get("DMD_MULTIDIM_DATASET_CREATIONOPTIONLIST")
+    )
     assert md.get("DMD_EXTENSIONS") == "zarr"
 
 

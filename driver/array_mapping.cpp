@@ -1,5 +1,6 @@
 // The one Zarr array -> GDAL mapping (see array_mapping.hpp).
 #include "array_mapping.hpp"
+#include "temporal.hpp"
 
 #include "gdal_types.hpp"
 #include "georef.hpp"
@@ -123,19 +124,21 @@ std::optional<double> ArrayMapping::NoDataAsDouble() const {
 
 void RefreshValues(ArrayMapping& mapping, const zarr3::ArrayMetadata& m) {
     mapping.nodata.clear();
-    if (!m.fill_value_null && m.fill_value.size() == m.dtype.size) {
+    if (!mapping.text && !m.fill_value_null && m.fill_value.size() == m.dtype.size) {
         mapping.nodata.resize(static_cast<size_t>(GDALGetDataTypeSizeBytes(mapping.type)));
         WidenToGDAL(m.dtype, m.fill_value.data(), mapping.nodata.data(), 1);
     }
     mapping.scale = NumberAttribute(m.attributes, "scale_factor");
     mapping.offset = NumberAttribute(m.attributes, "add_offset");
     mapping.unit = Str(m.attributes, "units");
+    if (mapping.unit.empty()) mapping.unit = TemporalUnit(m.dtype); // datetime64, timedelta64
 }
 
-ArrayMapping MapArray(const zarr3::ArrayMetadata& m, const std::string& where) {
+ArrayMapping MapArray(const zarr3::ArrayMetadata& m, const std::string& where, bool allow_text) {
     ArrayMapping mapping;
     mapping.type = GDALTypeFor(m.dtype);
-    if (mapping.type == GDT_Unknown)
+    mapping.text = allow_text && IsTextType(m.dtype);
+    if (mapping.type == GDT_Unknown && !mapping.text)
         throw zarr3::Error(where + ": " + UnsupportedTypeReason(m.dtype));
     mapping.axes = AxisRolesOf(m);
     RefreshValues(mapping, m);

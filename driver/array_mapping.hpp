@@ -59,7 +59,8 @@ std::optional<double> NumberAttribute(const nlohmann::json& attrs, const char* n
 
 // How one Zarr array shows in GDAL.
 struct ArrayMapping {
-    GDALDataType type = GDT_Unknown;          // exposed type (GDALTypeFor)
+    GDALDataType type = GDT_Unknown; // exposed type (GDALTypeFor)
+    bool text = false; // a text type (IsTextType), exposed as GDAL strings; `type` is Unknown
     std::vector<GByte> nodata;                // fill value in `type`; empty when fill_value is null
     std::optional<double> scale;              // CF scale_factor
     std::optional<double> offset;             // CF add_offset
@@ -74,8 +75,10 @@ struct ArrayMapping {
 
 // Type, nodata, scale/offset/unit and axis roles of `m` (the CRS is left to
 // ResolveCRS). Throws zarr3::Error naming `where` when GDAL has no type for
-// the array's data type.
-ArrayMapping MapArray(const zarr3::ArrayMetadata& m, const std::string& where);
+// the array's data type (text types are accepted only with `allow_text`: the
+// multidimensional view shows them as strings).
+ArrayMapping MapArray(const zarr3::ArrayMetadata& m, const std::string& where,
+                      bool allow_text = false);
 // Recomputes nodata and scale/offset/unit after the metadata changed.
 void RefreshValues(ArrayMapping& mapping, const zarr3::ArrayMetadata& m);
 

@@ -106,11 +106,9 @@ std::string BloscShuffle(const char* value) {
 
 // A warning for each given option that the chosen compressor ignores.
 void WarnIgnored(CSLConstList options, const std::string& comp) {
-    static const std::pair<const char*, const char*> kOwner[] = {{"ZSTD_LEVEL", "ZSTD"},
-                                                                 {"GZIP_LEVEL", "GZIP"},
-                                                                 {"BLOSC_CNAME", "BLOSC"},
-                                                                 {"BLOSC_CLEVEL", "BLOSC"},
-                                                                 {"BLOSC_SHUFFLE", "BLOSC"}};
+    static const std::pair<const char*, const char*> kOwner[] = {
+        {"ZSTD_LEVEL", "ZSTD"},   {"ZSTD_CHECKSUM", "ZSTD"}, {"GZIP_LEVEL", "GZIP"},
+        {"BLOSC_CNAME", "BLOSC"}, {"BLOSC_CLEVEL", "BLOSC"}, {"BLOSC_SHUFFLE", "BLOSC"}};
     for (const auto& [option, owner] : kOwner)
         if (CSLFetchNameValue(options, option) && comp != owner)
             CPLError(CE_Warning, CPLE_IllegalArg,
@@ -141,8 +139,9 @@ void SetCompressor(zarr3::ArrayBuilder& b, CSLConstList options) {
         Fail("COMPRESS", CSLFetchNameValueDef(options, "COMPRESS", ""),
              "expected NONE, ZSTD, GZIP or BLOSC");
     WarnIgnored(options, comp);
+    const bool zstd_checksum = CPLTestBool(CSLFetchNameValueDef(options, "ZSTD_CHECKSUM", "NO"));
     if (comp == "ZSTD")
-        b.zstd(zstd_level);
+        b.zstd(zstd_level, zstd_checksum);
     else if (comp == "GZIP")
         b.gzip(gzip_level);
     else if (comp == "BLOSC")

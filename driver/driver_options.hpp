@@ -27,6 +27,8 @@ inline constexpr const char* kOpenOptionList =
     "  </Option>" \
     "  <Option name='ZSTD_LEVEL' type='int' min='-131072' max='22' default='3' " \
     "description='zstd compression level (COMPRESS=ZSTD)'/>" \
+    "  <Option name='ZSTD_CHECKSUM' type='boolean' default='NO' " \
+    "description='Write a zstd content checksum, verified on read (COMPRESS=ZSTD)'/>" \
     "  <Option name='GZIP_LEVEL' type='int' min='0' max='9' default='6' " \
     "description='gzip compression level (COMPRESS=GZIP)'/>" \
     "  <Option name='BLOSC_CNAME' type='string-select' default='lz4' " \
@@ -59,7 +61,17 @@ inline constexpr const char* kCreationOptionList =
     "one per band); default: a date in the source metadata (DATE, TIFFTAG_DATETIME)'/>"
     "  <Option name='APPEND_SUBDATASET' type='boolean' description='With APPEND_DIM on GDAL "
     "versions whose gdal_translate deletes an existing folder target first: YES keeps it'/>"
+    "  <Option name='CREATE_CONSOLIDATED_METADATA' type='boolean' default='NO' "
+    "description='Write consolidated metadata in the root zarr.json (kept up to date by later "
+    "metadata writes)'/>"
     "</CreationOptionList>";
+
+inline constexpr const char* kMultidimDatasetCreationOptionList =
+    "<MultiDimDatasetCreationOptionList>"
+    "  <Option name='CREATE_CONSOLIDATED_METADATA' type='boolean' default='NO' "
+    "description='Write consolidated metadata in the root zarr.json (kept up to date by later "
+    "metadata writes)'/>"
+    "</MultiDimDatasetCreationOptionList>";
 
 inline constexpr const char* kArrayCreationOptionList =
     "<MultiDimArrayCreationOptionList>" ZARR3_COMMON_CREATION_OPTIONS

@@ -66,6 +66,8 @@ GDALDataType GDALTypeFor(const zarr3::DataType& dt) {
             return GDT_Unknown;
         }
     case K::Raw:
+    case K::Utf32:
+    case K::NullTerminatedBytes:
         return GDT_Unknown;
     }
     return GDT_Unknown;
@@ -100,6 +102,18 @@ zarr3::DataType ZarrTypeFor(GDALDataType t, bool widen_complex_int, std::string*
 }
 
 zarr3::DataType ZarrTypeFor(const GDALExtendedDataType& dt) {
+    if (dt.GetClass() == GEDTC_STRING) {
+        // Strings of at most N characters: fixed_length_utf32 of 4 N bytes.
+        const size_t n = dt.GetMaxStringLength();
+        if (n == 0 || n > (1u << 18))
+            throw zarr3::Error(
+                "variable-length strings (Zarr string with vlen-utf8) are not supported; give a "
+                "maximum length (1..262144 characters; GDALExtendedDataType::CreateString(N)) "
+                "to store fixed_length_utf32");
+        zarr3::DataType t{"fixed_length_utf32", zarr3::DTypeKind::Utf32,
+                          static_cast<uint32_t>(4 * n), 4};
+        return t;
+    }
     if (dt.GetClass() != GEDTC_NUMERIC)
         throw zarr3::Error(std::string("the Zarr3 driver only creates numeric arrays (got a ") +
                            (dt.GetClass() == GEDTC_STRING ? "string" : "compound") + " type)");
@@ -160,8 +174,37 @@ void WidenToGDAL(const zarr3::DataType& dt, const void* src, void* dst, size_t n
     throw zarr3::Error("data type " + dt.name + " has no GDAL equivalent");
 }
 
+bool IsTextType(const zarr3::DataType& dt) {
+    return dt.kind == zarr3::DTypeKind::Utf32 || dt.kind == zarr3::DTypeKind::NullTerminatedBytes;
+}
+
+std::string ElementText(const zarr3::DataType& dt, const uint8_t* element) {
+    if (dt.kind == zarr3::DTypeKind::Utf32) return zarr3::utf32_to_utf8(element, dt.size);
+    size_t n = 0;
+    while (n < dt.size && element[n] != 0)
+        ++n;
+    return std::string(reinterpret_cast<const char*>(element), n);
+}
+
+void TextToElement(const zarr3::DataType& dt, const char* text, uint8_t* element) {
+    const std::string s = text ? text : "";
+    if (dt.kind == zarr3::DTypeKind::Utf32) {
+        zarr3::utf8_to_utf32(s, element, dt.size);
+        return;
+    }
+    if (s.size() > dt.size)
+        throw zarr3::Error("a text of " + std::to_string(s.size()) + " bytes does not fit in " +
+                           dt.name + " of " + std::to_string(dt.size) + " bytes");
+    std::memset(element, 0, dt.size);
+    std::memcpy(element, s.data(), s.size());
+}
+
 std::string UnsupportedTypeReason(const zarr3::DataType& dt) {
     if (GDALTypeFor(dt) != GDT_Unknown) return {};
+    if (IsTextType(dt))
+        return "text data type " + dt.name +
+               " has no GDAL raster type; open the store in multidimensional mode "
+               "(gdalmdiminfo, gdal.OpenEx(name, gdal.OF_MULTIDIM_RASTER)) to read it as strings";
     if (dt.kind == zarr3::DTypeKind::Raw)
         return "raw bits data type " + dt.name +
                " has no GDAL equivalent; read it with the core library";

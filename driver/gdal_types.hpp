@@ -22,7 +22,8 @@ GDALDataType GDALTypeFor(const zarr3::DataType& dt);
 // without an equivalent throw zarr3::Error naming the type.
 zarr3::DataType ZarrTypeFor(GDALDataType t, bool widen_complex_int = false,
                             std::string* warning = nullptr);
-// Same for a GDAL extended type; strings and compounds are refused.
+// Same for a GDAL extended type: a string type with a maximum length of N characters is
+// stored as fixed_length_utf32 of 4 N bytes; strings without one and compounds are refused.
 zarr3::DataType ZarrTypeFor(const GDALExtendedDataType& dt);
 
 // Whether the stored bytes of `dt` (little-endian) are exactly the bytes of
@@ -35,6 +36,14 @@ void WidenToGDAL(const zarr3::DataType& dt, const void* src, void* dst, size_t n
 // Converts `n` dense elements of GDALTypeFor(dt) into stored elements of `dt`
 // (inverse of WidenToGDAL; float32 -> float16 rounds to nearest even).
 void NarrowFromGDAL(const zarr3::DataType& dt, const void* src, void* dst, size_t n);
+
+// Text data types (fixed_length_utf32, null_terminated_bytes): exposed by the
+// multidimensional view as GDAL strings (GEDTC_STRING), one element as UTF-8 text
+// (null_terminated_bytes: the bytes up to the first zero).
+bool IsTextType(const zarr3::DataType& dt);
+std::string ElementText(const zarr3::DataType& dt, const uint8_t* element);
+// Stores `text` as one element of a text type (zarr3::Error when it does not fit).
+void TextToElement(const zarr3::DataType& dt, const char* text, uint8_t* element);
 
 // Human-readable reason a type cannot be exposed ("" when it can).
 std::string UnsupportedTypeReason(const zarr3::DataType& dt);

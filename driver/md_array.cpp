@@ -1,5 +1,6 @@
 // Zarr3MDArray: multidimensional reads of a Zarr v3 array through GDAL.
 #include "md_array.hpp"
+#include "md_array_text.hpp"
 
 #include "array_mapping.hpp"
 #include "gdal_types.hpp"
@@ -39,8 +40,9 @@ Zarr3MDArray::Zarr3MDArray(const std::string& parent_full_name, const std::strin
       array_(std::move(array)), ctx_(std::move(ctx)), filename_(array_->store().uri()),
       dims_(std::move(dims)) {
     const auto& meta = array_->metadata();
-    mapping_ = MapArray(meta, array_->describe());
-    dt_ = GDALExtendedDataType::Create(mapping_.type);
+    mapping_ = MapArray(meta, array_->describe(), /*allow_text=*/true);
+    dt_ = mapping_.text ? GDALExtendedDataType::CreateString()
+                        : GDALExtendedDataType::Create(mapping_.type);
     if (dims_.empty() && meta.rank() > 0) dims_ = DefaultDimensions(parent_full_name, meta);
     structural_.SetNameValue("DATA_TYPE", meta.dtype.name.c_str());
     structural_.SetNameValue(
@@ -207,7 +209,7 @@ bool CopyRowsOut(const ReadPlan& plan, const GByte* src, const GDALExtendedDataT
                  const GDALExtendedDataType& buf_type, void* dst) {
     const size_t rank = plan.src_count.size();
     const GDALDataType exposed = exposed_dt.GetNumericDataType();
-    const size_t esize = static_cast<size_t>(GDALGetDataTypeSizeBytes(exposed));
+    const size_t esize = exposed_dt.GetSize();
     // Element strides of the dense source; 0 on broadcast axes.
     std::vector<GPtrDiff_t> sstride(rank);
     GPtrDiff_t acc = 1;
@@ -219,7 +221,8 @@ bool CopyRowsOut(const ReadPlan& plan, const GByte* src, const GDALExtendedDataT
     const size_t inner = rank ? count[rank - 1] : 1;
     const GPtrDiff_t inner_dstride = rank ? stride[rank - 1] : 0;
     const GPtrDiff_t inner_sstride = rank ? sstride[rank - 1] : 0;
-    const bool numeric = buf_type.GetClass() == GEDTC_NUMERIC;
+    const bool numeric =
+        buf_type.GetClass() == GEDTC_NUMERIC && exposed_dt.GetClass() == GEDTC_NUMERIC;
     const auto sz = [](auto v) { return static_cast<GPtrDiff_t>(v); };
     std::vector<size_t> idx(rank, 0);
     auto* out = static_cast<GByte*>(dst);
@@ -261,6 +264,18 @@ bool Zarr3MDArray::ReadImpl(const GUInt64* start, const size_t* count, const GIn
     const auto& dtype = array_->metadata().dtype;
     const ReadPlan plan = PlanRead(rank, start, count, step);
     if (plan.n == 0) return true;
+    if (mapping_.text) { // stored text -> one char* per element -> the caller's buffer
+        zarr3::Bytes raw(
+            static_cast<size_t>(zarr3::checked_mul(plan.n_src, dtype.size, "request size")));
+        array_->read(plan.sel, raw.data());
+        const auto n = static_cast<size_t>(plan.n_src);
+        std::vector<GByte> ptrs(
+            static_cast<size_t>(zarr3::checked_mul(n, sizeof(char*), "request size")));
+        TextToGDALStrings(dtype, raw.data(), n, ptrs.data());
+        const bool ok = CopyRowsOut(plan, ptrs.data(), dt_, count, stride, buf_type, dst);
+        FreeGDALStrings(ptrs.data(), n);
+        return ok;
+    }
     const size_t esize = static_cast<size_t>(GDALGetDataTypeSizeBytes(dt_.GetNumericDataType()));
 
     // Fast path: the caller wants exactly the stored representation.

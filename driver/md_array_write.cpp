@@ -3,6 +3,7 @@
 #include "gdal_types.hpp"
 #include "io_options.hpp"
 #include "md_array.hpp"
+#include "md_array_text.hpp"
 #include "md_attribute.hpp"
 #include "md_dimension.hpp"
 #include "zarr3_driver.hpp"
@@ -51,7 +52,7 @@ void Zarr3MDArray::WriteImpl(const GUInt64* start, const size_t* count, const GI
     if (n == 0) return;
     written_ = true;
     const GDALDataType exposed = dt_.GetNumericDataType();
-    const size_t esize = static_cast<size_t>(GDALGetDataTypeSizeBytes(exposed));
+    const size_t esize = dt_.GetSize();
     if (SameRepresentation(dtype) && buf_type == dt_) {
         std::vector<int64_t> bstrides(rank);
         for (size_t i = 0; i < rank; ++i)
@@ -65,7 +66,7 @@ void Zarr3MDArray::WriteImpl(const GUInt64* start, const size_t* count, const GI
     const size_t bsize = buf_type.GetSize();
     const size_t inner = rank ? count[rank - 1] : 1;
     const GPtrDiff_t inner_stride = rank ? stride[rank - 1] : 0;
-    const bool numeric = buf_type.GetClass() == GEDTC_NUMERIC;
+    const bool numeric = buf_type.GetClass() == GEDTC_NUMERIC && !mapping_.text;
     const auto sz = [](auto v) { return static_cast<GPtrDiff_t>(v); };
     std::vector<size_t> idx(rank, 0);
     const auto* in = static_cast<const GByte*>(src);
@@ -82,9 +83,12 @@ void Zarr3MDArray::WriteImpl(const GUInt64* start, const size_t* count, const GI
         } else {
             for (size_t k = 0; k < inner; ++k)
                 if (!GDALExtendedDataType::CopyValue(s + sz(k) * inner_stride * sz(bsize), buf_type,
-                                                     d + k * esize, dt_))
-                    throw zarr3::Error("cannot convert the buffer type to " +
-                                       std::string(GDALGetDataTypeName(exposed)));
+                                                     d + k * esize, dt_)) {
+                    if (mapping_.text) FreeGDALStrings(wide.data(), static_cast<size_t>(n));
+                    throw zarr3::Error(
+                        "cannot convert the buffer type to " +
+                        (mapping_.text ? std::string("a string") : GDALGetDataTypeName(exposed)));
+                }
         }
         for (size_t i = rank >= 2 ? rank - 1 : 0; i-- > 0;) {
             if (++idx[i] < count[i]) break;
@@ -96,6 +100,11 @@ void Zarr3MDArray::WriteImpl(const GUInt64* start, const size_t* count, const GI
         return;
     }
     zarr3::Bytes raw(static_cast<size_t>(n) * dtype.size);
+    if (mapping_.text) { // char* values -> stored text (frees the strings)
+        TextFromGDALStrings(dtype, wide.data(), static_cast<size_t>(n), raw.data());
+        array_->write(sel, raw.data());
+        return;
+    }
     NarrowFromGDAL(dtype, wide.data(), raw.data(), static_cast<size_t>(n));
     array_->write(sel, raw.data());
 }

@@ -1,5 +1,6 @@
 // The multidimensional dataset: a GDALDataset whose root group is the store
 // root; opened read-only or for update, or created empty.
+#include "consolidation.hpp"
 #include "gdal_compat.hpp"
 #include "md_context.hpp"
 #include "md_group.hpp"
@@ -149,6 +150,7 @@ GDALDataset* Zarr3OpenMultidim(GDALOpenInfo* poOpenInfo, std::shared_ptr<zarr3::
                  store->uri().c_str());
         return nullptr;
     }
+    if (update) store = ConsolidatingIfPresent(std::move(store));
     auto ctx = std::make_shared<MDContext>(store, update);
     Guard(where, [&] {
         auto j = zarr3::read_node_json(*store, "");
@@ -206,9 +208,15 @@ std::string TrimRoot(const char* name) {
 } // namespace
 } // namespace zarr3drv
 
-GDALDataset* Zarr3CreateMultidim(const char* pszName, CSLConstList, CSLConstList) {
+GDALDataset* Zarr3CreateMultidim(const char* pszName, CSLConstList root_group_options,
+                                 CSLConstList options) {
     using namespace zarr3drv;
-    return CreateMDStore(TrimRoot(pszName), nullptr).release();
+    const bool consolidated = ConsolidationAsked(options, root_group_options);
+    return CreateMDStore(TrimRoot(pszName),
+                         [&](std::shared_ptr<zarr3::Store> s) {
+                             return ConsolidatingIf(std::move(s), consolidated);
+                         })
+        .release();
 }
 
 GDALDataset* Zarr3CreateCopyMultidim(const char* pszName, GDALDataset* src, int strict,
@@ -228,7 +236,7 @@ GDALDataset* Zarr3CreateCopyMultidim(const char* pszName, GDALDataset* src, int 
     std::shared_ptr<DeferredRootStore> deferred;
     std::unique_ptr<Zarr3MDDataset> ds = CreateMDStore(root, [&](std::shared_ptr<zarr3::Store> s) {
         deferred = std::make_shared<DeferredRootStore>(std::move(s));
-        return deferred;
+        return ConsolidatingIf(deferred, ConsolidationAsked(options));
     });
     if (!ds) return nullptr;
     MarkUnfinished(root);

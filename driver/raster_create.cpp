@@ -1,6 +1,7 @@
 // Classic raster writing: Create, CreateCopy (gdal_translate -of Zarr3) and
 // Delete. Layout: a root group, the data array ARRAY_NAME with dims
 // [band,] y, x, plus georeferencing (georef.cpp).
+#include "consolidation.hpp"
 #include "creation_options.hpp"
 #include "gdal_types.hpp"
 #include "georef.hpp"
@@ -67,6 +68,7 @@ struct Prepared {
     zarr3::ArrayMetadata meta;
     bool root_existed = false; // an empty folder was there before (kept on failure)
     bool leftover = false;     // a killed copy's unfinished folder: replaced
+    bool consolidated = false; // CREATE_CONSOLIDATED_METADATA (consolidation.hpp)
 };
 
 // Validates everything and builds the metadata; nothing is written here.
@@ -75,6 +77,7 @@ Prepared Prepare(const char* name, int xsize, int ysize, int nbands, GDALDataTyp
     Prepared p;
     p.root = StoreRoot(name);
     if (p.root.empty()) throw zarr3::Error("empty output name");
+    p.consolidated = ConsolidationAsked(options);
     if (xsize < 1 || ysize < 1 || nbands < 1)
         throw zarr3::Error(p.root + ": a raster needs at least 1x1 pixels and one band");
     std::string warning;
@@ -136,7 +139,7 @@ std::unique_ptr<Zarr3RasterDataset> CreateDataset(const Prepared& p, bool deferr
     // A .aux.xml left by an earlier store of this name would describe the
     // old data (GDAL's Create removes it through Delete the same way).
     VSIUnlink((p.root + ".aux.xml").c_str());
-    auto store = std::make_shared<VSIStore>(p.root, true);
+    auto store = ConsolidatingIf(std::make_shared<VSIStore>(p.root, true), p.consolidated);
     std::shared_ptr<zarr3::Array> array;
     // A copy writes its root zarr.json last; until then a killed copy's
     // folder does not open, and re-runs and Delete recognise it.

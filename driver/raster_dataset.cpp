@@ -3,10 +3,12 @@
 #include "raster_dataset.hpp"
 
 #include "array_mapping.hpp"
+#include "consolidation.hpp"
 #include "gdal_types.hpp"
 #include "georef.hpp"
 #include "io_options.hpp"
 #include "limits.hpp"
+#include "temporal.hpp"
 #include "vsi_store.hpp"
 #include "zarr3_driver.hpp"
 
@@ -218,6 +220,7 @@ void Zarr3RasterDataset::LoadBandCoordinates() {
     const auto& m = array_->metadata();
     const std::string group = ParentPath(array_->path());
     std::vector<std::optional<std::vector<double>>> values(band_axes_.size());
+    std::vector<std::optional<std::vector<std::string>>> texts(band_axes_.size()); // datetime64
     std::vector<std::string> names(band_axes_.size()), units(band_axes_.size());
     for (size_t k = 0; k < band_axes_.size(); ++k) {
         const size_t a = band_axes_[k];
@@ -228,6 +231,7 @@ void Zarr3RasterDataset::LoadBandCoordinates() {
             if (var && var->metadata().rank() == 1 && var->metadata().shape[0] == m.shape[a]) {
                 ConfigureArray(*var);
                 values[k] = ReadCoordinateValues(*var, 1000000);
+                texts[k] = TemporalCoordinateText(*var, 1000000);
                 auto u = var->metadata().attributes.find("units");
                 if (u != var->metadata().attributes.end() && u->is_string()) units[k] = *u;
             }
@@ -251,7 +255,8 @@ void Zarr3RasterDataset::LoadBandCoordinates() {
             derived["DIM_" + names[k] + "_INDEX"] = std::to_string(idx[k]);
             std::string item = names[k] + "=";
             if (values[k]) {
-                const std::string v = CPLSPrintf("%.17g", (*values[k])[idx[k]]);
+                const std::string v =
+                    texts[k] ? (*texts[k])[idx[k]] : CPLSPrintf("%.17g", (*values[k])[idx[k]]);
                 derived[names[k]] = v;
                 if (!units[k].empty()) derived[names[k] + "#units"] = units[k];
                 item += v;
@@ -454,7 +459,7 @@ GDALDataset* Zarr3OpenClassic(GDALOpenInfo* poOpenInfo, std::shared_ptr<zarr3::S
                               const zarr3drv::OpenTarget& target) {
     using namespace zarr3drv;
     const bool update = poOpenInfo->eAccess == GA_Update;
-    if (update) store = std::make_shared<VSIStore>(target.root, true);
+    if (update) store = ConsolidatingIfPresent(std::make_shared<VSIStore>(target.root, true));
     const std::string node = target.has_array ? target.array_path : std::string();
     const std::string where = store->uri() + "/" + zarr3::join_key(node, "zarr.json");
     std::unique_ptr<GDALDataset> ds;

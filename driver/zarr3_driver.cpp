@@ -412,6 +412,8 @@ extern "C" ZARR3_EXPORT void GDALRegister_Zarr3() {
     drv->SetMetadataItem(GDAL_DMD_CREATIONOPTIONLIST, zarr3drv::kCreationOptionList);
     drv->SetMetadataItem(GDAL_DMD_MULTIDIM_ARRAY_CREATIONOPTIONLIST,
                          zarr3drv::kArrayCreationOptionList);
+    drv->SetMetadataItem(GDAL_DMD_MULTIDIM_DATASET_CREATIONOPTIONLIST,
+                         zarr3drv::kMultidimDatasetCreationOptionList);
     drv->SetMetadataItem("ZARR3_VERSION", ZARR3_VERSION);
     drv->pfnIdentify = zarr3drv::Identify;
     drv->pfnOpen = zarr3drv::Open;

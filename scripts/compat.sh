@@ -128,7 +128,9 @@ print("Zarr3:", d.GetMetadataItem("DMD_LONGNAME"), "| built-in Zarr:", gdal.GetD
   CHROOT_ENV=(GDAL_DRIVER_PATH="$BUILD" PYTHONDONTWRITEBYTECODE=1 ZARR3_CONFORMANCE="$SHARED/conformance"
     ZARR3_EXPECT_BUILTIN_V3="${ZARR3_EXPECT_BUILTIN_V3:-0}")
   if [ "${COMPAT_INTEROP:-1}" = 1 ]; then
-    CHROOT_ENV+=(ZARR3_INTEROP=1 "ZARR3_ZARR_PYTHON_CMD=python3 $REPO/scripts/interop/zarr_python_io.py")
+    # zarr-python's development line (rectilinear grids, newer types and codecs)
+    CHROOT_ENV+=(ZARR3_INTEROP=1
+      "ZARR3_ZARR_PYTHON_CMD=sh $SHARED/zarr-python-dev/zp.sh $REPO/scripts/interop/zarr_python_io.py")
   fi
   prc=0
   # shellcheck disable=SC2086

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# Interop leg: check stores written by the Zarr3 plugin read bit-exact in zarr-python 3 (Debian 13's
-# python3-zarr, in a trixie chroot) and zarrita.js (npm, host node), and the reverse; then runs
+# Interop leg: check stores written by the Zarr3 plugin read bit-exact in zarr-python's development
+# line (../shared/zarr-python-dev/zp.sh, in a Debian 13 chroot; it reads and writes rectilinear grids,
+# the newer data types and codecs) and zarrita.js (npm, host node), and the reverse; then runs
 # autotest/test_interop.py with the host's GDAL + the plugin built in $ZARR3_BUILD_DIR.
 #
 # usage: scripts/interop.sh [extra pytest args, e.g. -k plugin_written]
@@ -78,7 +79,9 @@ chroot_prepare "$ROOT" "$SUITE" "$COMPAT_MIRROR" || exit 1
 bind_same "$ROOT" "$REPO" ro
 bind_shared "$ROOT" "$REPO" "$SHARED"
 bind_same "$ROOT" "$TMPD" rw
-ZPY="chroot $ROOT /usr/bin/env -i PATH=/usr/bin:/bin LANG=C.UTF-8 HOME=/root PYTHONDONTWRITEBYTECODE=1 python3 $REPO/scripts/interop/zarr_python_io.py"
+ZPDEV="$SHARED/zarr-python-dev/zp.sh"
+[ -f "$ZPDEV" ] || { clog "missing $ZPDEV (zarr-python's development line)"; exit 2; }
+ZPY="chroot $ROOT /usr/bin/env -i PATH=/usr/bin:/bin LANG=C.UTF-8 HOME=/root PYTHONDONTWRITEBYTECODE=1 sh $ZPDEV $REPO/scripts/interop/zarr_python_io.py"
 clog "zarr-python: $($ZPY version)"
 export ZARR3_INTEROP=1 ZARR3_ZARR_PYTHON_CMD="$ZPY" ZARR3_INTEROP_TMP="$TMPD"
 export ZARR3_ZARRITA_CMD="node $REPO/scripts/interop/zarrita_io.mjs"

@@ -126,7 +126,10 @@ CodecChain CodecChain::parse(const nlohmann::json& codecs, const ChunkSpec& spec
         CodecKind kind = codec_kind(name);
         switch (kind) {
         case CodecKind::Unknown:
-            throw FormatError(at + ": unknown codec \"" + name + "\"");
+            throw FormatError(
+                at + ": unknown codec \"" + name +
+                "\" is not supported (supported: transpose, scale_offset, cast_value, "
+                "bytes, sharding_indexed, gzip, zstd, blosc, crc32c)");
         case CodecKind::ArrayToArray:
             if (chain.ab_ || !chain.bb_.empty())
                 throw FormatError(at + ": array->array codec \"" + name + "\" after " +

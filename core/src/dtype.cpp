@@ -1,6 +1,7 @@
 // Zarr v3 core data types, fill values (JSON <-> little-endian bytes) and IEEE half conversions.
 #include "zarr3/dtype.hpp"
 
+#include "dtype_ext.hpp"
 #include "json_int.hpp"
 
 #include <cmath>
@@ -265,6 +266,7 @@ DataType data_type_from_name(const std::string& name) {
 
 DataType parse_data_type(const json& j, const std::string& where) {
     std::string name;
+    json config; // null when absent
     if (j.is_string()) {
         name = j.get<std::string>();
     } else if (j.is_object()) {
@@ -274,32 +276,39 @@ DataType parse_data_type(const json& j, const std::string& where) {
         name = it->get<std::string>();
         for (const auto& [key, value] : j.items()) {
             if (key == "name") continue;
-            if (key != "configuration")
+            if (key != "configuration" && key != "must_understand")
                 fail(where, "data_type." + key, "unexpected member of data_type");
-            if (!value.is_object() || !value.empty())
-                fail(where, "data_type.configuration",
-                     "data type \"" + name + "\" takes no configuration, got " + dump_short(value));
+            if (key == "configuration") config = value;
         }
     } else {
         fail(where, "data_type", "expected a string or an object, got " + dump_short(j));
     }
+    if (auto ext = detail::parse_extension_type(name, config, where)) return *ext;
+    DataType dt;
     try {
-        return data_type_from_name(name);
+        dt = data_type_from_name(name);
     } catch (const Error&) {
         fail(where, "data_type",
-             "unsupported data type \"" + name +
-                 "\" (expected bool, int8..int64, uint8..uint64, float16/32/64, complex64/128 or "
-                 "r<N>)");
+             "unsupported data type \"" + name + "\"" + detail::unsupported_type_note(name) +
+                 " (supported: bool, int8..int64, uint8..uint64, float16/32/64, complex64/128, "
+                 "r<N>, numpy.datetime64, numpy.timedelta64, fixed_length_utf32, "
+                 "null_terminated_bytes)");
     }
+    if (!config.is_null() && (!config.is_object() || !config.empty()))
+        fail(where, "data_type.configuration",
+             "data type \"" + name + "\" takes no configuration, got " + dump_short(config));
+    return dt;
 }
 
 json data_type_to_json(const DataType& dt) {
+    if (auto ext = detail::extension_type_to_json(dt)) return *ext;
     return json(dt.name);
 }
 
 Bytes parse_fill_value(const json& j, const DataType& dt, const std::string& where) {
     Bytes out;
     out.reserve(dt.size);
+    if (detail::parse_extension_fill(j, dt, out, where)) return out;
     switch (dt.kind) {
     case DTypeKind::Bool:
         if (!j.is_boolean())
@@ -335,6 +344,9 @@ Bytes parse_fill_value(const json& j, const DataType& dt, const std::string& whe
             out.push_back(static_cast<uint8_t>(*b));
         }
         break;
+    case DTypeKind::Utf32:
+    case DTypeKind::NullTerminatedBytes:
+        break; // parse_extension_fill
     }
     return out;
 }
@@ -343,6 +355,7 @@ json fill_value_to_json(ByteView value, const DataType& dt) {
     if (value.size() != dt.size)
         throw Error("fill value of " + dt.name + " must be " + std::to_string(dt.size) +
                     " bytes, got " + std::to_string(value.size()));
+    if (auto ext = detail::extension_fill_to_json(value, dt)) return *ext;
     const uint8_t* p = value.data();
     switch (dt.kind) {
     case DTypeKind::Bool:
@@ -360,6 +373,8 @@ json fill_value_to_json(ByteView value, const DataType& dt) {
         return json::array(
             {float_to_json(p, dt.size / 2), float_to_json(p + dt.size / 2, dt.size / 2)});
     case DTypeKind::Raw:
+    case DTypeKind::Utf32:
+    case DTypeKind::NullTerminatedBytes:
         break;
     }
     json a = json::array();

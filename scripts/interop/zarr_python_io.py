@@ -1,6 +1,9 @@
 #!/usr/bin/env python3
 """zarr-python 3 reader/writer for the interop tests (autotest/test_interop.py).
 
+Run with zarr-python's development line (../shared/zarr-python-dev/zp.sh, in the Debian 13
+compat chroot: scripts/interop.sh), which reads and writes rectilinear chunk grids.
+
   zarr_python_io.py version
   zarr_python_io.py read STORE ARRAYPATH OUT.bin
       Reads the whole array; writes its values C order, little-endian to OUT.bin and prints
@@ -8,7 +11,9 @@
   zarr_python_io.py write STORE ARRAYPATH IN.bin --dtype D --shape a,b --chunks a,b
       [--shards a,b] [--codec none|zstd|gzip|blosc] [--fill V] [--index-location end|start]
       Opens/creates the group STORE (zarr v3), creates ARRAYPATH with a regular chunk grid
-      (sharded when --shards is given: --chunks is then the inner chunk shape) and writes IN.bin
+      (sharded when --shards is given: --chunks is then the inner chunk shape; a JSON list of
+      per-axis edge lists, e.g. --chunks '[[2,3,5],[4,4]]' or --shards '[[4,6],[8]]', makes the
+      chunk or shard grid rectilinear) and writes IN.bin
       (C order, little-endian, numpy dtype D) into it.
 Exit status: 0 ok, 1 error, 2 usage, 3 unsupported by this zarr-python.
 Runs with the zarr-python of the interpreter (Debian 13's python3-zarr in the compat chroot).
@@ -26,6 +31,14 @@ class Unsupported(Exception):
 
 def _ints(s):
     return tuple(int(x) for x in s.split(",") if x != "")
+
+
+def _grid(s):
+    """"a,b" -> regular shape; "[[...], [...]]" -> per-axis edge lists (rectilinear)."""
+    if s.strip().startswith("["):
+        return [list(map(int, axis)) if isinstance(axis, list) else int(axis)
+                for axis in json.loads(s)]
+    return _ints(s)
 
 
 def cmd_version(_args):
@@ -72,7 +85,7 @@ def cmd_write(args):
     dtype = np.dtype(args.dtype).newbyteorder("<") if np.dtype(args.dtype).itemsize > 1 \
         else np.dtype(args.dtype)
     shape = _ints(args.shape)
-    chunks = _ints(args.chunks) if args.chunks else shape
+    chunks = _grid(args.chunks) if args.chunks else shape
     data = np.fromfile(args.input, dtype=dtype)
     if data.size != int(np.prod(shape, dtype=np.int64)):
         raise SystemExit(f"{args.input}: {data.size} values, shape {shape} needs {np.prod(shape)}")
@@ -88,11 +101,11 @@ def cmd_write(args):
     comp = _compressors(args.codec)
     if args.shards and args.index_location == "start":
         inner = [codecs.BytesCodec(endian="little")] + (comp or [])
-        kw.update(chunks=_ints(args.shards), compressors=None,
+        kw.update(chunks=_grid(args.shards), compressors=None,
                   serializer=codecs.ShardingCodec(chunk_shape=chunks, codecs=inner,
                                                   index_location="start"))
     elif args.shards:
-        kw.update(chunks=chunks, shards=_ints(args.shards), compressors=comp)
+        kw.update(chunks=chunks, shards=_grid(args.shards), compressors=comp)
     else:
         kw.update(chunks=chunks, compressors=comp)
     arr = grp.create_array(**kw)

@@ -7,7 +7,10 @@
 
 namespace zarr3 {
 
-enum class DTypeKind { Bool, Int, UInt, Float, Complex, Raw };
+// Utf32: fixed_length_utf32 (UTF-32 code points, zero-padded); NullTerminatedBytes:
+// null_terminated_bytes. numpy.datetime64 / numpy.timedelta64 are Int (int64
+// storage) with `time_unit` set.
+enum class DTypeKind { Bool, Int, UInt, Float, Complex, Raw, Utf32, NullTerminatedBytes };
 
 struct DataType {
     std::string name; // canonical v3 name: "int16", "float32", "complex64", "r24", ...
@@ -15,9 +18,21 @@ struct DataType {
     uint32_t size = 1; // bytes per element
     uint32_t swap_unit =
         1; // byte-swap unit for the bytes codec (component size for complex, 1 for raw)
+    // numpy.datetime64 / numpy.timedelta64 only: unit ("s", "ms", "D", ... or "generic") and
+    // scale factor (1..2^31-1); one stored unit is scale_factor x unit. Empty otherwise.
+    std::string time_unit;
+    uint32_t time_scale = 0;
 
-    bool operator==(const DataType& o) const { return name == o.name; }
+    bool is_temporal() const { return !time_unit.empty(); }
+    bool is_datetime() const { return is_temporal() && name.find("datetime") != std::string::npos; }
+    bool operator==(const DataType& o) const {
+        return name == o.name && size == o.size && time_unit == o.time_unit &&
+               time_scale == o.time_scale;
+    }
 };
+
+// The int64 value standing for NaT ("not a time") in datetime64 / timedelta64.
+constexpr int64_t kNaT = INT64_MIN;
 
 // Parses a bare name or {"name": ..., "configuration": ...}. `where` names the
 // file/member for errors. Throws FormatError for unknown or malformed types.
@@ -28,6 +43,12 @@ nlohmann::json data_type_to_json(const DataType& dt);
 // Returns the fill value of one element as little-endian bytes (dt.size bytes).
 Bytes parse_fill_value(const nlohmann::json& j, const DataType& dt, const std::string& where);
 nlohmann::json fill_value_to_json(ByteView value, const DataType& dt);
+
+// fixed_length_utf32 element (UTF-32 LE code points, zero-padded) <-> UTF-8 text. Decoding
+// stops at the first zero code point; invalid code points become U+FFFD. Encoding throws
+// Error when the text is not valid UTF-8 or has more characters than fit in `nbytes`.
+std::string utf32_to_utf8(const uint8_t* p, size_t nbytes);
+void utf8_to_utf32(const std::string& text, uint8_t* out, size_t nbytes);
 
 // IEEE half <-> single conversions (exact for every half value, round-to-nearest-even back).
 float half_to_float(uint16_t h);

@@ -110,7 +110,7 @@ std::shared_ptr<ArrayToBytesCodec> make_bytes(const nlohmann::json& config, cons
     std::optional<bool> big;
     if (obj.contains("endian")) {
         big = get_choice(obj, "endian", "bytes", where, {"little", "big"}, std::nullopt) == "big";
-    } else if (spec.dtype.size != 1 && spec.dtype.kind != DTypeKind::Raw) {
+    } else if (spec.dtype.swap_unit > 1) {
         throw FormatError(prefix(where, "bytes") +
                           "configuration member \"endian\" (\"little\" or \"big\") is required "
                           "for data type " +

@@ -30,6 +30,10 @@ std::string get_choice(const nlohmann::json& obj, const char* member, const std:
 
 std::shared_ptr<ArrayToArrayCodec> make_transpose(const nlohmann::json& config,
                                                   const ChunkSpec& spec, const std::string& where);
+std::shared_ptr<ArrayToArrayCodec>
+make_scale_offset(const nlohmann::json& config, const ChunkSpec& spec, const std::string& where);
+std::shared_ptr<ArrayToArrayCodec> make_cast_value(const nlohmann::json& config,
+                                                   const ChunkSpec& spec, const std::string& where);
 std::shared_ptr<ArrayToBytesCodec> make_bytes(const nlohmann::json& config, const ChunkSpec& spec,
                                               const std::string& where);
 std::shared_ptr<BytesToBytesCodec> make_gzip(const nlohmann::json& config,

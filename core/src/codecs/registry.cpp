@@ -93,7 +93,8 @@ std::string get_choice(const nlohmann::json& obj, const char* member, const std:
 } // namespace codecs
 
 CodecKind codec_kind(const std::string& name) {
-    if (name == "transpose") return CodecKind::ArrayToArray;
+    if (name == "transpose" || name == "scale_offset" || name == "cast_value")
+        return CodecKind::ArrayToArray;
     if (name == "bytes" || name == "endian" || name == "sharding_indexed")
         return CodecKind::ArrayToBytes;
     if (name == "gzip" || name == "zstd" || name == "blosc" || name == "crc32c")
@@ -106,6 +107,8 @@ std::shared_ptr<ArrayToArrayCodec> make_array_to_array(const std::string& name,
                                                        const ChunkSpec& spec,
                                                        const std::string& where) {
     if (name == "transpose") return codecs::make_transpose(config, spec, where);
+    if (name == "scale_offset") return codecs::make_scale_offset(config, spec, where);
+    if (name == "cast_value") return codecs::make_cast_value(config, spec, where);
     throw FormatError(where + ": unknown array->array codec \"" + name + "\"");
 }
 

@@ -1,0 +1,30 @@
+// Inline consolidated metadata, as zarr-python 3 writes it: the root group's zarr.json
+// carries {"consolidated_metadata": {"kind": "inline", "must_understand": false,
+// "metadata": {"<path>": <that node's zarr.json>, ...}}} for every node below the root
+// (paths relative to the root, "/"-separated). Reading is metadata.cpp's
+// (GroupMetadata::consolidated); this writes it and keeps it current.
+#pragma once
+
+#include "zarr3/store.hpp"
+
+#include <memory>
+#include <nlohmann/json.hpp>
+
+namespace zarr3 {
+
+// Every node below the root, path -> zarr.json (nested groups without their own
+// consolidated_metadata). Unreadable nodes are left out. Error past kMaxConsolidatedNodes.
+nlohmann::json collect_consolidated(Store& store);
+// Rewrites the root group's zarr.json with consolidated metadata of the current hierarchy.
+// Error when the root is not a group.
+void write_consolidated(Store& store);
+// True when `root_json` (a root zarr.json) carries consolidated metadata.
+bool has_consolidated(const nlohmann::json& root_json);
+// A store that keeps the root's consolidated metadata current: a write of the root
+// zarr.json gets the consolidated metadata added, and a write or erase of any other
+// node's zarr.json refreshes the root's.
+std::shared_ptr<Store> consolidating_store(std::shared_ptr<Store> inner);
+
+constexpr size_t kMaxConsolidatedNodes = 100000;
+
+} // namespace zarr3

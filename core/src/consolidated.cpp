@@ -1,0 +1,140 @@
+// Writing inline consolidated metadata and keeping it current (consolidating_store).
+#include "zarr3/consolidated.hpp"
+
+#include "zarr3/array.hpp"
+#include "zarr3/metadata.hpp"
+
+#include <mutex>
+
+namespace zarr3 {
+namespace {
+
+using nlohmann::json;
+
+constexpr int kMaxDepth = 64;
+
+void walk(Store& store, const std::string& prefix, const std::string& rel, int depth, json& out) {
+    if (depth > kMaxDepth) return;
+    for (const auto& name : store.list_dir(prefix)) {
+        if (name == "zarr.json" || name.empty() || name[0] == '.' || !is_valid_key(name)) continue;
+        const std::string key = join_key(prefix, name);
+        std::optional<json> j;
+        try {
+            j = read_node_json(store, key);
+        } catch (const Error&) {
+            continue; // a broken node is left out (it does not open either)
+        }
+        if (!j || !j->is_object() || !j->contains("node_type")) continue;
+        if (out.size() >= kMaxConsolidatedNodes)
+            throw Error(store.uri() + ": more than " + std::to_string(kMaxConsolidatedNodes) +
+                        " nodes to consolidate");
+        const std::string path = rel.empty() ? name : rel + "/" + name;
+        const bool group = (*j)["node_type"] == "group";
+        if (group) j->erase("consolidated_metadata");
+        out[path] = std::move(*j);
+        if (group) walk(store, key, path, depth + 1, out);
+    }
+}
+
+json with_consolidated(json root, Store& store) {
+    root["consolidated_metadata"] = {
+        {"kind", "inline"}, {"must_understand", false}, {"metadata", collect_consolidated(store)}};
+    return root;
+}
+
+void put_json(Store& store, const std::string& key, const json& j) {
+    const std::string text = j.dump(2);
+    store.put(key, ByteView(reinterpret_cast<const uint8_t*>(text.data()), text.size()));
+}
+
+bool is_node_key(const std::string& key) {
+    return key.size() > 10 && key.compare(key.size() - 10, 10, "/zarr.json") == 0;
+}
+
+class ConsolidatingStore final : public Store {
+  public:
+    explicit ConsolidatingStore(std::shared_ptr<Store> inner) : inner_(std::move(inner)) {}
+    std::string uri() const override { return inner_->uri(); }
+    std::optional<Bytes> get(const std::string& k) override { return inner_->get(k); }
+    std::optional<std::vector<Bytes>> get_ranges(const std::string& k,
+                                                 const std::vector<ByteRange>& r) override {
+        return inner_->get_ranges(k, r);
+    }
+    std::optional<uint64_t> size(const std::string& k) override { return inner_->size(k); }
+    std::optional<Bytes> get_bounded(const std::string& k, uint64_t limit) override {
+        return inner_->get_bounded(k, limit);
+    }
+    std::optional<std::vector<Bytes>> get_ranges_sized(const std::string& k,
+                                                       const std::vector<ByteRange>& r,
+                                                       std::optional<uint64_t>& total) override {
+        return inner_->get_ranges_sized(k, r, total);
+    }
+    std::optional<Bytes> get_versioned(const std::string& k, ObjectVersion& v) override {
+        return inner_->get_versioned(k, v);
+    }
+    std::optional<std::vector<Bytes>> get_ranges_versioned(const std::string& k,
+                                                           const std::vector<ByteRange>& r,
+                                                           std::optional<uint64_t>& total,
+                                                           ObjectVersion& v) override {
+        return inner_->get_ranges_versioned(k, r, total, v);
+    }
+    void put(const std::string& key, ByteView value) override {
+        if (key == "zarr.json") {
+            json j = json::parse(value.begin(), value.end(), nullptr, false);
+            if (j.is_object() && j.value("node_type", "") == "group") {
+                std::lock_guard lk(mu_);
+                put_json(*inner_, key, with_consolidated(std::move(j), *inner_));
+                return;
+            }
+        }
+        inner_->put(key, value);
+        if (is_node_key(key)) refresh();
+    }
+    void erase(const std::string& key) override {
+        inner_->erase(key);
+        if (is_node_key(key)) refresh();
+    }
+    std::vector<std::string> list_dir(const std::string& prefix) override {
+        return inner_->list_dir(prefix);
+    }
+    bool writable() const override { return inner_->writable(); }
+    std::unique_ptr<StoreLock> lock(const std::string& key) override { return inner_->lock(key); }
+
+  private:
+    void refresh() {
+        std::lock_guard lk(mu_);
+        const auto root = read_node_json(*inner_, "");
+        if (root && root->is_object() && root->value("node_type", "") == "group")
+            put_json(*inner_, "zarr.json", with_consolidated(*root, *inner_));
+    }
+    std::shared_ptr<Store> inner_;
+    std::mutex mu_;
+};
+
+} // namespace
+
+json collect_consolidated(Store& store) {
+    json out = json::object();
+    walk(store, "", "", 0, out);
+    return out;
+}
+
+void write_consolidated(Store& store) {
+    const auto root = read_node_json(store, "");
+    const std::string where = store.uri() + "/zarr.json";
+    if (!root) throw NotFound(where + ": not found");
+    if (node_type_of(*root, where) != NodeType::Group)
+        throw Error(where + ": consolidated metadata needs a root group, the root is an array");
+    put_json(store, "zarr.json", with_consolidated(*root, store));
+}
+
+bool has_consolidated(const json& root_json) {
+    const auto it = root_json.find("consolidated_metadata");
+    return root_json.is_object() && it != root_json.end() && it->is_object();
+}
+
+std::shared_ptr<Store> consolidating_store(std::shared_ptr<Store> inner) {
+    return std::make_shared<ConsolidatingStore>(std::move(inner));
+}
+
+} // namespace zarr3

@@ -1,0 +1,84 @@
+// Consolidated metadata: written on request and kept current by later metadata writes;
+// read back by the existing reader (GroupMetadata::consolidated).
+#include "zarr3/array.hpp"
+#include "zarr3/builder.hpp"
+#include "zarr3/consolidated.hpp"
+#include "zarr3/metadata.hpp"
+
+#include <gtest/gtest.h>
+
+using namespace zarr3;
+using nlohmann::json;
+
+namespace {
+
+json root_of(Store& s) {
+    return *read_node_json(s, "");
+}
+
+ArrayMetadata meta(Shape shape) {
+    Shape chunks = shape;
+    return ArrayBuilder(std::move(shape), data_type_from_name("int16"))
+        .regular_chunk_shape(chunks)
+        .build();
+}
+
+} // namespace
+
+TEST(Consolidated, WrittenAndKeptCurrent) {
+    auto mem = std::make_shared<MemoryStore>();
+    auto store = consolidating_store(mem);
+    Group::create(store, "", {{"title", "t"}});
+    Group::create(store, "g");
+    auto a = Array::create(store, "g/a", meta({4, 6}));
+    Array::create(store, "b", meta({3}));
+    json root = root_of(*mem);
+    ASSERT_TRUE(has_consolidated(root));
+    const json& md = root["consolidated_metadata"]["metadata"];
+    EXPECT_EQ(root["consolidated_metadata"]["kind"], "inline");
+    EXPECT_EQ(md.size(), 3u);
+    EXPECT_EQ(md["g"]["node_type"], "group");
+    EXPECT_EQ(md["g/a"]["shape"], json({4, 6}));
+    EXPECT_EQ(md["b"]["shape"], json({3}));
+    EXPECT_EQ(root["attributes"]["title"], "t");
+
+    // Later writes: a resize and new attributes show in the root.
+    a->resize({8, 6});
+    a->set_attributes({{"units", "K"}});
+    root = root_of(*mem);
+    EXPECT_EQ(root["consolidated_metadata"]["metadata"]["g/a"]["shape"], json({8, 6}));
+    EXPECT_EQ(root["consolidated_metadata"]["metadata"]["g/a"]["attributes"]["units"], "K");
+
+    // The group attributes rewrite (which drops the in-memory copy) keeps it on disk.
+    auto g = Group::open(store, "");
+    g->set_attributes({{"title", "u"}});
+    root = root_of(*mem);
+    EXPECT_EQ(root["attributes"]["title"], "u");
+    EXPECT_EQ(root["consolidated_metadata"]["metadata"].size(), 3u);
+
+    // The reader sees it: the root group lists its children from it.
+    const auto parsed = parse_group_metadata(root, "zarr.json");
+    ASSERT_TRUE(parsed.consolidated.has_value());
+    EXPECT_EQ(parsed.consolidated->count("g/a"), 1u);
+    auto reopened = Group::open(mem, "");
+    EXPECT_EQ(reopened->array_names(), std::vector<std::string>{"b"});
+    EXPECT_EQ(reopened->open_array("b")->metadata().shape, Shape{3});
+}
+
+TEST(Consolidated, WriteOnceAndRootArrayRefused) {
+    auto mem = std::make_shared<MemoryStore>();
+    Group::create(mem, "");
+    Array::create(mem, "x", meta({2}));
+    EXPECT_FALSE(has_consolidated(root_of(*mem)));
+    write_consolidated(*mem);
+    EXPECT_EQ(root_of(*mem)["consolidated_metadata"]["metadata"]["x"]["shape"], json({2}));
+
+    auto arr = std::make_shared<MemoryStore>();
+    Array::create(arr, "", meta({2}));
+    try {
+        write_consolidated(*arr);
+        FAIL() << "no error";
+    } catch (const Error& e) {
+        EXPECT_NE(std::string(e.what()).find("root group"), std::string::npos) << e.what();
+    }
+}

@@ -1,0 +1,21 @@
+// Consolidated metadata on write (CREATE_CONSOLIDATED_METADATA, as GDAL's Zarr driver
+// names it): a store wrapped by zarr3::consolidating_store keeps the root zarr.json's
+// consolidated_metadata current through every later metadata write.
+#pragma once
+
+#include "cpl_port.h"
+#include "zarr3/store.hpp"
+
+#include <memory>
+
+namespace zarr3drv {
+
+// True when CREATE_CONSOLIDATED_METADATA=YES is in any of the option lists.
+bool ConsolidationAsked(CSLConstList options, CSLConstList more = nullptr);
+// `store` wrapped to keep consolidated metadata current when `asked`.
+std::shared_ptr<zarr3::Store> ConsolidatingIf(std::shared_ptr<zarr3::Store> store, bool asked);
+// Wrapped when the store's root zarr.json already carries consolidated metadata
+// (an update open), so that later writes keep it current instead of dropping it.
+std::shared_ptr<zarr3::Store> ConsolidatingIfPresent(std::shared_ptr<zarr3::Store> store);
+
+} // namespace zarr3drv

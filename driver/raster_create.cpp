@@ -4,6 +4,7 @@
 #include "creation_options.hpp"
 #include "gdal_types.hpp"
 #include "georef.hpp"
+#include "overview_build.hpp"
 #include "path_guard.hpp"
 #include "raster_dataset.hpp"
 #include "unfinished_copy.hpp"
@@ -290,6 +291,7 @@ GDALDataset* Zarr3CreateCopy(const char* name, GDALDataset* src, int strict,
         type = GDALDataTypeUnion(type, src->GetRasterBand(b)->GetRasterDataType());
     Prepared p;
     if (!Guard(StoreRoot(name), [&] {
+            CheckOverviewOptions(options);
             p = Prepare(name, src->GetRasterXSize(), src->GetRasterYSize(), nb, type, options,
                         strict != 0);
         }))
@@ -301,6 +303,7 @@ GDALDataset* Zarr3CreateCopy(const char* name, GDALDataset* src, int strict,
         RasterCopy::CopyProperties(src, *ds);
         RasterCopy::CopyPixels(src, *ds, progress, progress_data);
         ds->Finalize();
+        BuildCopyOverviews(*ds, options, progress, progress_data);
         ClearUnfinished(p.root);
     });
     if (!ok) {

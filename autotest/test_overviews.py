@@ -262,6 +262,7 @@ def test_gdaladdo_writes_levels_gdal_reads_back(tmp_path, run_tool):
     assert layout[2]["spatial:transform"] == [40.0, 0.0, 1000.0, 0.0, -40.0, 2000.0]
     assert layout[1]["resampling_method"] == "average"
     assert MULTISCALES_UUID in [c["uuid"] for c in attrs["zarr_conventions"]]
+    assert attrs["spatial:dimensions"] == ["y", "x"]  # what spatial:shape counts (GDAL 3.13 checks it)
     assert json.loads((path / "ovr_4x" / "a" / "zarr.json").read_text())["shape"] == [15, 25]
     # Cleaning removes the levels and the attribute.
     assert run_tool("gdaladdo", "-clean", path).returncode == 0

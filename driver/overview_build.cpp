@@ -224,6 +224,9 @@ void OverviewBuilder::WriteLayout(const std::vector<Level>& levels) {
     auto group = zarr3::Group::open(ds_.store_, GroupPath());
     nlohmann::json attrs = group->metadata().attributes;
     zarr3::write_multiscales(attrs, ms);
+    // The spatial convention (registered above) names the axes that
+    // spatial:shape counts; GDAL 3.13 drops levels whose shape it cannot match.
+    if (iy != SIZE_MAX) attrs["spatial:dimensions"] = {ds_.ydim_, ds_.xdim_};
     group->set_attributes(attrs);
 }
 

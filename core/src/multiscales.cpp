@@ -58,8 +58,10 @@ void parse_spatial(const nlohmann::json& o, MultiscaleLevel& l, const std::strin
         if (!s->is_array() || s->size() != 2)
             fail(where, mm, "expected two positive integers [height, width]");
         for (const auto& e : *s) {
-            if (!e.is_number_unsigned() || e.get<uint64_t>() == 0)
-                fail(where, mm, "expected two positive integers [height, width]");
+            const bool positive = e.is_number_unsigned()
+                                      ? e.get<uint64_t>() > 0
+                                      : e.is_number_integer() && e.get<int64_t>() > 0;
+            if (!positive) fail(where, mm, "expected two positive integers [height, width]");
             l.spatial_shape.push_back(e.get<uint64_t>());
         }
     }

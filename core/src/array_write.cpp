@@ -2,6 +2,7 @@
 // to the write-back buffer (array_write_buffer.cpp).
 #include "array_detail.hpp"
 
+#include "scratch.hpp"
 #include "zarr3/sharding.hpp"
 
 namespace zarr3 {
@@ -14,9 +15,14 @@ void Array::store_chunk(const std::string& key, const Bytes& data, const ChunkSp
     if (all_equal_to(data, meta_.fill_value)) {
         store_->erase(key);
     } else {
-        const Bytes enc = meta_.codecs.encode(data, spec);
-        store_->put(key, enc);
+        ScratchLease enc;
+        meta_.codecs.encode_into(data, spec, enc.get());
+        store_->put(key, enc.get());
     }
+    invalidate_cached(key);
+}
+
+void Array::invalidate_cached(const std::string& key) const {
     const std::string ck = store_->uri() + "|" + key;
     if (opt_.index_cache) opt_.index_cache->invalidate(ck);
     ShardIndexCache::global().invalidate(ck);
@@ -40,7 +46,9 @@ void Array::write(const Selection& sel, const void* in, const std::vector<int64_
                 full &= t.region.start[d] == 0 && t.region.count[d] == valid[d] &&
                         (t.region.count[d] <= 1 || t.region.step[d] == 1);
             if (full) {
-                Bytes buf(spec.num_bytes());
+                ScratchLease lease;
+                Bytes& buf = lease.get();
+                buf.resize(spec.num_bytes());
                 bool overhang = false;
                 for (size_t d = 0; d < valid.size(); ++d)
                     overhang |= valid[d] != spec.shape[d];

@@ -1,6 +1,8 @@
 // The write-back buffer of partly written chunks: merged with the stored
 // chunk and rewritten when complete, flushed, or evicted.
 #include "array_detail.hpp"
+#include "scratch.hpp"
+#include "zarr3/sharding.hpp"
 
 #include <cstring>
 
@@ -11,6 +13,13 @@ using array_detail::run_tasks;
 using array_detail::valid_extent;
 
 namespace {
+// The sharding codec when it is the whole chain (the usual layout): partly
+// written shards are then updated inner chunk by inner chunk.
+const ShardingCodec* sole_sharding(const CodecChain& c) {
+    if (!c.array_to_array().empty() || !c.bytes_to_bytes().empty()) return nullptr;
+    return dynamic_cast<const ShardingCodec*>(&c.array_to_bytes());
+}
+
 // Marks the region in a one-byte-per-element mask; returns newly marked count.
 uint64_t mark_region(std::vector<uint8_t>& mask, const Shape& chunk_shape, const Region& r) {
     const size_t rank = r.rank();
@@ -82,6 +91,17 @@ void Array::flush_entry_locked(const std::string& key) const {
         // this shard is read, merged and rewritten: their inner chunks survive.
         const auto held = store_->lock(key);
         if (auto existing = store_->get(key)) {
+            if (const auto* sharding = sole_sharding(meta_.codecs)) {
+                // Only the inner chunks holding new elements are encoded again.
+                ScratchLease enc;
+                const ShardingCodec::Update upd{*existing, e.mask, store_->uri() + "/" + key};
+                if (sharding->encode_update(e.data, spec, upd, enc.get()) == 0)
+                    store_->erase(key);
+                else
+                    store_->put(key, enc.get());
+                invalidate_cached(key);
+                return;
+            }
             Bytes old(spec.num_bytes());
             meta_.codecs.decode(*existing, spec, old.data());
             const size_t elem = meta_.dtype.size;

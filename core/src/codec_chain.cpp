@@ -159,30 +159,31 @@ CodecChain CodecChain::parse(const nlohmann::json& codecs, const ChunkSpec& spec
 }
 
 Bytes CodecChain::encode(ByteView decoded, const ChunkSpec& spec) const {
-    // bytes (no swap) then compressors: compress straight from the caller's data.
-    if (aa_.empty() && !bb_.empty() && ab_->is_plain_copy(spec) &&
-        decoded.size() == spec.num_bytes()) {
-        Bytes b = bb_[0]->encode(decoded);
-        for (size_t k = 1; k < bb_.size(); ++k)
-            b = bb_[k]->encode(b);
-        return b;
-    }
-    ChunkSpec cur = spec;
-    Bytes b;
-    ByteView view = decoded;
-    if (!aa_.empty()) {
+    Bytes out;
+    encode_into(decoded, spec, out);
+    return out;
+}
+
+void CodecChain::encode_into(ByteView decoded, const ChunkSpec& spec, Bytes& out) const {
+    // The array->bytes step (compressing straight from the caller's data when
+    // it is a plain copy) writes into `out`; later bytes->bytes codecs chain.
+    const bool first_bb = aa_.empty() && !bb_.empty() && ab_->is_plain_copy(spec) &&
+                          decoded.size() == spec.num_bytes();
+    if (first_bb) {
+        bb_[0]->encode_into(decoded, out);
+    } else if (aa_.empty()) {
+        ab_->encode_into(decoded, spec, out);
+    } else {
+        ChunkSpec cur = spec;
         Bytes a(decoded.begin(), decoded.end());
         for (const auto& c : aa_) {
             a = c->encode(std::move(a), cur);
             cur = c->encoded_spec(cur);
         }
-        b = ab_->encode(a, cur);
-    } else {
-        b = ab_->encode(view, cur);
+        ab_->encode_into(a, cur, out);
     }
-    for (const auto& c : bb_)
-        b = c->encode(b);
-    return b;
+    for (size_t k = first_bb ? 1 : 0; k < bb_.size(); ++k)
+        out = bb_[k]->encode(out);
 }
 
 void CodecChain::decode(ByteView encoded, const ChunkSpec& spec, uint8_t* out) const {

@@ -1,5 +1,6 @@
-// sharding_indexed: configuration, grid validation and shard encoding.
-// Index decoding lives in sharding_index.cpp, reads in sharding_read.cpp.
+// sharding_indexed: configuration and grid validation. Encoding lives in
+// sharding_encode.cpp, index decoding in sharding_index.cpp, reads in
+// sharding_read.cpp.
 #include "zarr3/sharding.hpp"
 
 #include "zarr3/chunk_grid.hpp"
@@ -190,61 +191,6 @@ nlohmann::json ShardingCodec::to_json() const {
     cfg["index_codecs"] = index_codecs_.to_json();
     cfg["index_location"] = location_ == IndexLocation::Start ? "start" : "end";
     return {{"name", "sharding_indexed"}, {"configuration", cfg}};
-}
-
-Bytes ShardingCodec::encode(ByteView decoded, const ChunkSpec& spec) const {
-    const auto prep = prepare(spec, "sharding_indexed encode");
-    const Shape& cps = prep->chunks_per_shard;
-    if (decoded.size() != spec.num_bytes())
-        throw Error("sharding_indexed encode: got " + std::to_string(decoded.size()) +
-                    " bytes for a shard of " + std::to_string(spec.num_bytes()));
-    const uint64_t n = prep->inner_chunks;
-    const uint64_t isz = prep->index_size;
-    const size_t elem = spec.dtype.size;
-    const ChunkSpec& ispec = prep->inner_spec;
-    const auto inner_strides = c_strides(inner_shape_, elem);
-
-    std::vector<uint64_t> entries(2 * n, kEmptyEntry);
-    Bytes body;
-    Bytes tmp(ispec.num_bytes());
-    const uint64_t base = location_ == IndexLocation::Start ? isz : 0;
-    Shape pos(cps.size(), 0); // inner chunk coordinates, C order
-    Region r;
-    r.count = inner_shape_;
-    r.start.resize(cps.size());
-    for (uint64_t lin = 0; lin < n; ++lin) {
-        for (size_t a = 0; a < cps.size(); ++a)
-            r.start[a] = pos[a] * inner_shape_[a];
-        copy_region_out(decoded.data(), spec.shape, elem, r,
-                        StridedView{tmp.data(), inner_strides});
-        if (!all_equal_to(tmp, spec.fill_value)) {
-            Bytes enc = inner_.encode(tmp, ispec);
-            entries[2 * lin] = checked_add(base, body.size(), "shard offset");
-            entries[2 * lin + 1] = enc.size();
-            body.insert(body.end(), enc.begin(), enc.end());
-        }
-        for (size_t a = cps.size(); a-- > 0;) { // advance the odometer
-            if (++pos[a] < cps[a]) break;
-            pos[a] = 0;
-        }
-    }
-
-    Bytes raw(entries.size() * 8);
-    std::memcpy(raw.data(), entries.data(), raw.size()); // host is little-endian
-    Bytes index = index_codecs_.encode(raw, prep->index_spec);
-    if (index.size() != isz)
-        throw Error("sharding_indexed encode: index codecs produced " +
-                    std::to_string(index.size()) + " bytes, expected " + std::to_string(isz));
-    Bytes out;
-    out.reserve(body.size() + index.size());
-    if (location_ == IndexLocation::Start) {
-        out.insert(out.end(), index.begin(), index.end());
-        out.insert(out.end(), body.begin(), body.end());
-    } else {
-        out.insert(out.end(), body.begin(), body.end());
-        out.insert(out.end(), index.begin(), index.end());
-    }
-    return out;
 }
 
 } // namespace zarr3

@@ -79,6 +79,8 @@ class Array {
     // buffered chunks leaves the array's values as they are (a const read
     // flushes them first).
     void store_chunk(const std::string& key, const Bytes& data, const ChunkSpec& spec) const;
+    // Drops cached shard indexes of `key` after it was written or erased.
+    void invalidate_cached(const std::string& key) const;
     void buffer_partial(const std::string& key, const struct ChunkTask& t, const ChunkSpec& spec,
                         const Shape& valid, const StridedView& view);
     // Merges buffered chunk `key` with the stored one and stores it; the

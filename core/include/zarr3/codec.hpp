@@ -131,6 +131,12 @@ class ArrayToBytesCodec {
     virtual ~ArrayToBytesCodec() = default;
     virtual std::string name() const = 0;
     virtual Bytes encode(ByteView decoded, const ChunkSpec& spec) const = 0;
+    // The same into `out`, whose capacity is reused (the write path encodes
+    // chunk after chunk into one per-thread buffer). `decoded` never aliases
+    // `out`.
+    virtual void encode_into(ByteView decoded, const ChunkSpec& spec, Bytes& out) const {
+        out = encode(decoded, spec);
+    }
     // Decodes into `out` (spec.num_bytes() bytes); FormatError on any mismatch.
     virtual void decode(ByteView encoded, const ChunkSpec& spec, uint8_t* out) const = 0;
     // Exact encoded size when it depends only on the spec (bytes codec).
@@ -164,6 +170,8 @@ class BytesToBytesCodec {
     virtual ~BytesToBytesCodec() = default;
     virtual std::string name() const = 0;
     virtual Bytes encode(ByteView decoded) const = 0;
+    // The same into `out`, whose capacity is reused; `decoded` never aliases it.
+    virtual void encode_into(ByteView decoded, Bytes& out) const { out = encode(decoded); }
     // `expected` is the exact decoded size when known; a decoder never
     // produces (or allocates) more than `max_size` bytes.
     virtual Bytes decode(ByteView encoded, std::optional<uint64_t> expected,
@@ -192,6 +200,8 @@ class CodecChain {
                             const std::string& where, std::vector<std::string>* warnings = nullptr);
 
     Bytes encode(ByteView decoded, const ChunkSpec& spec) const;
+    // The same into `out`, whose capacity is reused; `decoded` never aliases it.
+    void encode_into(ByteView decoded, const ChunkSpec& spec, Bytes& out) const;
     void decode(ByteView encoded, const ChunkSpec& spec, uint8_t* out) const;
     // Reads `region` of the chunk behind `src` into `out`, using partial reads
     // when the chain allows it. Returns false when the value is absent.

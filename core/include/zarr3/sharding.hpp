@@ -58,6 +58,20 @@ class ShardingCodec : public ArrayToBytesCodec {
 
     std::string name() const override { return "sharding_indexed"; }
     Bytes encode(ByteView decoded, const ChunkSpec& spec) const override;
+    void encode_into(ByteView decoded, const ChunkSpec& spec, Bytes& out) const override;
+    // A partly written shard: `written` marks (one byte per element, shard
+    // layout) the elements of `decoded` that are new; the others come from
+    // `stored`, the shard's current encoded value. Inner chunks with no new
+    // element keep their stored bytes as they are; only the others are
+    // decoded, merged and encoded again. Returns the number of inner chunks
+    // stored (0: the whole shard is fill value). FormatError names `what`.
+    struct Update {
+        ByteView stored;
+        const std::vector<uint8_t>& written;
+        std::string what;
+    };
+    uint64_t encode_update(ByteView decoded, const ChunkSpec& spec, const Update& update,
+                           Bytes& out) const;
     void decode(ByteView encoded, const ChunkSpec& spec, uint8_t* out) const override;
     bool supports_partial_read() const override { return true; }
     bool read_partial(ByteSource& src, const ChunkSpec& spec, const Region& region,
@@ -98,6 +112,7 @@ class ShardingCodec : public ArrayToBytesCodec {
 
   private:
     struct PartialRead; // the steps of read_partial (sharding_read.cpp)
+    struct Encoder;     // the steps of encode_into/encode_update (sharding_encode.cpp)
     ChunkSpec inner_spec(const ChunkSpec& shard) const;
     ChunkSpec index_spec(const Shape& chunks_per_shard) const;
     bool read_from_whole(ByteView shard, const ChunkSpec& spec, const Region& region,

@@ -23,6 +23,12 @@ class BloscCodec : public BytesToBytesCodec {
     std::string name() const override { return "blosc"; }
 
     Bytes encode(ByteView decoded) const override {
+        Bytes out;
+        encode_into(decoded, out);
+        return out;
+    }
+
+    void encode_into(ByteView decoded, Bytes& out) const override {
         if (!compressor_available(cname_))
             throw Error("blosc: compressor \"" + cname_ +
                         "\" is not compiled into this c-blosc library (available: " +
@@ -35,12 +41,11 @@ class BloscCodec : public BytesToBytesCodec {
                                               : BLOSC_BITSHUFFLE;
         // c-blosc treats typesizes above 255 as 1.
         size_t typesize = typesize_ > 255 ? 1 : size_t(typesize_);
-        Bytes out(decoded.size() + BLOSC_MAX_OVERHEAD);
+        out.resize(decoded.size() + BLOSC_MAX_OVERHEAD);
         int n = blosc_compress_ctx(clevel_, shuffle, typesize, decoded.size(), decoded.data(),
                                    out.data(), out.size(), cname_.c_str(), size_t(blocksize_), 1);
         if (n <= 0) throw Error("blosc: compression failed (error " + std::to_string(n) + ")");
         out.resize(size_t(n));
-        return out;
     }
 
     Bytes decode(ByteView in, std::optional<uint64_t> expected, uint64_t max_size) const override {

@@ -54,16 +54,21 @@ class BytesCodec : public ArrayToBytesCodec {
     std::string name() const override { return "bytes"; }
 
     Bytes encode(ByteView decoded, const ChunkSpec& spec) const override {
+        Bytes out;
+        encode_into(decoded, spec, out);
+        return out;
+    }
+
+    void encode_into(ByteView decoded, const ChunkSpec& spec, Bytes& out) const override {
         uint64_t n = spec.num_bytes();
         if (decoded.size() != n)
             throw Error(prefix(where_, "bytes") + "encode got " + std::to_string(decoded.size()) +
                         " bytes for a chunk of " + std::to_string(n) + " bytes");
-        Bytes out(n);
+        out.resize(n);
         if (needs_swap(spec))
             swap_copy(out.data(), decoded.data(), n, spec.dtype.swap_unit);
         else if (n)
             std::memcpy(out.data(), decoded.data(), n);
-        return out;
     }
 
     void decode(ByteView encoded, const ChunkSpec& spec, uint8_t* out) const override {

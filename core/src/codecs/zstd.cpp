@@ -88,17 +88,24 @@ class ZstdCodec : public BytesToBytesCodec {
     std::string name() const override { return "zstd"; }
 
     Bytes encode(ByteView decoded) const override {
+        Bytes out;
+        encode_into(decoded, out);
+        return out;
+    }
+
+    // One context per thread, reused; the output is sized to the bound in
+    // the caller's reused buffer and trimmed.
+    void encode_into(ByteView decoded, Bytes& out) const override {
         thread_local std::unique_ptr<ZSTD_CCtx, CCtxDeleter> c(ZSTD_createCCtx());
         if (!c) throw Error("zstd: cannot allocate a compression context");
         ZSTD_CCtx_reset(c.get(), ZSTD_reset_session_and_parameters);
         ZSTD_CCtx_setParameter(c.get(), ZSTD_c_compressionLevel, level_);
         ZSTD_CCtx_setParameter(c.get(), ZSTD_c_checksumFlag, checksum_ ? 1 : 0);
-        Bytes out(ZSTD_compressBound(decoded.size()));
+        out.resize(ZSTD_compressBound(decoded.size()));
         size_t n = ZSTD_compress2(c.get(), out.data(), out.size(), decoded.data(), decoded.size());
         if (ZSTD_isError(n))
             throw Error(std::string("zstd: compression failed (") + ZSTD_getErrorName(n) + ")");
         out.resize(n);
-        return out;
     }
 
     Bytes decode(ByteView in, std::optional<uint64_t> expected, uint64_t max_size) const override {

@@ -150,3 +150,25 @@ def test_written_georef_reads_back_through_each_convention(tmp_path):
     s["attributes"].pop("GeoTransform")
     sr.write_text(json.dumps(s))
     check(geozarr)  # CF coordinate arrays x/y give the transform
+
+
+def test_unreadable_coordinate_array_is_named_in_a_warning(tmp_path):
+    """A coordinate variable that is there but cannot be read (malformed
+    zarr.json) is said, not silently dropped; the raster opens without it."""
+    root = tmp_path / "bad.zarr"
+    group(root)
+    write_array(root, "t", DATA, "float32", ["lat", "lon"])
+    write_array(root, "lat", [45.0, 44.0, 43.0], "float64", ["lat"])
+    (root / "lon").mkdir()
+    (root / "lon" / "zarr.json").write_text('{"zarr_format": 3, "node_type": "array", "shape": [4]')
+    gdal.ErrorReset()
+    gdal.PushErrorHandler("CPLQuietErrorHandler")
+    try:
+        ds = gdal.Open(str(root))
+        msg = gdal.GetLastErrorMsg()
+    finally:
+        gdal.PopErrorHandler()
+    assert ds is not None and ds.RasterXSize == 4
+    assert "lon/zarr.json" in msg and "lon" in msg, msg
+    assert ds.GetGeoTransform(can_return_null=True) is None
+    np.testing.assert_array_equal(ds.ReadAsArray(), DATA)

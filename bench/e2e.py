@@ -2,6 +2,7 @@
 """End-to-end GDAL benchmarks of the Zarr3 plugin over data from zarr3_bench_gen.
 
 usage: /usr/bin/python3 bench/e2e.py --data DIR --plugin-dir BUILD [--reps N] [--json OUT]
+       [--peer-writes]  (only the writes, beside GDAL's built-in Zarr driver)
 
 Times only the GDAL calls (time.perf_counter around the read, which includes
 the numpy allocation of ReadAsArray), median of --reps runs after one warm-up,
@@ -105,34 +106,62 @@ def check_values(gdal, root, mode, data):
             raise RuntimeError(f"{name}: values read through GDAL differ from raw.f32")
 
 
-def write_benchmark(gdal, data, reps):
-    """gdal_translate of an in-memory (MEM) source to sharded zstd, 1 thread."""
+WRITE_OPTIONS = {
+    # The plugin: regular 256x256 chunks, and 1024x1024 shards of 256x256 chunks.
+    "regular": ("Zarr3", ["BLOCKSIZE=256,256", "COMPRESS=ZSTD", "ZSTD_LEVEL=3"]),
+    "sharded": ("Zarr3", ["BLOCKSIZE=1024,1024", "SHARD_CHUNK_SHAPE=256,256", "COMPRESS=ZSTD",
+                          "ZSTD_LEVEL=3"]),
+    # GDAL's built-in Zarr driver (the peer), Zarr v3, the same chunks and codec.
+    "builtin": ("Zarr", ["FORMAT=ZARR_V3", "BLOCKSIZE=256,256", "COMPRESS=ZSTD", "ZSTD_LEVEL=3"]),
+}
+
+
+def write_benchmark(gdal, data, reps, kind, threads):
+    """gdal_translate of an in-memory (MEM) source into a new store."""
     import numpy as np
 
     raw = np.fromfile(os.path.join(data, "raw.f32"), dtype="<f4").reshape(N, N)
     src = gdal.GetDriverByName("MEM").Create("", N, N, 1, gdal.GDT_Float32)
     src.GetRasterBand(1).WriteArray(raw)
-    out_dir = os.path.join(data, "e2e_write.zarr")
-    opts = ["BLOCKSIZE=1024,1024", "SHARD_CHUNK_SHAPE=256,256", "COMPRESS=ZSTD", "ZSTD_LEVEL=3"]
-    gdal.SetConfigOption("GDAL_NUM_THREADS", "1")
+    out_dir = os.path.join(data, f"e2e_write_{kind}.zarr")
+    driver, opts = WRITE_OPTIONS[kind]
+    gdal.SetConfigOption("GDAL_NUM_THREADS", str(threads))
 
     def run():
         subprocess.run(["rm", "-rf", out_dir], check=True)
-        ds = gdal.Translate(out_dir, src, format="Zarr3", creationOptions=opts)
+        ds = gdal.Translate(out_dir, src, format=driver, creationOptions=opts)
         if ds is None:
             raise RuntimeError("gdal.Translate returned None")
         ds = None
 
     try:
         r = timed(run, reps)
-        rd, keep = open_reader(gdal, out_dir, os.path.basename(out_dir).split(".")[0], "classic")
-        r["roundtrip_ok"] = bool(np.array_equal(rd(), raw))
+        got = gdal.Open(out_dir if kind != "builtin" else f'ZARR:"{out_dir}"').ReadAsArray()
+        r["roundtrip_ok"] = bool(np.array_equal(got, raw))
     except Exception as e:  # write path missing or failing: reported, not fatal
         r = {"error": str(e).splitlines()[0] if str(e) else repr(e)}
     finally:
         gdal.SetConfigOption("GDAL_NUM_THREADS", None)
         subprocess.run(["rm", "-rf", out_dir], check=False)
     return r
+
+
+def write_benchmarks(gdal, data, reps, kinds):
+    return {f"{k}/{t}": write_benchmark(gdal, data, reps, k, t) for k in kinds for t in (1, 2)}
+
+
+def zoom_benchmarks(gdal, root, reps):
+    """A 512x512 view of the whole 4096x4096 array against a full read, 1 thread."""
+    out = {}
+    gdal.SetConfigOption("GDAL_NUM_THREADS", "1")
+    for name in ("regular_zstd", "sharded_zstd", "rect_zstd"):
+        ds = gdal.Open(f'ZARR3:"{root}":/{name}')
+        band = ds.GetRasterBand(1)
+        out[name] = {"full": timed(lambda: band.ReadAsArray(), reps),
+                     "zoom": timed(lambda: band.ReadAsArray(buf_xsize=512, buf_ysize=512), reps)}
+        ds = None
+    gdal.SetConfigOption("GDAL_NUM_THREADS", None)
+    return out
 
 
 def open_edges(gdal, root, reps):
@@ -176,9 +205,17 @@ def main():
     ap.add_argument("--rss-child")
     ap.add_argument("--threads", type=int, default=1)
     ap.add_argument("--mode", default="multidim")
+    ap.add_argument("--peer-writes", action="store_true",
+                    help="only the writes, of the plugin and of GDAL's built-in driver")
     args = ap.parse_args()
     if args.rss_child:
         return rss_child(args)
+    if args.peer_writes:
+        gdal = setup_gdal(args.plugin_dir)
+        res = {"gdal_version": gdal.__version__,
+               "writes": write_benchmarks(gdal, args.data, max(3, args.reps // 2),
+                                          ("regular", "sharded", "builtin"))}
+        return emit(res, args.json)
 
     gdal = setup_gdal(args.plugin_dir)
     root = os.path.join(args.data, "bench.zarr")
@@ -189,7 +226,11 @@ def main():
     check_values(gdal, root, mode, args.data)
     res["reads"] = read_benchmarks(gdal, root, mode, args.reps)
     res["open_edges_1m"] = open_edges(gdal, root, args.reps)
-    res["write_sharded"] = write_benchmark(gdal, args.data, max(3, args.reps // 2))
+    res["writes"] = write_benchmarks(gdal, args.data, max(3, args.reps // 2),
+                                     ("regular", "sharded"))
+    res["write_sharded"] = res["writes"]["sharded/1"]
+    if mode == "classic":
+        res["zoom"] = zoom_benchmarks(gdal, root, args.reps)
     res["memory"] = {}
     for threads in (1, 2):
         for name in ("regular_zstd", "sharded_zstd"):
@@ -200,9 +241,14 @@ def main():
                 res["memory"][f"{name}/{threads}"] = {"error": p.stderr.strip()[-300:]}
             else:
                 res["memory"][f"{name}/{threads}"] = json.loads(p.stdout.strip().splitlines()[-1])
+    emit(res, args.json)
+
+
+def emit(res, path):
+    """The results as JSON, into `path` or on stdout."""
     text = json.dumps(res, indent=1)
-    if args.json:
-        with open(args.json, "w") as f:
+    if path:
+        with open(path, "w") as f:
             f.write(text)
     else:
         print(text)

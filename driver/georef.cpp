@@ -175,11 +175,18 @@ std::shared_ptr<zarr3::Array> FindArrayUpwards(const std::shared_ptr<zarr3::Stor
         const std::string path = zarr3::join_key(g, name);
         try {
             zarr3::validate_key(path);
-            const std::string where = store->uri() + "/" + path + "/zarr.json";
+        } catch (const zarr3::Error&) {
+            return nullptr; // a name no node can have: nothing to find
+        }
+        const std::string where = store->uri() + "/" + path + "/zarr.json";
+        try {
             if (auto j = zarr3::read_node_json(*store, path);
                 j && zarr3::node_type_of(*j, where) == zarr3::NodeType::Array)
                 return zarr3::Array::open(store, path, zarr3::parse_array_metadata(*j, where));
-        } catch (const std::exception&) {
+        } catch (const zarr3::Error& e) {
+            // Present but unreadable: said, and the raster opens without it.
+            CPLError(CE_Warning, CPLE_AppDefined, "%s; not used as coordinate variable \"%s\"",
+                     e.what(), name.c_str());
             return nullptr;
         }
         if (g.empty()) break;
@@ -296,7 +303,9 @@ GeoRef ReadGeoRef(const std::shared_ptr<zarr3::Store>& store, const zarr3::Array
         try {
             if (auto j = zarr3::read_node_json(*store, group); j && j->is_object())
                 gattrs = j->value("attributes", nlohmann::json::object());
-        } catch (const std::exception&) {
+        } catch (const zarr3::Error& e) {
+            CPLError(CE_Warning, CPLE_AppDefined,
+                     "%s; the group's georeferencing attributes are not used", e.what());
         }
     }
     // The CF grid_mapping variable, looked up at most once (CRS and transform).

@@ -234,7 +234,9 @@ void Zarr3RasterDataset::LoadBandCoordinates() {
                 auto u = var->metadata().attributes.find("units");
                 if (u != var->metadata().attributes.end() && u->is_string()) units[k] = *u;
             }
-        } catch (const std::exception&) {
+        } catch (const zarr3::Error& e) {
+            CPLError(CE_Warning, CPLE_AppDefined, "%s; no band metadata from coordinate \"%s\"",
+                     e.what(), names[k].c_str());
         }
     }
     for (int b = 1; b <= nBands; ++b) {

@@ -138,6 +138,12 @@ class Zarr3RasterDataset final : public GDALPamDataset {
     // request needs the generic path.
     bool DirectIO(GDALRWFlag rw, int x, int y, int w, int h, void* data, GDALDataType buf_type,
                   int b0, int bstep, int n, GSpacing pixel, GSpacing line, GSpacing band);
+    // Zoomed-out read (buffer smaller than the window, nearest neighbour,
+    // GDAL's sampling) of one band: each chunk decoded once
+    // (raster_zoom.cpp). Returns false when the request needs the generic path.
+    bool ZoomedRead(int band, int x, int y, int w, int h, void* data, int bw, int bh,
+                    GDALDataType buf_type, GSpacing pixel, GSpacing line,
+                    const GDALRasterIOExtraArg* extra);
     void MarkDirty() { meta_dirty_ = true; }
 
     std::shared_ptr<zarr3::Store> store_;

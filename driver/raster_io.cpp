@@ -198,6 +198,18 @@ CPLErr Zarr3RasterBand::IRasterIO(GDALRWFlag rw, int x, int y, int w, int h, voi
             return CE_Failure;
         if (handled) return CE_None;
     }
+    // Zoomed out without overviews (with them, GDAL's generic path reads
+    // the best overview): each chunk decoded once.
+    if (rw == GF_Read && (bw < w || bh < h) && GetOverviewCount() == 0) {
+        if (ds->update_) FlushCache(false);
+        bool handled = false;
+        if (!Guard(ds->array_->describe(), [&] {
+                handled = ds->ZoomedRead(nBand, x, y, w, h, data, bw, bh, buf_type, pixel_space,
+                                         line_space, extra);
+            }))
+            return CE_Failure;
+        if (handled) return CE_None;
+    }
     return GDALRasterBand::IRasterIO(rw, x, y, w, h, data, bw, bh, buf_type, pixel_space,
                                      line_space, extra);
 }

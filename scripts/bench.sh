@@ -7,7 +7,11 @@
 # usage: scripts/bench.sh
 # environment: BENCH_BUILD_DIR (default <repo>/build-bench), BENCH_REPS (default 5),
 #              BENCH_JOBS (default 2), BENCH_KEEP=1 keeps the data folder,
-#              BENCH_PLUGIN_DIR (default: the build folder) where gdal_Zarr3.so is loaded from.
+#              BENCH_PLUGIN_DIR (default: the build folder) where gdal_Zarr3.so is loaded from,
+#              BENCH_SID_CHROOT: a Debian sid chroot (GDAL 3.13) as the compatibility leg
+#                makes it (`COMPAT_SUITE=sid COMPAT_DIR=DIR bash scripts/compat.sh --setup-only`);
+#                when set, the plugin is built there and its writes are timed beside GDAL
+#                3.13's built-in Zarr driver in one process (rows 10).
 set -euo pipefail
 
 REPO=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
@@ -46,7 +50,30 @@ $PY "$REPO/bench/e2e.py" --data "$DATA" --plugin-dir "$PLUGIN_DIR" --reps "$REPS
   echo "zstd $(pkg-config --modversion libzstd 2>/dev/null || echo ?), libdeflate $(pkg-config --modversion libdeflate 2>/dev/null || echo ?), c-blosc $(pkg-config --modversion blosc 2>/dev/null || echo ?)"
 } >"$DATA/machine.txt"
 
+PEER_JSON=""
+if [ -n "${BENCH_SID_CHROOT:-}" ]; then
+  echo "== writes beside GDAL's built-in driver in $BENCH_SID_CHROOT"
+  # shellcheck source=compat/chroot_lib.sh
+  source "$REPO/scripts/compat/chroot_lib.sh"
+  R=$BENCH_SID_CHROOT
+  [ -x "$R/usr/bin/gdalinfo" ] || { echo "bench: $R has no GDAL (not a compat chroot)" >&2; exit 1; }
+  mounted=()
+  mountpoint -q "$R/proc" || mounted+=("$R/proc")
+  mountpoint -q "$R/dev" || mounted+=("$R/dev")
+  chroot_mount "$R"
+  if ! mountpoint -q "$R$REPO"; then bind_same "$R" "$REPO" ro; mounted+=("$R$REPO"); fi
+  PEER_DIR=/tmp/zarr3-bench-peer-$$
+  mkdir -p "$R$PEER_DIR" && cp "$DATA/raw.f32" "$R$PEER_DIR/"
+  in_chroot "$R" cmake -S "$REPO" -B "$PEER_DIR/build" -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
+  in_chroot "$R" cmake --build "$PEER_DIR/build" -j"$JOBS" --target gdal_Zarr3 >/dev/null
+  in_chroot "$R" /usr/bin/python3 "$REPO/bench/e2e.py" --data "$PEER_DIR" \
+    --plugin-dir "$PEER_DIR/build" --reps "$REPS" --peer-writes --json "$PEER_DIR/peer.json"
+  cp "$R$PEER_DIR/peer.json" "$DATA/peer.json" && PEER_JSON=$DATA/peer.json
+  rm -rf "${R:?}$PEER_DIR"
+  for ((i = ${#mounted[@]} - 1; i >= 0; i--)); do umount -R "${mounted[$i]}" 2>/dev/null || true; done
+fi
+
 echo "== ratios"
 $PY "$REPO/bench/report.py" "$DATA/kernels.json" "$DATA/e2e.json" "$REPO/bench/RESULTS.md" \
-  "$DATA/machine.txt"
+  "$DATA/machine.txt" "$PEER_JSON"
 echo "(total $(($(date +%s) - START)) s; written bench/RESULTS.md)"

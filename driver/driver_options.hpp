@@ -64,6 +64,20 @@ inline constexpr const char* kCreationOptionList =
     "  <Option name='CREATE_CONSOLIDATED_METADATA' type='boolean' default='NO' "
     "description='Write consolidated metadata in the root zarr.json (kept up to date by later "
     "metadata writes)'/>"
+    "  <Option name='OVERVIEWS' type='string-select' default='NONE' description='Overviews "
+    "built during the copy as multiscales levels beside the array (CreateCopy only): NONE, or "
+    "AUTO / IGNORE_EXISTING to compute them from the full resolution'>"
+    "    <Value>NONE</Value><Value>AUTO</Value><Value>IGNORE_EXISTING</Value>"
+    "  </Option>"
+    "  <Option name='OVERVIEW_COUNT' type='int' min='0' max='30' description='Number of "
+    "overview levels (factors 2, 4, 8, ...); default: halve until a level fits in one block'/>"
+    "  <Option name='OVERVIEW_RESAMPLING' type='string-select' default='AVERAGE' "
+    "description='Resampling of the overviews'>"
+    "    <Value>NEAREST</Value><Value>AVERAGE</Value><Value>BILINEAR</Value><Value>CUBIC</Value>"
+    "<Value>CUBICSPLINE</Value><Value>LANCZOS</Value><Value>MODE</Value><Value>RMS</Value>"
+    "<Value>GAUSS</Value><Value>MIN</Value><Value>MAX</Value><Value>MED</Value><Value>Q1</Value>"
+    "<Value>Q3</Value><Value>SUM</Value>"
+    "  </Option>"
     "</CreationOptionList>";
 
 inline constexpr const char* kMultidimDatasetCreationOptionList =

@@ -5,6 +5,7 @@
 #include "creation_options.hpp"
 #include "gdal_types.hpp"
 #include "georef.hpp"
+#include "overview_build.hpp"
 #include "path_guard.hpp"
 #include "raster_append.hpp"
 #include "raster_dataset.hpp"
@@ -327,6 +328,7 @@ GDALDataset* Zarr3CreateCopy(const char* name, GDALDataset* src, int strict,
         type = GDALDataTypeUnion(type, src->GetRasterBand(b)->GetRasterDataType());
     Prepared p;
     if (!Guard(StoreRoot(name), [&] {
+            CheckOverviewOptions(options);
             p = Prepare(name, src->GetRasterXSize(), src->GetRasterYSize(), nb, type, options,
                         strict != 0);
         }))
@@ -340,6 +342,7 @@ GDALDataset* Zarr3CreateCopy(const char* name, GDALDataset* src, int strict,
         if (IsAppendRequest(options))
             WriteFirstCoordinate(std::make_shared<VSIStore>(p.root, true), src, options);
         ds->Finalize();
+        BuildCopyOverviews(*ds, options, progress, progress_data);
         ClearUnfinished(p.root);
     });
     if (!ok) {

@@ -9,6 +9,7 @@
 #include "io_options.hpp"
 #include "limits.hpp"
 #include "temporal.hpp"
+#include "raster_overviews.hpp"
 #include "vsi_store.hpp"
 #include "zarr3_driver.hpp"
 
@@ -104,16 +105,17 @@ std::string JsonItem(const nlohmann::json& v) {
 
 std::unique_ptr<Zarr3RasterDataset> Zarr3RasterDataset::Open(std::shared_ptr<zarr3::Store> store,
                                                              std::shared_ptr<zarr3::Array> array,
-                                                             bool update) {
+                                                             bool update, bool overview) {
     std::unique_ptr<Zarr3RasterDataset> ds(new Zarr3RasterDataset());
     ds->store_ = std::move(store);
     ds->array_ = std::move(array);
     ConfigureArray(*ds->array_);
-    ds->Init(update);
+    ds->Init(update, overview);
+    if (!overview) ds->OpenOverviews();
     return ds;
 }
 
-void Zarr3RasterDataset::Init(bool update) {
+void Zarr3RasterDataset::Init(bool update, bool overview) {
     update_ = update;
     eAccess = update ? GA_Update : GA_ReadOnly;
     const auto& m = array_->metadata();
@@ -135,7 +137,8 @@ void Zarr3RasterDataset::Init(bool update) {
 
     // Georeferencing.
     try {
-        auto g = ReadGeoRef(store_, *array_, ix_, iy_ == SIZE_MAX ? ix_ : iy_);
+        auto g =
+            overview ? GeoRef{} : ReadGeoRef(store_, *array_, ix_, iy_ == SIZE_MAX ? ix_ : iy_);
         gt_ = g.gt;
         srs_ = std::move(g.srs);
     } catch (const std::exception& e) {
@@ -143,7 +146,7 @@ void Zarr3RasterDataset::Init(bool update) {
                  e.what());
     }
     LoadBandProps();
-    LoadBandCoordinates();
+    if (!overview) LoadBandCoordinates();
     ApplyBandProps();
 }
 
@@ -313,6 +316,7 @@ void Zarr3RasterDataset::Finalize() {
 }
 
 FlushCacheResult Zarr3RasterDataset::FlushCache(bool at_closing) {
+    FlushOverviews(at_closing);
     CPLErr err = BaseFlushCache(*this, at_closing);
     // PAM (.aux.xml) after the attributes, which decide what PAM keeps.
     if (update_ && !abandoned_ && !deferred_)
@@ -482,7 +486,14 @@ GDALDataset* Zarr3OpenClassic(GDALOpenInfo* poOpenInfo, std::shared_ptr<zarr3::S
             Walk(arrays, *zarr3::Group::open(AsStore(listing), node), guard);
             // Rasters only: coordinate (1-D) and auxiliary arrays are no
             // subdatasets, as in GDAL's own driver.
-            std::erase_if(arrays, [](const ArrayEntry& a) { return !IsRasterCandidate(a); });
+            // Coarser levels of a multiscales pyramid are overviews of its base.
+            std::vector<std::string> paths;
+            for (const auto& a : arrays)
+                paths.push_back(a.path);
+            const auto levels = CoarserPyramidLevels(*store, paths);
+            std::erase_if(arrays, [&](const ArrayEntry& a) {
+                return !IsRasterCandidate(a) || levels.count(a.path) > 0;
+            });
             // Nothing else to show: the broken node was the data; an error.
             if (arrays.empty() && !SkippedNodes(*listing).empty())
                 throw zarr3::Error(

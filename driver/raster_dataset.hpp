@@ -40,16 +40,21 @@ struct BandProps {
 
 class Zarr3RasterBand;
 class RasterCopy;
+class OverviewBuilder;
 
 class Zarr3RasterDataset final : public GDALPamDataset {
     friend class Zarr3RasterBand;
-    friend class RasterCopy; // raster_create.cpp
+    friend class RasterCopy;      // raster_create.cpp
+    friend class OverviewBuilder; // overview_build.cpp
 
   public:
     // Raster view of `array`. Throws zarr3::Error when the array cannot be
     // shown as a raster (rank 0, unsupported type).
-    static std::unique_ptr<Zarr3RasterDataset>
-    Open(std::shared_ptr<zarr3::Store> store, std::shared_ptr<zarr3::Array> array, bool update);
+    // `overview`: a level of a multiscales pyramid (raster_overviews.cpp),
+    // opened without georeferencing or overviews of its own.
+    static std::unique_ptr<Zarr3RasterDataset> Open(std::shared_ptr<zarr3::Store> store,
+                                                    std::shared_ptr<zarr3::Array> array,
+                                                    bool update, bool overview = false);
     ~Zarr3RasterDataset() override;
 
     ZARR3_GEOTRANSFORM_OVERRIDES
@@ -68,6 +73,10 @@ class Zarr3RasterDataset final : public GDALPamDataset {
                      GDALDataType buf_type, int band_count, ZARR3_BANDMAP band_map,
                      GSpacing pixel_space, GSpacing line_space, GSpacing band_space,
                      GDALRasterIOExtraArg* extra) override;
+    // gdaladdo: multiscales levels beside the array (overview_build.cpp).
+    CPLErr IBuildOverviews(const char* resampling, int n_overviews, const int* factors, int n_bands,
+                           const int* bands, GDALProgressFunc progress, void* progress_data,
+                           CSLConstList options) override;
 
     // ---- used by raster_create.cpp
     // Keeps zarr.json of the array (and the root group) unwritten until
@@ -95,7 +104,10 @@ class Zarr3RasterDataset final : public GDALPamDataset {
 
   private:
     Zarr3RasterDataset() = default;
-    void Init(bool update);
+    void Init(bool update, bool overview);
+    // Multiscales levels as overviews (raster_overviews.cpp).
+    void OpenOverviews();
+    void FlushOverviews(bool at_closing);
     uint64_t InitAxes(const std::string& where);
     void PublishMetadata();
     void PublishAttributesJson();
@@ -155,6 +167,7 @@ class Zarr3RasterDataset final : public GDALPamDataset {
     bool pam_set_up_ = false, pam_file_seen_ = false;
     // Default-domain items that come from the attributes (not saved by PAM).
     std::map<std::string, std::string> zarr_md_;
+    std::vector<std::unique_ptr<Zarr3RasterDataset>> overviews_; // finest first
 };
 
 class Zarr3RasterBand final : public GDALPamRasterBand {
@@ -175,6 +188,8 @@ class Zarr3RasterBand final : public GDALPamRasterBand {
     double GetOffset(int* success = nullptr) override;
     double GetScale(int* success = nullptr) override;
     const char* GetUnitType() override;
+    int GetOverviewCount() override;
+    GDALRasterBand* GetOverview(int i) override;
     CPLErr SetOffset(double v) override;
     CPLErr SetScale(double v) override;
     CPLErr SetUnitType(const char* u) override;

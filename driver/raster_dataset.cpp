@@ -8,8 +8,8 @@
 #include "georef.hpp"
 #include "io_options.hpp"
 #include "limits.hpp"
-#include "temporal.hpp"
 #include "raster_overviews.hpp"
+#include "temporal.hpp"
 #include "vsi_store.hpp"
 #include "zarr3_driver.hpp"
 

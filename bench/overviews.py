@@ -26,15 +26,8 @@ import tempfile
 import time
 
 
-def setup_gdal(plugin_dir):
-    os.environ["GDAL_DRIVER_PATH"] = os.path.abspath(plugin_dir)
-    from osgeo import gdal
-
-    gdal.UseExceptions()
-    gdal.AllRegister()
-    if gdal.GetDriverByName("Zarr3") is None:
-        sys.exit(f"overviews.py: the Zarr3 plugin did not load from {plugin_dir}")
-    return gdal
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from e2e import setup_gdal  # noqa: E402  (bench/e2e.py: loads the plugin or exits)
 
 
 def generate(gdal, path, n):

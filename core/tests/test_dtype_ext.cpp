@@ -2,6 +2,8 @@
 // null_terminated_bytes; refusals that name the type.
 #include "zarr3/dtype.hpp"
 
+#include "codec_test_util.hpp"
+
 #include <cstring>
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
@@ -11,16 +13,7 @@ using nlohmann::json;
 
 namespace {
 
-std::string error_of(const std::function<void()>& f) {
-    try {
-        f();
-    } catch (const FormatError& e) {
-        return e.what();
-    } catch (const std::exception& e) {
-        return std::string("WRONG EXCEPTION TYPE: ") + e.what();
-    }
-    return "NO EXCEPTION";
-}
+using codectest::error_of;
 
 int64_t as_i64(const Bytes& b) {
     int64_t v = 0;

@@ -402,6 +402,9 @@ extern "C" ZARR3_EXPORT void GDALRegister_Zarr3() {
     drv->SetMetadataItem(GDAL_DCAP_CREATE, "YES");
     drv->SetMetadataItem(GDAL_DCAP_CREATECOPY, "YES");
     drv->SetMetadataItem(GDAL_DCAP_CREATE_MULTIDIMENSIONAL, "YES");
+    // gdal_translate -co APPEND_SUBDATASET=YES (appends, -co APPEND_DIM) needs it from GDAL 3.11
+    // on ("Subdataset creation not supported for driver"); the literal works with every version.
+    drv->SetMetadataItem("DCAP_CREATE_SUBDATASETS", "YES");
     drv->SetMetadataItem(GDAL_DMD_SUBDATASETS, "YES");
     drv->SetMetadataItem(GDAL_DMD_EXTENSIONS, "zarr");
     drv->SetMetadataItem(GDAL_DMD_CONNECTION_PREFIX, "ZARR3:");

@@ -6,6 +6,7 @@
 #include "gdal_types.hpp"
 #include "io_options.hpp"
 #include "raster_dataset.hpp"
+#include "unfinished_copy.hpp"
 #include "vsi_store.hpp"
 #include "zarr3/builder.hpp"
 #include "zarr3/compact.hpp"
@@ -23,14 +24,6 @@ namespace zarr3drv {
 namespace {
 
 constexpr uint64_t kRowBudget = 64ull << 20; // bytes read from the source at a time
-
-std::string RootOfName(const char* name) {
-    std::string s = name ? name : "";
-    if (s.size() >= 10 && s.compare(s.size() - 10, 10, "/zarr.json") == 0) s.resize(s.size() - 10);
-    while (s.size() > 1 && s.back() == '/')
-        s.pop_back();
-    return s;
-}
 
 std::string DimOf(CSLConstList options) {
     const char* d = CSLFetchNameValue(options, "APPEND_DIM");
@@ -107,7 +100,7 @@ bool IsAppendRequest(CSLConstList options) {
 bool AppendsToExistingStore(const char* name, CSLConstList options) {
     if (!IsAppendRequest(options)) return false;
     VSIStatBufL st;
-    return VSIStatL((RootOfName(name) + "/zarr.json").c_str(), &st) == 0;
+    return VSIStatL((StoreRoot(name) + "/zarr.json").c_str(), &st) == 0;
 }
 
 void WriteFirstCoordinate(const std::shared_ptr<zarr3::Store>& store, GDALDataset* src,
@@ -339,7 +332,7 @@ void ExtendBandAttributes(nlohmann::json& attrs, GDALDataset* src, uint64_t old_
 GDALDataset* Zarr3AppendCopy(const char* name, GDALDataset* src, CSLConstList options,
                              GDALProgressFunc progress, void* progress_data) {
     if (!progress) progress = GDALDummyProgress;
-    const std::string root = RootOfName(name);
+    const std::string root = StoreRoot(name);
     std::unique_ptr<Zarr3RasterDataset> ds;
     const bool ok = Guard(root, [&] {
         if (src->GetRasterCount() == 0) throw zarr3::Error("the source has no raster bands");

@@ -56,14 +56,6 @@ class WindowBuffer {
     size_t size_ = 0;
 };
 
-std::string StoreRoot(const char* name) {
-    std::string s = name ? name : "";
-    if (s.size() >= 10 && s.compare(s.size() - 10, 10, "/zarr.json") == 0) s.resize(s.size() - 10);
-    while (s.size() > 1 && s.back() == '/')
-        s.pop_back();
-    return s;
-}
-
 struct Prepared {
     std::string root, array_name, xdim, ydim;
     zarr3::ArrayMetadata meta;

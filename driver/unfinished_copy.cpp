@@ -400,6 +400,14 @@ std::string RootOfName(const char* name) {
 
 } // namespace
 
+std::string StoreRoot(const char* name) {
+    std::string s = name ? name : "";
+    if (s.size() >= 10 && s.compare(s.size() - 10, 10, "/zarr.json") == 0) s.resize(s.size() - 10);
+    while (s.size() > 1 && s.back() == '/')
+        s.pop_back();
+    return s;
+}
+
 CPLErr DeleteStore(const char* name) {
     const std::string root = RootOfName(name);
     const FolderScan scan = ScanFolder(root, false);

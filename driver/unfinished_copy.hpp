@@ -17,6 +17,10 @@
 namespace zarr3drv {
 
 // Writes the mark ("<root>/.zarr3-unfinished", holding this host and pid).
+// The store folder a Create/CreateCopy target names (a trailing /zarr.json
+// and slashes removed).
+std::string StoreRoot(const char* name);
+
 void MarkUnfinished(const std::string& root);
 // Removes the mark (after the root zarr.json is written).
 void ClearUnfinished(const std::string& root);

@@ -2,6 +2,9 @@
 // The data folder comes from the environment: ZARR3_BENCH_DATA=<out-dir>.
 //   BM_BareZstdDecode     the codec limit: every chunk file of regular_zstd,
 //                         loaded into memory first, decoded into one reused buffer
+//   BM_BareZstdDecodeFresh/<t>  the limit of any reader that fills a new array:
+//                         the same chunks decoded (t threads) into a freshly mapped
+//                         2 MiB-aligned MADV_HUGEPAGE output, rows scattered to their place
 //   BM_BareZstdCompress   the codec limit for writes: level-3 compression of
 //                         every 256x256 chunk into one reused buffer
 //   BM_CoreRead/<a>/<t>   Array::read of a whole array (t threads, core executor)
@@ -21,6 +24,7 @@
 #include <map>
 #include <random>
 #include <set>
+#include <sys/mman.h>
 #include <thread>
 #include <zstd.h>
 
@@ -48,12 +52,17 @@ std::shared_ptr<zarr3::Store> bench_store() {
     return std::make_shared<zarr3::FileStore>((data_dir() / "bench.zarr").string(), false);
 }
 
-void BM_BareZstdDecode(benchmark::State& state) {
+std::vector<zarr3::Bytes> regular_zstd_chunks() {
     const fs::path dir = data_dir() / "bench.zarr" / "regular_zstd" / "c";
     std::vector<zarr3::Bytes> chunks;
     for (uint64_t i = 0; i < kN / 256; ++i)
         for (uint64_t j = 0; j < kN / 256; ++j)
             chunks.push_back(slurp(dir / std::to_string(i) / std::to_string(j)));
+    return chunks;
+}
+
+void BM_BareZstdDecode(benchmark::State& state) {
+    const auto chunks = regular_zstd_chunks();
     uint64_t compressed = 0;
     for (const auto& c : chunks)
         compressed += c.size();
@@ -71,6 +80,53 @@ void BM_BareZstdDecode(benchmark::State& state) {
     state.SetBytesProcessed(int64_t(state.iterations() * kN * kN * 4));
 }
 BENCHMARK(BM_BareZstdDecode)->Unit(benchmark::kMillisecond)->UseRealTime();
+
+// Decodes chunks [first, last) of the 16x16 grid and scatters their rows into `out`.
+bool decode_scatter(const std::vector<zarr3::Bytes>& chunks, size_t first, size_t last,
+                    float* out) {
+    ZSTD_DCtx* d = ZSTD_createDCtx();
+    std::vector<float> tile(256 * 256);
+    bool ok = true;
+    for (size_t c = first; c < last; ++c) {
+        const size_t n = ZSTD_decompressDCtx(d, tile.data(), tile.size() * 4, chunks[c].data(),
+                                             chunks[c].size());
+        ok = ok && !ZSTD_isError(n) && n == tile.size() * 4;
+        const uint64_t ci = c / (kN / 256), cj = c % (kN / 256);
+        for (uint64_t y = 0; y < 256; ++y)
+            std::memcpy(out + (ci * 256 + y) * kN + cj * 256, &tile[y * 256], 256 * 4);
+    }
+    ZSTD_freeDCtx(d);
+    return ok;
+}
+
+void BM_BareZstdDecodeFresh(benchmark::State& state) {
+    const auto chunks = regular_zstd_chunks();
+    const size_t threads = size_t(state.range(0)), bytes = kN * kN * 4;
+    for (auto _ : state) {
+        void* p = mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+        if (p == MAP_FAILED) {
+            state.SkipWithError("mmap failed");
+            break;
+        }
+        madvise(p, bytes, MADV_HUGEPAGE);
+        auto* out = static_cast<float*>(p);
+        std::vector<std::thread> pool;
+        std::atomic<bool> ok{true};
+        for (size_t t = 0; t < threads; ++t)
+            pool.emplace_back([&, t] {
+                if (!decode_scatter(chunks, t * chunks.size() / threads,
+                                    (t + 1) * chunks.size() / threads, out))
+                    ok = false;
+            });
+        for (auto& th : pool)
+            th.join();
+        if (!ok) state.SkipWithError("zstd decode failed");
+        benchmark::DoNotOptimize(out);
+        munmap(p, bytes);
+    }
+    state.SetBytesProcessed(int64_t(state.iterations() * bytes));
+}
+BENCHMARK(BM_BareZstdDecodeFresh)->Arg(1)->Arg(2)->Unit(benchmark::kMillisecond)->UseRealTime();
 
 std::vector<float> load_raw() {
     const zarr3::Bytes b = slurp(data_dir() / "raw.f32");

@@ -64,10 +64,15 @@ def pick_mode(gdal, root):
     return "multidim"
 
 
-def timed(fn, reps):
+def timed(fn, reps, setup=None):
+    """Median wall and cpu time of fn(); setup() runs before each call, untimed."""
+    if setup:
+        setup()
     fn()  # warm-up (opens files, fills caches)
     wall, cpu = [], []
     for _ in range(reps):
+        if setup:
+            setup()
         c0, t0 = time.process_time(), time.perf_counter()
         fn()
         t1, c1 = time.perf_counter(), time.process_time()
@@ -127,15 +132,17 @@ def write_benchmark(gdal, data, reps, kind, threads):
     driver, opts = WRITE_OPTIONS[kind]
     gdal.SetConfigOption("GDAL_NUM_THREADS", str(threads))
 
-    def run():
+    def clear():  # untimed: the write is timed, not the removal of the last one
         subprocess.run(["rm", "-rf", out_dir], check=True)
+
+    def run():
         ds = gdal.Translate(out_dir, src, format=driver, creationOptions=opts)
         if ds is None:
             raise RuntimeError("gdal.Translate returned None")
         ds = None
 
     try:
-        r = timed(run, reps)
+        r = timed(run, reps, setup=clear)
         got = gdal.Open(out_dir if kind != "builtin" else f'ZARR:"{out_dir}"').ReadAsArray()
         r["roundtrip_ok"] = bool(np.array_equal(got, raw))
     except Exception as e:  # write path missing or failing: reported, not fatal

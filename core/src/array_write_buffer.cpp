@@ -4,6 +4,7 @@
 #include "scratch.hpp"
 #include "zarr3/sharding.hpp"
 
+#include <atomic>
 #include <cstring>
 
 namespace zarr3 {
@@ -85,7 +86,12 @@ void Array::flush_entry_locked(const std::string& key) const {
     WriteBuffer::Entry e = std::move(it->second);
     wbuf_->bytes -= e.data.size() + e.mask.size();
     wbuf_->entries.erase(it);
-    const ChunkSpec spec = meta_.chunk_spec(e.idx);
+    store_entry(key, e.idx, e.data, e.mask);
+}
+
+void Array::store_entry(const std::string& key, const std::vector<uint64_t>& idx, Bytes& data,
+                        const std::vector<uint8_t>& mask) const {
+    const ChunkSpec spec = meta_.chunk_spec(idx);
     try {
         // Other writers of this store (processes on this host) wait while
         // this shard is read, merged and rewritten: their inner chunks survive.
@@ -94,8 +100,8 @@ void Array::flush_entry_locked(const std::string& key) const {
             if (const auto* sharding = sole_sharding(meta_.codecs)) {
                 // Only the inner chunks holding new elements are encoded again.
                 ScratchLease enc;
-                const ShardingCodec::Update upd{*existing, e.mask, store_->uri() + "/" + key};
-                if (sharding->encode_update(e.data, spec, upd, enc.get()) == 0)
+                const ShardingCodec::Update upd{*existing, mask, store_->uri() + "/" + key};
+                if (sharding->encode_update(data, spec, upd, enc.get()) == 0)
                     store_->erase(key);
                 else
                     store_->put(key, enc.get());
@@ -105,20 +111,39 @@ void Array::flush_entry_locked(const std::string& key) const {
             Bytes old(spec.num_bytes());
             meta_.codecs.decode(*existing, spec, old.data());
             const size_t elem = meta_.dtype.size;
-            for (size_t i = 0; i < e.mask.size(); ++i)
-                if (!e.mask[i]) std::memcpy(e.data.data() + i * elem, old.data() + i * elem, elem);
+            for (size_t i = 0; i < mask.size(); ++i)
+                if (!mask[i]) std::memcpy(data.data() + i * elem, old.data() + i * elem, elem);
         }
-        store_chunk(key, e.data, spec);
+        store_chunk(key, data, spec);
     } catch (...) {
         rethrow_for_chunk(store_->uri() + "/" + key);
     }
 }
 
 void Array::flush_locked() const {
-    while (!wbuf_->entries.empty()) {
-        // A copy: flush_entry_locked erases the entry that owns the map key.
-        const std::string key = wbuf_->entries.begin()->first;
-        flush_entry_locked(key);
+    // Every buffered chunk leaves the buffer and they are merged, encoded and
+    // stored in parallel (one task per key). When one fails, the chunks no
+    // task started go back to the buffer, as a serial flush would leave them.
+    std::vector<std::pair<std::string, WriteBuffer::Entry>> pending(
+        std::make_move_iterator(wbuf_->entries.begin()),
+        std::make_move_iterator(wbuf_->entries.end()));
+    wbuf_->entries.clear();
+    wbuf_->bytes = 0;
+    std::vector<std::atomic<bool>> started(pending.size());
+    try {
+        run_tasks(opt_.executor, pending.size(), [&](size_t i) {
+            started[i] = true;
+            auto& [key, e] = pending[i];
+            store_entry(key, e.idx, e.data, e.mask);
+        });
+    } catch (...) {
+        for (size_t i = 0; i < pending.size(); ++i)
+            if (!started[i]) {
+                auto& e = pending[i].second;
+                wbuf_->bytes += e.data.size() + e.mask.size();
+                wbuf_->entries.emplace(std::move(pending[i].first), std::move(e));
+            }
+        throw;
     }
 }
 

@@ -87,6 +87,10 @@ class Array {
     // caller holds write_mu_.
     void flush_entry_locked(const std::string& key) const;
     void flush_locked() const;
+    // Merges chunk `idx` (elements marked in `mask`) with the stored one and
+    // stores it: an entry already taken out of the buffer (needs no lock).
+    void store_entry(const std::string& key, const std::vector<uint64_t>& idx, Bytes& data,
+                     const std::vector<uint8_t>& mask) const;
     std::shared_ptr<Store> store_;
     std::string path_;
     ArrayMetadata meta_;

@@ -135,9 +135,10 @@ class Zarr3RasterDataset final : public GDALPamDataset {
     std::vector<int64_t> Strides(GSpacing pixel, GSpacing line, GSpacing band) const;
     // Reads/writes a window of bands b0, b0+step, ... (1-based, count n, one
     // band axis) straight from/to the caller buffer. Returns false when the
-    // request needs the generic path.
+    // request needs the generic path. `mode`: see zarr3::Array::WriteMode.
     bool DirectIO(GDALRWFlag rw, int x, int y, int w, int h, void* data, GDALDataType buf_type,
-                  int b0, int bstep, int n, GSpacing pixel, GSpacing line, GSpacing band);
+                  int b0, int bstep, int n, GSpacing pixel, GSpacing line, GSpacing band,
+                  zarr3::Array::WriteMode mode = zarr3::Array::WriteMode::Now);
     // Zoomed-out read (buffer smaller than the window, nearest neighbour,
     // GDAL's sampling) of one band: each chunk decoded once
     // (raster_zoom.cpp). Returns false when the request needs the generic path.

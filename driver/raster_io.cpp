@@ -45,7 +45,7 @@ std::vector<int64_t> Zarr3RasterDataset::Strides(GSpacing pixel, GSpacing line,
 
 bool Zarr3RasterDataset::DirectIO(GDALRWFlag rw, int x, int y, int w, int h, void* data,
                                   GDALDataType buf_type, int b0, int bstep, int n, GSpacing pixel,
-                                  GSpacing line, GSpacing band) {
+                                  GSpacing line, GSpacing band, zarr3::Array::WriteMode mode) {
     if (n > 1 && band_axes_.size() != 1) return false;
     zarr3::Selection sel = Window(b0, x, y, w, h);
     if (n > 1) {
@@ -59,7 +59,7 @@ bool Zarr3RasterDataset::DirectIO(GDALRWFlag rw, int x, int y, int w, int h, voi
         if (rw == GF_Read)
             array_->read(sel, data, strides);
         else
-            array_->write(sel, data, strides);
+            array_->write(sel, data, strides, mode);
         return true;
     }
     // Through a dense native buffer laid out [band][row][col].
@@ -91,7 +91,7 @@ bool Zarr3RasterDataset::DirectIO(GDALRWFlag rw, int x, int y, int w, int h, voi
                 NarrowFromGDAL(dt, wide.data(), row, static_cast<size_t>(w));
             }
         }
-    if (rw == GF_Write) array_->write(sel, tmp.data(), strides);
+    if (rw == GF_Write) array_->write(sel, tmp.data(), strides, mode);
     return true;
 }
 
@@ -163,8 +163,10 @@ CPLErr Zarr3RasterBand::BlockIO(GDALRWFlag rw, int bx, int by, void* image) {
     const GSpacing esize = GDALGetDataTypeSizeBytes(eDataType);
     bool ok = false;
     Guard(ds->array_->describe(), [&] {
+        // Blocks written from GDAL's cache come one at a time: batched, so
+        // that they are encoded in parallel (errors at the batch or flush).
         ok = ds->DirectIO(rw, x, y, w, h, image, eDataType, nBand, 1, 1, esize, esize * nBlockXSize,
-                          0);
+                          0, zarr3::Array::WriteMode::Batched);
     });
     return ok ? CE_None : CE_Failure;
 }

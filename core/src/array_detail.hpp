@@ -10,20 +10,52 @@
 
 namespace zarr3 {
 
-// Partial chunks waiting for the rest of their elements.
+// Partial chunks waiting for the rest of their elements, and whole chunks
+// from one-chunk writes (a GDAL block at a time) queued to be encoded in
+// parallel batches.
 struct Array::WriteBuffer {
     struct Entry {
         std::vector<uint64_t> idx;
         Bytes data;
-        std::vector<uint8_t> mask; // 1 per element written
+        std::vector<uint8_t> mask; // 1 per element written; empty: complete
         uint64_t covered = 0;
         uint64_t needed = 0; // elements of the chunk inside the array
         uint64_t seq = 0;
+        bool complete() const { return mask.empty(); }
     };
     std::map<std::string, Entry> entries;
     uint64_t bytes = 0;
     uint64_t seq = 0;
     uint64_t max_bytes = 512ull << 20;
+    size_t complete = 0;         // entries with every element written
+    uint64_t complete_bytes = 0; // and their bytes
+    // Queued whole chunks are stored once this many wait, or this many bytes
+    // (or at any flush or read): enough tasks to keep the encoders busy.
+    static constexpr size_t kCompleteBatch = 32;
+    static constexpr uint64_t kCompleteBatchBytes = 64ull << 20;
+    bool batch_due() const {
+        return complete >= kCompleteBatch || complete_bytes >= kCompleteBatchBytes;
+    }
+
+    // Adds or removes an entry's share of `bytes` and `complete`.
+    void count(const Entry& e, int sign) {
+        const uint64_t b = e.data.size() + e.mask.size();
+        bytes = sign > 0 ? bytes + b : bytes - b;
+        if (!e.complete()) return;
+        complete = sign > 0 ? complete + 1 : complete - 1;
+        complete_bytes = sign > 0 ? complete_bytes + b : complete_bytes - b;
+    }
+    // Takes entry `it` out of the buffer.
+    Entry take(std::map<std::string, Entry>::iterator it) {
+        Entry e = std::move(it->second);
+        count(e, -1);
+        entries.erase(it);
+        return e;
+    }
+    // Removes chunk `key`'s entry, if any.
+    void drop(const std::string& key) {
+        if (auto it = entries.find(key); it != entries.end()) take(it);
+    }
 };
 
 namespace array_detail {

@@ -28,12 +28,17 @@ void Array::invalidate_cached(const std::string& key) const {
     ShardIndexCache::global().invalidate(ck);
 }
 
-void Array::write(const Selection& sel, const void* in, const std::vector<int64_t>& in_strides) {
+void Array::write(const Selection& sel, const void* in, const std::vector<int64_t>& in_strides,
+                  WriteMode mode) {
     if (!store_->writable()) throw Error(describe() + ": store is opened read-only");
     const size_t elem = meta_.dtype.size;
     const PlannedSelection ps = plan_selection(sel, meta_.shape, in_strides, elem, describe());
     const std::vector<ChunkTask> tasks = plan_chunk_tasks(meta_.grid, ps);
     const uint8_t* base = static_cast<const uint8_t*>(in);
+    // A write of one chunk (GDAL's block-at-a-time writes) cannot encode in
+    // parallel by itself: its chunk is queued and a batch is encoded at once.
+    const bool queue =
+        mode == WriteMode::Batched && tasks.size() == 1 && static_cast<bool>(opt_.executor);
     run_tasks(opt_.executor, tasks.size(), [&](size_t i) {
         const ChunkTask& t = tasks[i];
         const std::string key = chunk_key(t.idx);
@@ -54,23 +59,24 @@ void Array::write(const Selection& sel, const void* in, const std::vector<int64_
                     overhang |= valid[d] != spec.shape[d];
                 if (overhang) fill_dense(buf.data(), spec.num_elements(), meta_.fill_value);
                 copy_region_in(buf.data(), spec.shape, elem, t.region, view);
+                if (queue) {
+                    queue_complete(key, t.idx, buf);
+                    return;
+                }
                 {
                     std::lock_guard lk(write_mu_);
-                    auto it = wbuf_->entries.find(key);
-                    if (it != wbuf_->entries.end()) {
-                        wbuf_->bytes -= it->second.data.size() + it->second.mask.size();
-                        wbuf_->entries.erase(it);
-                    }
+                    wbuf_->drop(key);
                 }
                 store_chunk(key, buf, spec);
                 return;
             }
-            buffer_partial(key, t, spec, valid, view);
+            buffer_partial(key, t, spec, valid, view, queue);
         } catch (...) {
             rethrow_for_chunk(store_->uri() + "/" + key);
         }
     });
     std::lock_guard lk(write_mu_);
+    if (wbuf_->batch_due()) flush_locked(true);
     while (wbuf_->bytes > wbuf_->max_bytes && !wbuf_->entries.empty()) {
         auto oldest = wbuf_->entries.begin();
         for (auto it = wbuf_->entries.begin(); it != wbuf_->entries.end(); ++it)

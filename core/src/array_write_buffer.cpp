@@ -52,7 +52,7 @@ uint64_t mark_region(std::vector<uint8_t>& mask, const Shape& chunk_shape, const
 } // namespace
 
 void Array::buffer_partial(const std::string& key, const ChunkTask& t, const ChunkSpec& spec,
-                           const Shape& valid, const StridedView& view) {
+                           const Shape& valid, const StridedView& view, bool queue) {
     std::unique_lock lk(write_mu_);
     auto it = wbuf_->entries.find(key);
     if (it == wbuf_->entries.end()) {
@@ -64,28 +64,43 @@ void Array::buffer_partial(const std::string& key, const ChunkTask& t, const Chu
         e.needed = 1;
         for (auto v : valid)
             e.needed *= v;
-        wbuf_->bytes += e.data.size() + e.mask.size();
+        wbuf_->count(e, +1);
         it = wbuf_->entries.emplace(key, std::move(e)).first;
     }
     auto& e = it->second;
     e.seq = ++wbuf_->seq;
     copy_region_in(e.data.data(), spec.shape, meta_.dtype.size, t.region, view);
+    if (e.complete()) return; // a queued whole chunk, updated in place
     e.covered += mark_region(e.mask, spec.shape, t.region);
     if (e.covered < e.needed) return;
+    if (queue) { // complete: stored with the next batch
+        wbuf_->count(e, -1);
+        e.mask = {};
+        wbuf_->count(e, +1);
+        return;
+    }
     // Complete: store it outside the lock.
-    Bytes data = std::move(e.data);
-    wbuf_->bytes -= data.size() + e.mask.size();
-    wbuf_->entries.erase(it);
+    WriteBuffer::Entry done = wbuf_->take(it);
     lk.unlock();
-    store_chunk(key, data, spec);
+    store_chunk(key, done.data, spec);
+}
+
+void Array::queue_complete(const std::string& key, const std::vector<uint64_t>& idx,
+                           const Bytes& data) {
+    std::lock_guard lk(write_mu_);
+    wbuf_->drop(key);
+    WriteBuffer::Entry e;
+    e.idx = idx;
+    e.data = data;
+    e.seq = ++wbuf_->seq;
+    wbuf_->count(e, +1);
+    wbuf_->entries.emplace(key, std::move(e));
 }
 
 void Array::flush_entry_locked(const std::string& key) const {
     auto it = wbuf_->entries.find(key);
     if (it == wbuf_->entries.end()) return;
-    WriteBuffer::Entry e = std::move(it->second);
-    wbuf_->bytes -= e.data.size() + e.mask.size();
-    wbuf_->entries.erase(it);
+    WriteBuffer::Entry e = wbuf_->take(it);
     store_entry(key, e.idx, e.data, e.mask);
 }
 
@@ -95,6 +110,10 @@ void Array::store_entry(const std::string& key, const std::vector<uint64_t>& idx
     try {
         // Other writers of this store (processes on this host) wait while
         // this shard is read, merged and rewritten: their inner chunks survive.
+        if (mask.empty()) { // every element written: nothing to merge
+            store_chunk(key, data, spec);
+            return;
+        }
         const auto held = store_->lock(key);
         if (auto existing = store_->get(key)) {
             if (const auto* sharding = sole_sharding(meta_.codecs)) {
@@ -120,15 +139,19 @@ void Array::store_entry(const std::string& key, const std::vector<uint64_t>& idx
     }
 }
 
-void Array::flush_locked() const {
-    // Every buffered chunk leaves the buffer and they are merged, encoded and
-    // stored in parallel (one task per key). When one fails, the chunks no
-    // task started go back to the buffer, as a serial flush would leave them.
-    std::vector<std::pair<std::string, WriteBuffer::Entry>> pending(
-        std::make_move_iterator(wbuf_->entries.begin()),
-        std::make_move_iterator(wbuf_->entries.end()));
-    wbuf_->entries.clear();
-    wbuf_->bytes = 0;
+void Array::flush_locked(bool complete_only) const {
+    // The chunks leave the buffer and are merged, encoded and stored in
+    // parallel (one task per key). When one fails, the chunks no task
+    // started go back to the buffer, as a serial flush would leave them.
+    std::vector<std::pair<std::string, WriteBuffer::Entry>> pending;
+    for (auto it = wbuf_->entries.begin(); it != wbuf_->entries.end();) {
+        auto next = std::next(it);
+        if (!complete_only || it->second.complete()) {
+            std::string key = it->first;
+            pending.emplace_back(std::move(key), wbuf_->take(it));
+        }
+        it = next;
+    }
     std::vector<std::atomic<bool>> started(pending.size());
     try {
         run_tasks(opt_.executor, pending.size(), [&](size_t i) {
@@ -139,9 +162,8 @@ void Array::flush_locked() const {
     } catch (...) {
         for (size_t i = 0; i < pending.size(); ++i)
             if (!started[i]) {
-                auto& e = pending[i].second;
-                wbuf_->bytes += e.data.size() + e.mask.size();
-                wbuf_->entries.emplace(std::move(pending[i].first), std::move(e));
+                wbuf_->count(pending[i].second, +1);
+                wbuf_->entries.emplace(std::move(pending[i].first), std::move(pending[i].second));
             }
         throw;
     }

@@ -334,3 +334,87 @@ TEST(ArrayWrite, FailedFlushKeepsTheChunksNoTaskStarted) {
                 << r << "," << c;
         }
 }
+
+namespace {
+// Runs each batch on two threads and records the largest batch.
+struct RecordingExecutor {
+    std::shared_ptr<std::atomic<size_t>> largest = std::make_shared<std::atomic<size_t>>(0);
+    void operator()(size_t n, const std::function<void(size_t)>& task) const {
+        if (n > *largest) *largest = n;
+        std::atomic<size_t> next{0};
+        auto drain = [&] {
+            for (size_t i; (i = next.fetch_add(1)) < n;)
+                task(i);
+        };
+        std::thread t(drain);
+        drain();
+        t.join();
+    }
+};
+} // namespace
+
+TEST(ArrayWrite, OneChunkWritesAreQueuedAndEncodedInParallelBatches) {
+    auto store = std::make_shared<CountingStore>(std::make_shared<MemoryStore>());
+    // 64 chunks of 4x4, written one chunk per call (GDAL's IWriteBlock pattern).
+    auto a = Array::create(store, "a", meta_from(array_json({32, 32}, regular({4, 4}))));
+    RecordingExecutor ex;
+    a->set_executor(ex);
+    store->reset();
+    auto write_chunk = [&](uint64_t k) {
+        std::vector<int32_t> v(16, static_cast<int32_t>(k + 1));
+        a->write(Selection{{(k / 8) * 4, (k % 8) * 4}, {4, 4}, {1, 1}}, v.data(), {},
+                 Array::WriteMode::Batched);
+    };
+    for (uint64_t k = 0; k < 31; ++k)
+        write_chunk(k);
+    EXPECT_EQ(store->counts().puts, 0u); // queued
+    write_chunk(31);
+    EXPECT_EQ(store->counts().puts, 32u); // the batch of 32, handed over at once
+    EXPECT_EQ(*ex.largest, 32u);
+    EXPECT_EQ(store->counts().gets, 0u); // whole chunks: nothing read to merge
+    write_chunk(32);
+    // A read sees the queued chunk (it is stored first).
+    std::vector<int32_t> got(32 * 32);
+    a->read(Selection::all({32, 32}), got.data());
+    EXPECT_EQ(got[16 * 32 + 0], 33);
+    EXPECT_EQ(got[31 * 32 + 31], 0);
+    EXPECT_EQ(store->counts().puts, 33u);
+}
+
+TEST(ArrayWrite, QueuedChunkTakesLaterPartialWrites) {
+    auto store = std::make_shared<CountingStore>(std::make_shared<MemoryStore>());
+    auto a = Array::create(store, "a", meta_from(array_json({8, 8}, regular({4, 4}))));
+    a->set_executor(RecordingExecutor{});
+    std::vector<int32_t> v(16, 7);
+    a->write(Selection{{0, 0}, {4, 4}, {1, 1}}, v.data(), {},
+             Array::WriteMode::Batched); // queued whole chunk
+    const int32_t x = -1;
+    a->write(Selection{{1, 1}, {1, 1}, {1, 1}}, &x, {},
+             Array::WriteMode::Batched); // lands in the queued chunk
+    // A partial chunk completed by one-chunk writes is queued too.
+    std::vector<int32_t> half(8, 9);
+    a->write(Selection{{0, 4}, {2, 4}, {1, 1}}, half.data(), {}, Array::WriteMode::Batched);
+    a->write(Selection{{2, 4}, {2, 4}, {1, 1}}, half.data(), {}, Array::WriteMode::Batched);
+    store->reset();
+    a->flush();
+    EXPECT_EQ(store->counts().gets, 0u); // both complete: no merge reads
+    EXPECT_EQ(store->counts().puts, 2u);
+    std::vector<int32_t> got(64);
+    Array::open(store, "a")->read(Selection::all({8, 8}), got.data());
+    EXPECT_EQ(got[0], 7);
+    EXPECT_EQ(got[1 * 8 + 1], -1);
+    EXPECT_EQ(got[3 * 8 + 7], 9);
+    EXPECT_EQ(got[5 * 8 + 5], 0);
+}
+
+TEST(ArrayWrite, OneChunkWritesAreQueuedOnlyWhenBatchedAndWithAnExecutor) {
+    auto store = std::make_shared<CountingStore>(std::make_shared<MemoryStore>());
+    auto a = Array::create(store, "a", meta_from(array_json({8, 8}, regular({4, 4}))));
+    store->reset();
+    std::vector<int32_t> v(16, 7);
+    a->write(Selection{{4, 4}, {4, 4}, {1, 1}}, v.data(), {}, Array::WriteMode::Batched);
+    EXPECT_EQ(store->counts().puts, 1u); // no executor: nothing to batch for
+    a->set_executor(RecordingExecutor{});
+    a->write(Selection{{0, 4}, {4, 4}, {1, 1}}, v.data()); // WriteMode::Now
+    EXPECT_EQ(store->counts().puts, 2u);
+}

@@ -51,10 +51,19 @@ class Array {
     // (empty = dense C order). Elements are the stored type, little-endian.
     void read(const Selection& sel, void* out, const std::vector<int64_t>& out_strides = {},
               ReadStats* stats = nullptr) const;
+    // How a write that touches one chunk is stored (with an executor).
+    enum class WriteMode {
+        Now,     // encoded and stored before write returns (errors surface here)
+        Batched, // queued; a batch of such chunks is encoded in parallel when
+                 // enough wait, and at flush, read, resize or destruction
+                 // (errors surface there): block-at-a-time writers such as
+                 // GDAL's IWriteBlock
+    };
     // Writes the selection from `in` (same stride convention). Chunks wholly
     // written are encoded and stored directly; partly written chunks are
     // read, merged and rewritten. Chunks holding only the fill value are erased.
-    void write(const Selection& sel, const void* in, const std::vector<int64_t>& in_strides = {});
+    void write(const Selection& sel, const void* in, const std::vector<int64_t>& in_strides = {},
+               WriteMode mode = WriteMode::Now);
 
     // Writes any buffered partial shards. Called by the destructor too.
     void flush();
@@ -81,14 +90,21 @@ class Array {
     void store_chunk(const std::string& key, const Bytes& data, const ChunkSpec& spec) const;
     // Drops cached shard indexes of `key` after it was written or erased.
     void invalidate_cached(const std::string& key) const;
+    // Buffers a partial chunk write; `queue` keeps the chunk in the buffer
+    // when it becomes complete (stored by the next batch) instead of storing it.
     void buffer_partial(const std::string& key, const struct ChunkTask& t, const ChunkSpec& spec,
-                        const Shape& valid, const StridedView& view);
+                        const Shape& valid, const StridedView& view, bool queue);
+    // Queues whole chunk `data` for a batch.
+    void queue_complete(const std::string& key, const std::vector<uint64_t>& idx,
+                        const Bytes& data);
     // Merges buffered chunk `key` with the stored one and stores it; the
     // caller holds write_mu_.
     void flush_entry_locked(const std::string& key) const;
-    void flush_locked() const;
-    // Merges chunk `idx` (elements marked in `mask`) with the stored one and
-    // stores it: an entry already taken out of the buffer (needs no lock).
+    // Stores buffered chunks (only the complete ones with `complete_only`)
+    // as parallel tasks.
+    void flush_locked(bool complete_only = false) const;
+    // Merges chunk `idx` (elements marked in `mask`; empty: all) with the
+    // stored one and stores it: an entry taken out of the buffer (no lock).
     void store_entry(const std::string& key, const std::vector<uint64_t>& idx, Bytes& data,
                      const std::vector<uint8_t>& mask) const;
     std::shared_ptr<Store> store_;

@@ -1,0 +1,90 @@
+"""Block-at-a-time writes (issue 18): writes smaller than a block go through
+GDAL's block cache, which hands the driver one block at a time. With
+GDAL_NUM_THREADS above 1 those blocks are queued and encoded in parallel
+batches; every value arrives, reads in between see what was written, and a
+failing batch is reported by FlushCache, naming the store and the OS error."""
+import contextlib
+import glob
+import os
+
+import numpy as np
+import pytest
+from osgeo import gdal
+
+from test_store_safety import Tmpfs, create_store, read_all
+
+DRV = "Zarr3"
+
+LAYOUTS = {
+    "regular": ["BLOCKSIZE=64,64", "COMPRESS=ZSTD"],
+    "sharded": ["BLOCKSIZE=128,128", "SHARD_CHUNK_SHAPE=64,64", "COMPRESS=ZSTD"],
+}
+
+
+@contextlib.contextmanager
+def threads_option(value):  # gdal.config_options needs GDAL >= 3.7
+    gdal.SetConfigOption("GDAL_NUM_THREADS", value)
+    try:
+        yield
+    finally:
+        gdal.SetConfigOption("GDAL_NUM_THREADS", None)
+
+
+def expected(h, w):
+    y, x = np.mgrid[0:h, 0:w]
+    return (y * 1000 + x).astype("float32")
+
+
+@pytest.mark.parametrize("threads", ["1", "2"])
+@pytest.mark.parametrize("layout", sorted(LAYOUTS))
+def test_row_by_row_writes_store_every_value(tmp_path, layout, threads):
+    path = str(tmp_path / "rows.zarr")
+    h, w = 448, 320  # 7 x 5 blocks of 64x64
+    want = expected(h, w)
+    with threads_option(threads):
+        ds = gdal.GetDriverByName(DRV).Create(path, w, h, 1, gdal.GDT_Float32,
+                                              options=LAYOUTS[layout])
+        band = ds.GetRasterBand(1)
+        for y in range(h):
+            band.WriteArray(want[y:y + 1], 0, y)  # one row: through the block cache
+            if y == 200:
+                # A read between writes sees every row written so far.
+                np.testing.assert_array_equal(band.ReadAsArray(0, 0, w, 201), want[:201])
+        ds = None
+    np.testing.assert_array_equal(read_all(path), want)
+    files = [f for f in glob.glob(f"{path}/**/c/**", recursive=True) if os.path.isfile(f)]
+    assert len(files) == (35 if layout == "regular" else 12), files
+
+
+# Closing retries the blocks GDAL still holds and fails again: an error
+# raised in the dataset's destructor, which Python can only print.
+@pytest.mark.filterwarnings("ignore::pytest.PytestUnraisableExceptionWarning")
+def test_queued_blocks_that_cannot_be_stored_fail_flush_and_keep_old_bytes(tmp_path):
+    disk = Tmpfs(tmp_path / "disk", "1536k")
+    try:
+        path = os.path.join(disk.path, "s.zarr")
+        old = np.arange(128 * 128, dtype="float64").reshape(128, 128)
+        create_store(path, old, ("BLOCKSIZE=64,64", "COMPRESS=NONE"))
+        disk.remount_ro()
+        with threads_option("2"):
+            ds = gdal.OpenEx(path, gdal.OF_RASTER | gdal.OF_UPDATE, allowed_drivers=[DRV])
+            band = ds.GetRasterBand(1)
+            for y in range(128):
+                band.WriteArray(np.full((1, 128), 5.0), 0, y)
+            gdal.ErrorReset()
+            gdal.PushErrorHandler("CPLQuietErrorHandler")
+            try:
+                ds.FlushCache()
+                msg = gdal.GetLastErrorMsg()
+            except RuntimeError as e:  # raised when FlushCache returns an error
+                msg = str(e)
+            finally:
+                gdal.PopErrorHandler()
+            assert "Read-only file system" in msg, msg
+            assert "s.zarr" in msg, msg
+            gdal.PushErrorHandler("CPLQuietErrorHandler")
+            ds = None
+            gdal.PopErrorHandler()
+        np.testing.assert_array_equal(read_all(path), old)
+    finally:
+        disk.close()

@@ -1,140 +1,154 @@
 #!/usr/bin/python3
 """An HTTP proxy on 127.0.0.1 that delays every request by a set time before
 forwarding it to an upstream server (the nginx fixture), to measure reads as
-they behave against a distant object store. Standard library only.
+they behave against a distant object store. Standard library only (asyncio:
+one event loop, responses relayed as they arrive, so the proxy adds latency
+and little else).
 
     latency_proxy.py --upstream 127.0.0.1:PORT [--delay-ms 50] [--max-seconds 1800]
 
 Prints "PORT <n>" on its first line once it listens. Stops by itself after
 --max-seconds (a bounded run even when its starter dies) or on SIGTERM.
-Control paths (answered at once, neither delayed nor counted):
+Requests on one connection are handled in turn (no pipelining); bodies of
+requests are not supported (GET and HEAD only). Control paths (answered at
+once, neither delayed nor counted):
   /__stats   JSON: requests (count), max_in_flight, log ([method, path, range])
   /__reset   clears the counts
   /__delay?ms=N  sets the delay
 """
 import argparse
-import http.client
-import http.server
+import asyncio
 import json
 import signal
 import sys
-import threading
-import time
 from urllib.parse import parse_qs, urlsplit
 
-HOP_BY_HOP = {"connection", "keep-alive", "proxy-connection", "transfer-encoding", "te",
-              "trailer", "upgrade", "content-length"}
+CHUNK = 1 << 18
 
 
 class Stats:
     def __init__(self, delay):
-        self.lock = threading.Lock()
         self.delay = delay
         self.reset()
 
     def reset(self):
-        with self.lock:
-            self.count = 0
-            self.in_flight = 0
-            self.max_in_flight = 0
-            self.log = []
-
-    def enter(self, method, path, rng):
-        with self.lock:
-            self.count += 1
-            self.in_flight += 1
-            self.max_in_flight = max(self.max_in_flight, self.in_flight)
-            self.log.append([method, path, rng])
-
-    def leave(self):
-        with self.lock:
-            self.in_flight -= 1
+        self.count = 0
+        self.in_flight = 0
+        self.max_in_flight = 0
+        self.log = []
 
     def snapshot(self):
-        with self.lock:
-            return {"requests": self.count, "max_in_flight": self.max_in_flight,
-                    "delay_ms": self.delay * 1000, "log": list(self.log)}
+        return {"requests": self.count, "max_in_flight": self.max_in_flight,
+                "delay_ms": self.delay * 1000, "log": self.log}
 
 
-def make_handler(upstream, stats):
-    host, port = upstream.rsplit(":", 1)
-    local = threading.local()
+def parse_head(head):
+    """(first line, {lower-case name: value}) of an HTTP message head."""
+    lines = head.decode("latin-1").split("\r\n")
+    headers = {}
+    for line in lines[1:]:
+        if ":" in line:
+            k, v = line.split(":", 1)
+            headers[k.strip().lower()] = v.strip()
+    return lines[0], headers
 
-    def connection(fresh=False):
-        if fresh or getattr(local, "conn", None) is None:
-            local.conn = http.client.HTTPConnection(host, int(port), timeout=60)
-        return local.conn
 
-    class Handler(http.server.BaseHTTPRequestHandler):
-        protocol_version = "HTTP/1.1"
+class Proxy:
+    def __init__(self, upstream, stats):
+        self.host, port = upstream.rsplit(":", 1)
+        self.port = int(port)
+        self.stats = stats
 
-        def log_message(self, *args):
-            pass
+    async def control(self, path, writer):
+        url = urlsplit(path)
+        if url.path == "/__reset":
+            self.stats.reset()
+            body = b"{}"
+        elif url.path == "/__delay":
+            self.stats.delay = float(parse_qs(url.query)["ms"][0]) / 1000.0
+            body = b"{}"
+        else:
+            body = json.dumps(self.stats.snapshot()).encode()
+        writer.write(b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\n"
+                     b"Content-Length: %d\r\n\r\n%s" % (len(body), body))
+        await writer.drain()
 
-        def do_GET(self):
-            self.forward("GET")
+    async def relay(self, method, head, up, writer):
+        """Sends `head` upstream and relays the answer; False when the
+        upstream connection is to be dropped afterwards."""
+        up_reader, up_writer = up
+        up_writer.write(head)
+        await up_writer.drain()
+        resp_head = await up_reader.readuntil(b"\r\n\r\n")
+        status_line, headers = parse_head(resp_head)
+        writer.write(resp_head)
+        status = int(status_line.split()[1])
+        keep = headers.get("connection", "").lower() != "close"
+        if method == "HEAD" or status in (204, 304) or 100 <= status < 200:
+            await writer.drain()
+            return keep
+        if "content-length" not in headers:  # to the end of the connection
+            while data := await up_reader.read(CHUNK):
+                writer.write(data)
+                await writer.drain()
+            return False
+        left = int(headers["content-length"])
+        while left > 0:
+            data = await up_reader.read(min(CHUNK, left))
+            if not data:
+                raise ConnectionError("upstream closed mid-answer")
+            left -= len(data)
+            writer.write(data)
+            await writer.drain()
+        return keep
 
-        def do_HEAD(self):
-            self.forward("HEAD")
-
-        def control(self):
-            url = urlsplit(self.path)
-            if url.path == "/__reset":
-                stats.reset()
-                body = b"{}"
-            elif url.path == "/__delay":
-                stats.delay = float(parse_qs(url.query)["ms"][0]) / 1000.0
-                body = b"{}"
-            else:
-                body = json.dumps(stats.snapshot()).encode()
-            self.send_response(200)
-            self.send_header("Content-Type", "application/json")
-            self.send_header("Content-Length", str(len(body)))
-            self.end_headers()
-            self.wfile.write(body)
-
-        def upstream_answer(self, method, headers):
-            for attempt in (0, 1):  # a kept-alive upstream connection may have closed
-                conn = connection(fresh=attempt == 1)
+    async def handle(self, reader, writer):
+        up = None
+        try:
+            while True:
                 try:
-                    conn.request(method, self.path, headers=headers)
-                    resp = conn.getresponse()
-                    return resp, resp.read()
-                except (http.client.HTTPException, OSError):
-                    conn.close()
-                    if attempt == 1:
-                        raise
-            raise RuntimeError("unreachable")
-
-        def forward(self, method):
-            if self.path.startswith("/__"):
-                return self.control()
-            stats.enter(method, urlsplit(self.path).path, self.headers.get("Range", ""))
-            try:
-                time.sleep(stats.delay)
-                headers = {k: v for k, v in self.headers.items() if k.lower() not in HOP_BY_HOP}
-                try:
-                    resp, body = self.upstream_answer(method, headers)
-                except (http.client.HTTPException, OSError):
-                    self.send_error(502)
+                    head = await reader.readuntil(b"\r\n\r\n")
+                except (asyncio.IncompleteReadError, asyncio.LimitOverrunError, ConnectionError):
                     return
-                self.send_response(resp.status)
-                for k, v in resp.getheaders():
-                    if k.lower() not in HOP_BY_HOP:
-                        self.send_header(k, v)
-                self.send_header("Content-Length", str(len(body)))
-                self.end_headers()
-                if method != "HEAD":
-                    self.wfile.write(body)
-            finally:
-                stats.leave()
+                first, headers = parse_head(head)
+                method, path = first.split()[:2]
+                if path.startswith("/__"):
+                    await self.control(path, writer)
+                    continue
+                s = self.stats
+                s.count += 1
+                s.in_flight += 1
+                s.max_in_flight = max(s.max_in_flight, s.in_flight)
+                s.log.append([method, urlsplit(path).path, headers.get("range", "")])
+                try:
+                    await asyncio.sleep(s.delay)
+                    if up is None:
+                        up = await asyncio.open_connection(self.host, self.port)
+                    if not await self.relay(method, head, up, writer):
+                        up[1].close()
+                        up = None
+                finally:
+                    s.in_flight -= 1
+        except (ConnectionError, asyncio.IncompleteReadError, OSError):
+            pass
+        finally:
+            if up is not None:
+                up[1].close()
+            writer.close()
 
-    return Handler
 
-
-class Server(http.server.ThreadingHTTPServer):
-    daemon_threads = True
-    request_queue_size = 512  # many connections at once without SYN retries
+async def serve(args):
+    stats = Stats(args.delay_ms / 1000.0)
+    proxy = Proxy(args.upstream, stats)
+    server = await asyncio.start_server(proxy.handle, "127.0.0.1", args.port, backlog=512)
+    loop = asyncio.get_running_loop()
+    done = loop.create_future()
+    stop = lambda: done.done() or done.set_result(None)  # noqa: E731
+    loop.add_signal_handler(signal.SIGTERM, stop)
+    loop.call_later(args.max_seconds, stop)
+    print(f"PORT {server.sockets[0].getsockname()[1]}", flush=True)
+    await done
+    server.close()
 
 
 def main():
@@ -143,16 +157,7 @@ def main():
     ap.add_argument("--delay-ms", type=float, default=50.0)
     ap.add_argument("--port", type=int, default=0)
     ap.add_argument("--max-seconds", type=float, default=1800.0)
-    args = ap.parse_args()
-    stats = Stats(args.delay_ms / 1000.0)
-    server = Server(("127.0.0.1", args.port), make_handler(args.upstream, stats))
-    signal.signal(signal.SIGTERM, lambda *_: threading.Thread(target=server.shutdown).start())
-    timer = threading.Timer(args.max_seconds, server.shutdown)
-    timer.daemon = True
-    timer.start()
-    print(f"PORT {server.server_address[1]}", flush=True)
-    server.serve_forever(poll_interval=0.2)
-    server.server_close()
+    asyncio.run(serve(ap.parse_args()))
     return 0
 
 

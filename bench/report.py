@@ -42,6 +42,8 @@ CAUSES = {
     "11a.": "fetching is batch by batch (ZARR3_HTTP_MAX_IN_FLIGHT requests each, default 64): "
             "256 chunks are 4 batches, overlapped with decoding; a busy machine also slows the "
             "proxy (Python) and the decode that hides the round trips.",
+    "11b.": "the 16 shards are one batch: decoding starts when the whole batch has arrived (no "
+            "overlap inside a batch; decoding each chunk as it arrives is not done yet).",
     "7.": "core Array::open (array.cpp) still parses the whole zarr.json into a DOM "
           "(parse_json_text: the same cost as the baseline, lexing and DOM), then walks the 1M "
           "JSON numbers into runs (a 32 MB run list: page faults) and frees the DOM (~30 ms in "

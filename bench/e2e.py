@@ -4,6 +4,7 @@
 usage: /usr/bin/python3 bench/e2e.py --data DIR --plugin-dir BUILD [--reps N] [--json OUT]
        [--peer-writes]  (only the writes, beside GDAL's built-in Zarr driver)
 
+--only-latency runs just the reads through the latency proxy (rows 11).
 Times only the GDAL calls (time.perf_counter around the read, which includes
 the numpy allocation of ReadAsArray), median of --reps runs after one warm-up,
 with GDAL_NUM_THREADS = 1 and 2. Process CPU time (time.process_time) is
@@ -171,6 +172,54 @@ def zoom_benchmarks(gdal, root, reps):
     return out
 
 
+LATENCY_CASES = {
+    # key: (array, window (x, y, w, h) or None for the whole array)
+    "full_regular_256_chunks": ("regular_zstd", None),
+    "full_sharded_16_shards": ("sharded_zstd", None),
+    "window_2048_over_4_shards": ("sharded_zstd", (1024, 1024, 2048, 2048)),
+}
+
+
+def latency_benchmarks(gdal, root, reps, delay_ms=50):
+    """Reads over HTTP through a proxy that delays each request by delay_ms
+    (nginx + autotest/latency_proxy.py on 127.0.0.1) against the same reads of
+    the local files, GDAL_NUM_THREADS=2: round trips spent beyond a local read
+    = (time over the proxy - local time) / delay."""
+    here = os.path.dirname(os.path.abspath(__file__))
+    sys.path.insert(0, os.path.join(here, "..", "autotest"))
+    from latency_fixture import LatencyProxy
+    from nginx_fixture import NginxServer
+
+    server, proxy = NginxServer(), None
+    out = {"delay_ms": delay_ms}
+    gdal.SetConfigOption("GDAL_NUM_THREADS", "2")
+    try:
+        server.start()
+        os.symlink(os.path.abspath(root), server.root / "bench.zarr")
+        proxy = LatencyProxy(server.port, delay_ms=delay_ms, max_seconds=900).start()
+        remote = f"/vsicurl/{proxy.url}/bench.zarr"
+        for key, (name, win) in LATENCY_CASES.items():
+            r = {}
+            for where, base in (("local", root), ("remote", remote)):
+                ds = gdal.Open(f'ZARR3:"{base}":/{name}')
+                band = ds.GetRasterBand(1)
+                r[where] = timed(lambda b=band, w=win: b.ReadAsArray(*(w or ())), reps)
+                ds = None
+            proxy.reset()
+            ds = gdal.Open(f'ZARR3:"{remote}":/{name}')
+            ds.GetRasterBand(1).ReadAsArray(*(win or ()))
+            ds = None
+            r["requests"] = proxy.stats()["requests"]  # open + one read
+            r["extra_round_trips"] = (r["remote"]["wall"] - r["local"]["wall"]) / (delay_ms / 1e3)
+            out[key] = r
+    finally:
+        gdal.SetConfigOption("GDAL_NUM_THREADS", None)
+        if proxy is not None:
+            proxy.stop()
+        server.stop()
+    return out
+
+
 def open_edges(gdal, root, reps):
     def run():
         ds = gdal.OpenEx(root, gdal.OF_MULTIDIM_RASTER)
@@ -214,9 +263,16 @@ def main():
     ap.add_argument("--mode", default="multidim")
     ap.add_argument("--peer-writes", action="store_true",
                     help="only the writes, of the plugin and of GDAL's built-in driver")
+    ap.add_argument("--only-latency", action="store_true",
+                    help="only the reads through the latency proxy")
     args = ap.parse_args()
     if args.rss_child:
         return rss_child(args)
+    if args.only_latency:
+        gdal = setup_gdal(args.plugin_dir)
+        return emit({"gdal_version": gdal.__version__,
+                     "latency": latency_benchmarks(gdal, os.path.join(args.data, "bench.zarr"),
+                                                   args.reps)}, args.json)
     if args.peer_writes:
         gdal = setup_gdal(args.plugin_dir)
         res = {"gdal_version": gdal.__version__,
@@ -238,6 +294,10 @@ def main():
     res["write_sharded"] = res["writes"]["sharded/1"]
     if mode == "classic":
         res["zoom"] = zoom_benchmarks(gdal, root, args.reps)
+        try:
+            res["latency"] = latency_benchmarks(gdal, root, args.reps)
+        except Exception as e:  # no nginx: reported, not fatal
+            res["latency"] = {"error": str(e).splitlines()[0] if str(e) else repr(e)}
     res["memory"] = {}
     for threads in (1, 2):
         for name in ("regular_zstd", "sharded_zstd"):

@@ -41,6 +41,11 @@ CAUSES = {
            "(copy_region_in) before encoding.",
     "10.": "GDAL's built-in driver and the plugin run in the same process of the sid chroot "
            "(same GDAL, same libzstd); at 2 threads wall time needs two idle cores.",
+    "11a.": "fetching is batch by batch (ZARR3_HTTP_MAX_IN_FLIGHT requests each, default 64): "
+            "256 chunks are 4 batches, overlapped with decoding; a busy machine also slows the "
+            "proxy (Python) and the decode that hides the round trips.",
+    "11b.": "the 16 shards are one batch: decoding starts when the whole batch has arrived (no "
+            "overlap inside a batch; decoding each chunk as it arrives is not done yet).",
     "7.": "core Array::open (array.cpp) still parses the whole zarr.json into a DOM "
           "(parse_json_text: the same cost as the baseline, lexing and DOM), then walks the 1M "
           "JSON numbers into runs (a 32 MB run list: page faults) and frees the DOM (~30 ms in "
@@ -128,6 +133,15 @@ def main():
                              f"(256x256 chunks) / plugin {kind} write, {threads} thread(s)",
                              ratio(b["wall"], p["wall"]), target,
                              ratio(b["cpu"], p["cpu"]) if threads == 1 else None, ">="))
+    lat = e.get("latency", {})
+    for num, key, text in (("11a.", "full_regular_256_chunks", "full read of 256 chunks"),
+                           ("11b.", "full_sharded_16_shards", "full read of 16 shards"),
+                           ("11c.", "window_2048_over_4_shards",
+                            "2048x2048 window over 4 shards")):
+        if key in lat:
+            rows.append((f"{num} cloud, {lat['delay_ms']:g} ms per request: {text}, round trips "
+                         "beyond a local read (2 threads)", lat[key]["extra_round_trips"], 3.0,
+                         None))
     for key, m in sorted(e.get("memory", {}).items()):
         if "delta_bytes" in m:
             v = (m["delta_bytes"] - m["decoded_bytes"]) / 2**20
@@ -198,6 +212,14 @@ def main():
                          f"{w['cpu']*1e3:.1f} |")
     elif w:
         abs_lines.append(f"| gdal_translate to sharded zstd | failed: {w.get('error')} | |")
+    for key, r in sorted(lat.items()):
+        if isinstance(r, dict) and "remote" in r:
+            abs_lines.append(f"| {key}: local / over the {lat['delay_ms']:g} ms proxy "
+                             f"({r['requests']} requests) | {r['local']['wall']*1e3:.1f} / "
+                             f"{r['remote']['wall']*1e3:.1f} | {r['local']['cpu']*1e3:.1f} / "
+                             f"{r['remote']['cpu']*1e3:.1f} |")
+    if "error" in lat:
+        abs_lines.append(f"| reads through the latency proxy | failed: {lat['error']} | |")
     if ge:
         abs_lines.append(f"| GDAL open of edges_1m | {ge['wall']*1e3:.1f} | {ge['cpu']*1e3:.1f} |")
 

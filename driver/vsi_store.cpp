@@ -9,12 +9,16 @@
 #include "cpl_vsi.h"
 #include "cpl_vsi_error.h"
 
+#include <algorithm>
+#include <atomic>
 #include <cctype>
 #include <cerrno>
 #include <csignal>
 #include <cstring>
 #include <memory>
 #include <sys/stat.h>
+#include <system_error>
+#include <thread>
 #include <unistd.h>
 
 namespace zarr3drv {
@@ -328,6 +332,46 @@ VSIStore::get_ranges_versioned(const std::string& key, const std::vector<zarr3::
         throw zarr3::Error(path + ": reading " + std::to_string(ptrs.size()) +
                            " byte ranges failed");
     version = stat_version(path, fp.get());
+    return out;
+}
+
+size_t VSIStore::max_in_flight() const {
+    if (!http_) return 1;
+    return static_cast<size_t>(
+        std::clamp(atoi(CPLGetConfigOption("ZARR3_HTTP_MAX_IN_FLIGHT", "64")), 1, 1024));
+}
+
+std::vector<zarr3::BatchAnswer>
+VSIStore::get_batch(const std::vector<zarr3::BatchRequest>& requests) {
+    const size_t threads = std::min(max_in_flight(), requests.size());
+    if (threads <= 1) return zarr3::run_batch_serially(*this, requests);
+    // Helper threads see the caller's thread-local configuration (GDAL_HTTP_*
+    // set with gdal.config_options, credentials, ZARR3_* options).
+    const CPLStringList local(CPLGetThreadLocalConfigOptions(), TRUE);
+    std::vector<zarr3::BatchAnswer> out(requests.size());
+    std::atomic<size_t> next{0};
+    auto drain = [&] {
+        while (true) {
+            const size_t i = next.fetch_add(1);
+            if (i >= requests.size()) return;
+            out[i] = zarr3::answer_one(*this, requests[i]);
+        }
+    };
+    std::vector<std::thread> pool;
+    pool.reserve(threads - 1);
+    try {
+        for (size_t t = 1; t < threads; ++t)
+            pool.emplace_back([&] {
+                CPLSetThreadLocalConfigOptions(local.List());
+                drain();
+                CPLSetThreadLocalConfigOptions(nullptr);
+            });
+    } catch (const std::system_error&) {
+        // No more threads: the ones started and this one do the rest.
+    }
+    drain(); // this thread takes part with its own configuration
+    for (auto& t : pool)
+        t.join();
     return out;
 }
 

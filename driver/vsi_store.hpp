@@ -65,6 +65,14 @@ class VSIStore : public zarr3::Store {
     std::optional<std::vector<zarr3::Bytes>>
     get_ranges_versioned(const std::string& key, const std::vector<zarr3::ByteRange>& ranges,
                          std::optional<uint64_t>& total, zarr3::ObjectVersion& version) override;
+    // Direct HTTP stores (HttpDirect): ZARR3_HTTP_MAX_IN_FLIGHT (default 64,
+    // 1 .. 1024) requests at once; 1 for every other store.
+    size_t max_in_flight() const override;
+    // Direct HTTP stores: the requests on up to max_in_flight() threads, each
+    // a get_versioned / get_ranges_versioned of its own (GDAL's HTTP layer,
+    // the calling thread's configuration); serially elsewhere.
+    std::vector<zarr3::BatchAnswer>
+    get_batch(const std::vector<zarr3::BatchRequest>& requests) override;
     // Writes "<key>.tmp.<host>.<pid>.<n>" then renames it into place
     // (zarr3::write_atomically, shared with FileStore). On
     // local and /vsimem/ stores a failure (full disk, read-only file system,

@@ -1,5 +1,6 @@
 // Array::read: hyperslab reads through the chunk grid and codec chain.
 #include "array_detail.hpp"
+#include "read_ahead.hpp"
 
 #include <atomic>
 
@@ -23,13 +24,14 @@ void Array::read(const Selection& sel, void* out, const std::vector<int64_t>& ou
     const std::vector<ChunkTask> tasks = plan_chunk_tasks(meta_.grid, ps);
     std::atomic<uint64_t> decoded{0}, missing{0};
     uint8_t* base = static_cast<uint8_t*>(out);
-    run_tasks(opt_.executor, tasks.size(), [&](size_t i) {
+    auto decode = [&](size_t i, ByteSource* fetched) {
         const ChunkTask& t = tasks[i];
         const std::string key = chunk_key(t.idx);
         StridedView view{base + t.view_offset, ps.strides};
         try {
             const ChunkSpec spec = meta_.chunk_spec(t.idx);
-            StoreByteSource src(*store_, key);
+            StoreByteSource own(*store_, key);
+            ByteSource& src = fetched ? *fetched : own;
             if (meta_.codecs.read_region(src, spec, t.region, view, opt_)) {
                 ++decoded;
             } else {
@@ -39,7 +41,25 @@ void Array::read(const Selection& sel, void* out, const std::vector<int64_t>& ou
         } catch (...) {
             rethrow_for_chunk(store_->uri() + "/" + key);
         }
-    });
+    };
+    const size_t in_flight = store_->max_in_flight();
+    if (in_flight > 1 && tasks.size() > 1) {
+        // A network store: many requests in flight, decoding meanwhile.
+        ReadAheadPlan plan;
+        plan.n = tasks.size();
+        plan.batch = in_flight;
+        plan.codecs = &meta_.codecs;
+        plan.opt = &opt_;
+        plan.out_strides = ps.strides;
+        plan.chunk = [&](size_t i) {
+            const ChunkTask& t = tasks[i];
+            return ChunkRead{chunk_key(t.idx), meta_.chunk_spec(t.idx), t.region};
+        };
+        plan.decode = decode;
+        read_ahead(*store_, plan);
+    } else {
+        run_tasks(opt_.executor, tasks.size(), [&](size_t i) { decode(i, nullptr); });
+    }
     if (stats) {
         stats->chunks_decoded += decoded;
         stats->chunks_missing += missing;

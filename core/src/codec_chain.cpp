@@ -240,6 +240,28 @@ bool CodecChain::supports_partial_read() const {
     return aa_.empty() && bb_.empty() && ab_->supports_partial_read();
 }
 
+std::optional<PlannedRequest> CodecChain::plan_read(const ChunkSpec& spec, const Region& region,
+                                                    const std::vector<int64_t>& out_strides,
+                                                    const ReadOptions& opt,
+                                                    const std::string& cache_key,
+                                                    const std::string& what) const {
+    if (supports_partial_read())
+        return ab_->plan_partial(spec, region, out_strides, opt, cache_key, what);
+    try {
+        check_decoded_chunk_size(spec.num_bytes(), spec.shape, what);
+    } catch (const Error&) {
+        return std::nullopt; // read_region refuses it before any request
+    }
+    return PlannedRequest{};
+}
+
+bool CodecChain::absorb_prefetched(const PlannedRequest& request, const BatchAnswer& answer,
+                                   const ChunkSpec& spec, const ReadOptions& opt,
+                                   const std::string& cache_key, const std::string& what) const {
+    return supports_partial_read() &&
+           ab_->absorb_prefetched(request, answer, spec, opt, cache_key, what);
+}
+
 bool CodecChain::read_region(ByteSource& src, const ChunkSpec& spec, const Region& region,
                              const StridedView& out, const ReadOptions& opt) const {
     if (supports_partial_read()) return ab_->read_partial(src, spec, region, out, opt);

@@ -78,6 +78,10 @@ class ConsolidatingStore final : public Store {
                                                            ObjectVersion& v) override {
         return inner_->get_ranges_versioned(k, r, total, v);
     }
+    size_t max_in_flight() const override { return inner_->max_in_flight(); }
+    std::vector<BatchAnswer> get_batch(const std::vector<BatchRequest>& requests) override {
+        return inner_->get_batch(requests);
+    }
     void put(const std::string& key, ByteView value) override {
         if (key == "zarr.json") {
             json j = json::parse(value.begin(), value.end(), nullptr, false);

@@ -34,4 +34,15 @@ struct WantedRange {
 std::vector<ByteRange> coalesce_ranges(const std::vector<WantedRange>& wanted, uint64_t gap,
                                        std::vector<std::pair<size_t, uint64_t>>* placement);
 
+// The requests for the inner chunks of `tasks` that `idx` places (empty
+// entries are fill value): coalesced ranges and where each chunk lies in them.
+struct InnerFetch {
+    std::vector<WantedRange> wanted;
+    std::vector<size_t> wanted_task; // tasks index of wanted[w]
+    std::vector<std::pair<size_t, uint64_t>> placement;
+    std::vector<ByteRange> ranges;
+};
+InnerFetch plan_inner_fetch(const ShardIndex& idx, const std::vector<InnerTask>& tasks,
+                            uint64_t gap);
+
 } // namespace zarr3::detail

@@ -92,7 +92,26 @@ std::vector<ByteRange> coalesce_ranges(const std::vector<WantedRange>& wanted, u
     return out;
 }
 
+InnerFetch plan_inner_fetch(const ShardIndex& idx, const std::vector<InnerTask>& tasks,
+                            uint64_t gap) {
+    InnerFetch f;
+    for (size_t i = 0; i < tasks.size(); ++i) {
+        const uint64_t lin = tasks[i].lin;
+        if (idx.empty(lin)) continue;
+        f.wanted.push_back({idx.offset(lin), idx.nbytes(lin)});
+        f.wanted_task.push_back(i);
+    }
+    f.ranges = coalesce_ranges(f.wanted, gap, &f.placement);
+    return f;
+}
+
 } // namespace detail
+
+ByteRange ShardingCodec::index_range(const Prepared& prep) const {
+    const uint64_t isz = prep.index_size;
+    return location_ == IndexLocation::End ? ByteRange{RangeSuffix{isz}}
+                                           : ByteRange{RangeFromStart{0, isz}};
+}
 
 namespace {
 
@@ -224,13 +243,9 @@ struct ShardingCodec::PartialRead {
     // The index from the store (one range request); nullptr when absent.
     // Cached only when the store tells its version.
     std::shared_ptr<const ShardIndex> fetch_index() const {
-        const uint64_t isz = prep->index_size;
-        const ByteRange index_range = codec.location_ == IndexLocation::End
-                                          ? ByteRange{RangeSuffix{isz}}
-                                          : ByteRange{RangeFromStart{0, isz}};
         std::optional<uint64_t> shard_size;
         ObjectVersion version;
-        auto got = src.read_ranges_versioned({index_range}, shard_size, version);
+        auto got = src.read_ranges_versioned({codec.index_range(*prep)}, shard_size, version);
         if (!got) return nullptr;
         if (got->size() != 1)
             throw FormatError("shard " + what + ": store returned " + std::to_string(got->size()) +
@@ -280,23 +295,14 @@ struct ShardingCodec::PartialRead {
 
     // Reads and decodes the inner chunks with `idx`.
     Attempt read_with(const ShardIndex& idx, bool cached) const {
-        std::vector<detail::WantedRange> wanted;
-        std::vector<size_t> wanted_task;
-        for (size_t i = 0; i < tasks.size(); ++i) {
-            const uint64_t lin = tasks[i].lin;
-            if (idx.empty(lin)) continue;
-            wanted.push_back({idx.offset(lin), idx.nbytes(lin)});
-            wanted_task.push_back(i);
-        }
-        std::vector<std::pair<size_t, uint64_t>> placement;
-        const auto ranges = detail::coalesce_ranges(wanted, opt.coalesce_gap, &placement);
+        const detail::InnerFetch f = detail::plan_inner_fetch(idx, tasks, opt.coalesce_gap);
         std::vector<Bytes> fetched;
-        if (const Attempt a = fetch_data(idx, cached, ranges, fetched); a != Attempt::Done)
+        if (const Attempt a = fetch_data(idx, cached, f.ranges, fetched); a != Attempt::Done)
             return a;
         std::vector<std::optional<ByteView>> data(tasks.size());
-        for (size_t w = 0; w < wanted.size(); ++w) {
-            const auto [r, off] = placement[w];
-            data[wanted_task[w]] = ByteView(fetched[r]).subspan(off, wanted[w].nbytes);
+        for (size_t w = 0; w < f.wanted.size(); ++w) {
+            const auto [r, off] = f.placement[w];
+            data[f.wanted_task[w]] = ByteView(fetched[r]).subspan(off, f.wanted[w].nbytes);
         }
         decode_tasks(codec.inner_, prep->inner_spec, cps, tasks, data, out, opt, what);
         return Attempt::Done;

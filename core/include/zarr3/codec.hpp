@@ -108,6 +108,13 @@ struct ReadOptions {
     ShardIndexCache* index_cache = nullptr; // null = no caching
 };
 
+// A store request a chunk read is going to make, known before the read runs,
+// so that a reader can fetch it ahead together with other chunks' requests
+// (Store::get_batch) and hand the answer to the read (PrefetchedSource).
+struct PlannedRequest {
+    std::vector<ByteRange> ranges; // empty: the whole value
+};
+
 class ArrayToArrayCodec {
   public:
     virtual ~ArrayToArrayCodec() = default;
@@ -160,6 +167,24 @@ class ArrayToBytesCodec {
     virtual bool supports_partial_read() const { return false; }
     virtual bool read_partial(ByteSource& src, const ChunkSpec& spec, const Region& region,
                               const StridedView& out, const ReadOptions& opt) const;
+    // For codecs with partial reads: the next store request read_partial of
+    // `region` will make, given what `opt.index_cache` holds now under
+    // `cache_key`; nullopt when it makes none or it is not known ahead.
+    virtual std::optional<PlannedRequest>
+    plan_partial(const ChunkSpec& /*spec*/, const Region& /*region*/,
+                 const std::vector<int64_t>& /*out_strides*/, const ReadOptions& /*opt*/,
+                 const std::string& /*cache_key*/, const std::string& /*what*/) const {
+        return std::nullopt;
+    }
+    // Keeps what a planned request fetched ahead where read_partial looks
+    // first (a shard index into opt.index_cache). True when plan_partial
+    // then plans a further request (the inner chunks the index places).
+    virtual bool absorb_prefetched(const PlannedRequest& /*request*/, const BatchAnswer& /*answer*/,
+                                   const ChunkSpec& /*spec*/, const ReadOptions& /*opt*/,
+                                   const std::string& /*cache_key*/,
+                                   const std::string& /*what*/) const {
+        return false;
+    }
     // Checks the chunk grid against codec constraints (sharding divisibility).
     virtual void validate_grid(const ChunkGrid&, const std::string& /*where*/) const {}
     virtual nlohmann::json to_json() const = 0;
@@ -208,6 +233,16 @@ class CodecChain {
     bool read_region(ByteSource& src, const ChunkSpec& spec, const Region& region,
                      const StridedView& out, const ReadOptions& opt) const;
     bool supports_partial_read() const;
+    // The first store request read_region of `region` makes: the whole value,
+    // or the array->bytes codec's plan_partial (nullopt: not known ahead).
+    std::optional<PlannedRequest> plan_read(const ChunkSpec& spec, const Region& region,
+                                            const std::vector<int64_t>& out_strides,
+                                            const ReadOptions& opt, const std::string& cache_key,
+                                            const std::string& what) const;
+    // The array->bytes codec's absorb_prefetched (partial reads only).
+    bool absorb_prefetched(const PlannedRequest& request, const BatchAnswer& answer,
+                           const ChunkSpec& spec, const ReadOptions& opt,
+                           const std::string& cache_key, const std::string& what) const;
     // Largest encoded size of a chunk of `spec` (bounds decompression).
     uint64_t max_encoded_size(const ChunkSpec& spec) const;
     const ArrayToBytesCodec& array_to_bytes() const { return *ab_; }

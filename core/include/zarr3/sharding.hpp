@@ -76,6 +76,18 @@ class ShardingCodec : public ArrayToBytesCodec {
     bool supports_partial_read() const override { return true; }
     bool read_partial(ByteSource& src, const ChunkSpec& spec, const Region& region,
                       const StridedView& out, const ReadOptions& opt) const override;
+    // The index request (suffix or prefix range) when `cache_key` has no
+    // cached index, else the coalesced ranges of the inner chunks needed; the
+    // whole shard when every inner chunk is (sharding_plan.cpp).
+    std::optional<PlannedRequest> plan_partial(const ChunkSpec& spec, const Region& region,
+                                               const std::vector<int64_t>& out_strides,
+                                               const ReadOptions& opt, const std::string& cache_key,
+                                               const std::string& what) const override;
+    // An index fetched ahead goes into opt.index_cache when its version is
+    // known (as read_partial would keep it).
+    bool absorb_prefetched(const PlannedRequest& request, const BatchAnswer& answer,
+                           const ChunkSpec& spec, const ReadOptions& opt,
+                           const std::string& cache_key, const std::string& what) const override;
     void validate_grid(const ChunkGrid& g, const std::string& where) const override;
     uint64_t max_encoded_size(const ChunkSpec& spec) const override;
     nlohmann::json to_json() const override;
@@ -109,6 +121,9 @@ class ShardingCodec : public ArrayToBytesCodec {
     std::shared_ptr<ShardIndex> parse_index(ByteView encoded, const Shape& chunks_per_shard,
                                             std::optional<uint64_t> shard_size,
                                             const std::string& what) const;
+
+    // The index's byte range in a shard of `prep`'s shape.
+    ByteRange index_range(const Prepared& prep) const;
 
   private:
     struct PartialRead; // the steps of read_partial (sharding_read.cpp)

@@ -5,6 +5,7 @@
 
 #include "zarr3/common.hpp"
 
+#include <exception>
 #include <functional>
 #include <map>
 #include <memory>
@@ -74,6 +75,24 @@ class StoreLock {
     virtual ~StoreLock() = default;
 };
 
+// One request of a batch (Store::get_batch): the whole value, up to `limit`
+// bytes (`ranges` empty), or byte ranges of it.
+struct BatchRequest {
+    std::string key;
+    std::vector<ByteRange> ranges; // empty: the whole value
+    uint64_t limit = kMaxChunkBytes;
+};
+
+// The answer to one BatchRequest: what get_versioned / get_ranges_versioned
+// would have returned (the whole value as the one element of `data`), or the
+// error they would have thrown.
+struct BatchAnswer {
+    std::optional<std::vector<Bytes>> data; // nullopt: absent
+    std::optional<uint64_t> total;
+    ObjectVersion version;
+    std::exception_ptr error;
+};
+
 class Store {
   public:
     virtual ~Store() = default;
@@ -115,6 +134,14 @@ class Store {
         version = {};
         return get_ranges_sized(key, ranges, total);
     }
+    // How many requests get_batch keeps in flight at once; 1 (the default)
+    // when the store gains nothing from concurrency (memory, local files).
+    // Readers fetch ahead in batches of this size.
+    virtual size_t max_in_flight() const { return 1; }
+    // Answers requests[i] in answers[i]; order of execution unspecified, each
+    // failure kept in its own answer. The default runs them one after another
+    // (run_batch_serially); network stores run up to max_in_flight() at once.
+    virtual std::vector<BatchAnswer> get_batch(const std::vector<BatchRequest>& requests);
     // Atomic: a reader sees the old value or the new one, never a mix.
     virtual void put(const std::string& key, ByteView value) = 0;
     virtual void erase(const std::string& key) = 0;
@@ -130,6 +157,13 @@ class Store {
         return nullptr;
     }
 };
+
+// Answers one batch request through the single-key calls (get_versioned,
+// get_ranges_versioned), keeping an error in the answer.
+BatchAnswer answer_one(Store& store, const BatchRequest& request);
+// The default get_batch: answer_one for each request in turn.
+std::vector<BatchAnswer> run_batch_serially(Store& store,
+                                            const std::vector<BatchRequest>& requests);
 
 // Locks the local file `lock_path` (an fcntl open-file-description lock,
 // created with its folder if missing, waiting while another holder has it).
@@ -257,6 +291,10 @@ class CountingStore : public Store {
     void erase(const std::string& key) override;
     std::vector<std::string> list_dir(const std::string& prefix) override;
     std::unique_ptr<StoreLock> lock(const std::string& key) override { return inner_->lock(key); }
+    // Forwarded to the inner store (its concurrency); each request counted
+    // as a get or get_ranges, and the batch in `batches`.
+    size_t max_in_flight() const override { return inner_->max_in_flight(); }
+    std::vector<BatchAnswer> get_batch(const std::vector<BatchRequest>& requests) override;
 
     struct Counts {
         uint64_t gets = 0;        // whole-value gets
@@ -266,6 +304,7 @@ class CountingStore : public Store {
         uint64_t sizes = 0;
         uint64_t puts = 0;
         uint64_t lists = 0;
+        uint64_t batches = 0; // get_batch calls
     };
     Counts counts() const;
     void reset();

@@ -1,0 +1,62 @@
+// sharding_indexed: the requests a partial read will make, planned ahead so
+// that a reader can fetch them for many shards at once (Store::get_batch),
+// and the shard indexes such a fetch brings back.
+#include "sharding_detail.hpp"
+
+namespace zarr3 {
+
+namespace {
+
+bool same_range(const ByteRange& a, const ByteRange& b) {
+    if (a.index() != b.index()) return false;
+    if (const auto* s = std::get_if<RangeSuffix>(&a)) return s->length == range_length(b);
+    const auto& fa = std::get<RangeFromStart>(a);
+    const auto& fb = std::get<RangeFromStart>(b);
+    return fa.offset == fb.offset && fa.length == fb.length;
+}
+
+} // namespace
+
+std::optional<PlannedRequest>
+ShardingCodec::plan_partial(const ChunkSpec& spec, const Region& region,
+                            const std::vector<int64_t>& out_strides, const ReadOptions& opt,
+                            const std::string& cache_key, const std::string& what) const {
+    const auto prep = prepare(spec, what);
+    bool all = false;
+    const auto tasks = detail::plan_inner_reads(prep->chunks_per_shard, inner_shape_, spec.shape,
+                                                region, out_strides, &all, what);
+    if (tasks.empty()) return std::nullopt;
+    if (all) return PlannedRequest{}; // read_partial reads the whole shard
+    std::shared_ptr<const ShardIndex> idx;
+    if (opt.index_cache && !cache_key.empty()) {
+        idx = opt.index_cache->get(cache_key);
+        if (idx && idx->chunks_per_shard != prep->chunks_per_shard) idx.reset();
+    }
+    if (!idx) return PlannedRequest{{index_range(*prep)}};
+    detail::InnerFetch f = detail::plan_inner_fetch(*idx, tasks, opt.coalesce_gap);
+    // No data: read_partial only confirms the cached index (no bytes).
+    if (f.ranges.empty()) return std::nullopt;
+    return PlannedRequest{std::move(f.ranges)};
+}
+
+bool ShardingCodec::absorb_prefetched(const PlannedRequest& request, const BatchAnswer& answer,
+                                      const ChunkSpec& spec, const ReadOptions& opt,
+                                      const std::string& cache_key, const std::string& what) const {
+    if (!opt.index_cache || cache_key.empty() || answer.error || !answer.data ||
+        !answer.version.known())
+        return false;
+    const auto prep = prepare(spec, what);
+    if (request.ranges.size() != 1 || answer.data->size() != 1 ||
+        !same_range(request.ranges[0], index_range(*prep)))
+        return false;
+    try {
+        auto parsed = parse_index((*answer.data)[0], prep->chunks_per_shard, answer.total, what);
+        parsed->version = answer.version;
+        opt.index_cache->put(cache_key, std::move(parsed));
+    } catch (const Error&) {
+        return false; // read_partial meets the same index and reports it
+    }
+    return true;
+}
+
+} // namespace zarr3

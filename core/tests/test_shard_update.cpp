@@ -17,9 +17,10 @@ namespace {
 
 json sharding_config(bool checksum) {
     return {{"chunk_shape", {32, 32}},
-            {"codecs", json::array({{{"name", "bytes"}, {"configuration", {{"endian", "little"}}}},
-                                    {{"name", "zstd"},
-                                     {"configuration", {{"level", 3}, {"checksum", checksum}}}}})},
+            {"codecs",
+             json::array({{{"name", "bytes"}, {"configuration", {{"endian", "little"}}}},
+                          {{"name", "zstd"},
+                           {"configuration", {{"level", 3}, {"checksum", checksum}}}}})},
             {"index_codecs",
              json::array({{{"name", "bytes"}, {"configuration", {{"endian", "little"}}}},
                           {{"name", "crc32c"}}})},
@@ -83,8 +84,8 @@ TEST(ShardUpdate, UntouchedInnerChunksKeepTheirStoredBytes) {
         expected[3 * 64 + c] = 60000;
     }
     Bytes out;
-    const uint64_t n =
-        without.encode_update(bytes_of(u.decoded), spec, {stored, u.written, "mem/a/c/0/0"}, out);
+    const uint64_t n = without.encode_update(bytes_of(u.decoded), spec,
+                                             {stored, u.written, "mem/a/c/0/0"}, out);
     EXPECT_EQ(n, 4u);
     std::vector<uint16_t> got(64 * 64);
     without.decode(out, spec, reinterpret_cast<uint8_t*>(got.data()));
@@ -153,16 +154,16 @@ TEST(ShardUpdate, CorruptStoredShardNamesIt) {
 // bytes of the inner chunks it does not touch.
 TEST(ShardUpdate, ArrayFlushReencodesOnlyTouchedInnerChunks) {
     auto store = std::make_shared<MemoryStore>();
-    json meta = {
-        {"zarr_format", 3},
-        {"node_type", "array"},
-        {"shape", {64, 64}},
-        {"data_type", "uint16"},
-        {"chunk_grid", {{"name", "regular"}, {"configuration", {{"chunk_shape", {64, 64}}}}}},
-        {"chunk_key_encoding", {{"name", "default"}}},
-        {"fill_value", 0},
-        {"codecs",
-         json::array({{{"name", "sharding_indexed"}, {"configuration", sharding_config(true)}}})}};
+    json meta = {{"zarr_format", 3},
+                 {"node_type", "array"},
+                 {"shape", {64, 64}},
+                 {"data_type", "uint16"},
+                 {"chunk_grid",
+                  {{"name", "regular"}, {"configuration", {{"chunk_shape", {64, 64}}}}}},
+                 {"chunk_key_encoding", {{"name", "default"}}},
+                 {"fill_value", 0},
+                 {"codecs", json::array({{{"name", "sharding_indexed"},
+                                          {"configuration", sharding_config(true)}}})}};
     const auto data = pattern();
     Array::create(store, "a", parse_array_metadata(meta, "a/zarr.json"))
         ->write(Selection::all({64, 64}), data.data());

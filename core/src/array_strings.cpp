@@ -3,6 +3,7 @@
 // numeric arrays, one std::string per element.
 #include "array_detail.hpp"
 #include "string_region.hpp"
+#include "zarr3/limits.hpp"
 
 #include <algorithm>
 
@@ -78,6 +79,10 @@ void Array::write_strings(const Selection& sel, const std::vector<std::string>& 
         try {
             const ChunkSpec spec = meta_.chunk_spec(t.idx);
             const Shape valid = valid_extent(meta_, t.idx, spec.shape);
+            // A whole chunk of strings is built: refuse one above the cap first.
+            check_decoded_chunk_size(
+                checked_mul(spec.num_elements(), sizeof(std::string), "string chunk"), spec.shape,
+                store_->uri() + "/" + key);
             StringChunk chunk;
             std::unique_ptr<StoreLock> held;
             if (!array_detail::covers_chunk(t.region, valid)) {

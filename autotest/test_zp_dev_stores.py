@@ -104,7 +104,7 @@ def test_vlen_malformed_chunk_names_the_file(copy_store):
     meta = json.loads((path / "vlen" / "zarr.json").read_text())
     meta["codecs"] = [meta["codecs"][0]]
     (path / "vlen" / "zarr.json").write_text(json.dumps(meta))
-    chunk.write_bytes(bytes([3, 0, 0, 0, 1, 0, 0, 0]) + b"x" + bytes([200, 0, 0, 0]) + b"yy")
+    chunk.write_bytes(bytes([3, 0, 0, 0, 1, 0, 0, 0]) + b"x" + bytes([200, 0, 0, 0]) + b"yy" + bytes(8))
     with pytest.raises(Exception, match=r"vlen/c/0.*vlen-utf8.*past the end"):
         md_root(path).OpenMDArray("vlen").Read()
 

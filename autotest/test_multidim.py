@@ -317,8 +317,10 @@ def test_create_refuses_existing_store_and_bad_options(tmp_path):
         rg.CreateMDArray("bad", [d], gdal.ExtendedDataType.Create(gdal.GDT_Byte),
                          ["CHUNK_SHAPES=[[3,3]]"])
     assert not (root / "bad").exists()
-    with pytest.raises(RuntimeError, match="string"):
-        rg.CreateMDArray("s", [d], gdal.ExtendedDataType.CreateString())
+    compound = gdal.ExtendedDataType.CreateCompound(
+        "c", 4, [gdal.EDTComponent.Create("x", 0, gdal.ExtendedDataType.Create(gdal.GDT_Int32))])
+    with pytest.raises(RuntimeError, match="compound"):
+        rg.CreateMDArray("s", [d], compound)
     rg.CreateMDArray("ok", [d], gdal.ExtendedDataType.Create(gdal.GDT_Byte))
     with pytest.raises(RuntimeError, match="already exists"):
         rg.CreateGroup("ok")

@@ -1,7 +1,8 @@
 """The newest Zarr data types and codecs through GDAL: stores written by zarr-python's
 development line (data/zp-dev, see make_stores.py) read bit-exact; datetime64 as Int64 with
-its unit and ISO band metadata; text types as GDAL strings (multidim), written back;
-refusals naming the type with the rest of the store open; scale_offset; zstd checksums
+its unit and ISO band metadata; text types (fixed_length_utf32, null_terminated_bytes,
+string with vlen-utf8) as GDAL strings (multidim), written back and created; the classic
+view refusing them with a hint; scale_offset; zstd checksums
 (ZSTD_CHECKSUM); consolidated metadata on request (CREATE_CONSOLIDATED_METADATA), kept up to
 date by later writes."""
 import hashlib
@@ -69,23 +70,95 @@ def test_text_written_back(copy_store):
     assert md_root(path).OpenMDArray("names").Read() == ["a", "Bâle", "x", "", "abcde"]
 
 
-def test_vlen_string_refused_by_name_rest_opens():
-    gdal.ErrorReset()
-    gdal.PushErrorHandler("CPLQuietErrorHandler")  # GDAL 3.6 has no gdal.quiet_errors()
-    try:
-        root = md_root()
-        names = root.GetMDArrayNames()
-        msg = gdal.GetLastErrorMsg()
-    finally:
-        gdal.PopErrorHandler()
-    assert "temp" in names and "vlen" not in names
-    assert "vlen" in msg and '"string"' in msg
-    with pytest.raises(Exception, match='string'):
+def test_vlen_string_read_as_gdal_strings():
+    root = md_root()
+    assert "vlen" in root.GetMDArrayNames() and "temp" in root.GetMDArrayNames()
+    arr = root.OpenMDArray("vlen")
+    assert arr.GetDataType().GetClass() == gdal.GEDTC_STRING
+    assert arr.Read() == EXPECTED["vlen"]["text"]
+    assert arr.Read(array_start_idx=[2], count=[2], array_step=[-1]) == ["ζζζ", "yy"]
+    assert arr.GetStructuralInfo()["CODECS"] == "vlen-utf8,zstd"
+    # The classic view refuses it as it does the other text types, with the hint...
+    with pytest.raises(Exception, match="multidimensional"):
         gdal.OpenEx(f'ZARR3:"{STORE}":/vlen', allowed_drivers=["Zarr3"])
-    # classic view of the whole store still lists the readable arrays
+    # ...and lists the readable arrays only.
     ds = gdal.OpenEx(str(STORE), allowed_drivers=["Zarr3"])
     subs = " ".join(v for k, v in ds.GetMetadata("SUBDATASETS").items() if k.endswith("_NAME"))
     assert "/temp" in subs and "/vlen" not in subs
+
+
+def test_vlen_string_in_gdalmdiminfo(run_tool):
+    info = json.loads(run_tool("gdalmdiminfo", "-detailed", STORE, check=True).stdout)
+    vlen = info["arrays"]["vlen"]
+    assert vlen["datatype"] == "String"
+    assert vlen["values"] == EXPECTED["vlen"]["text"]
+
+
+def test_vlen_malformed_chunk_names_the_file(copy_store):
+    path = copy_store(STORE)
+    chunk = path / "vlen" / "c" / "0"
+    chunk.write_bytes(chunk.read_bytes()[:-3])  # a truncated zstd frame
+    with pytest.raises(Exception, match=r"vlen[/\\]c[/\\]0"):
+        md_root(path).OpenMDArray("vlen").Read()
+    # Uncompressed: a length running past the end of the chunk.
+    meta = json.loads((path / "vlen" / "zarr.json").read_text())
+    meta["codecs"] = [meta["codecs"][0]]
+    (path / "vlen" / "zarr.json").write_text(json.dumps(meta))
+    chunk.write_bytes(bytes([3, 0, 0, 0, 1, 0, 0, 0]) + b"x" + bytes([200, 0, 0, 0]) + b"yy" + bytes(8))
+    with pytest.raises(Exception, match=r"vlen/c/0.*vlen-utf8.*past the end"):
+        md_root(path).OpenMDArray("vlen").Read()
+
+
+@pytest.mark.parametrize("options,grid", [
+    ([], "regular"),
+    (["BLOCKSIZE=2", "COMPRESS=ZSTD"], "regular"),
+    (["CHUNK_SHAPES=[[1,3,2]]", "COMPRESS=GZIP"], "rectilinear"),
+    (["BLOCKSIZE=6", "SHARD_CHUNK_SHAPE=2"], "regular"),
+], ids=["default", "zstd", "rectilinear", "sharded"])
+def test_create_vlen_string_array_multidim(tmp_path, options, grid):
+    out = tmp_path / "v.zarr"
+    ds = gdal.GetDriverByName("Zarr3").CreateMultiDimensional(str(out))
+    rg = ds.GetRootGroup()
+    dim = rg.CreateDimension("band", None, None, 6)
+    a = rg.CreateMDArray("band", [dim], gdal.ExtendedDataType.CreateString(), options)
+    assert a.GetDataType().GetClass() == gdal.GEDTC_STRING
+    values = ["red", "", "Grün", "近赤外", "a" * 300, "x"]
+    assert a.Write(values) == gdal.CE_None
+    assert a.Write(["B"], array_start_idx=[1], count=[1]) == gdal.CE_None  # partial chunk
+    values[1] = "B"
+    assert a.Read() == values
+    ds = rg = a = None
+    meta = json.loads((out / "band" / "zarr.json").read_text())
+    assert meta["data_type"] == "string" and meta["fill_value"] == ""
+    assert meta["chunk_grid"]["name"] == grid
+    codecs = meta["codecs"]
+    if any(o.startswith("SHARD") for o in options):
+        codecs = codecs[0]["configuration"]["codecs"]
+    assert codecs[0] == {"name": "vlen-utf8", "configuration": {}}
+    comp = next((o.split("=")[1].lower() for o in options if o.startswith("COMPRESS")), "zstd")
+    assert [c["name"] for c in codecs[1:]] == [comp]  # COMPRESS applies, ZSTD by default
+    assert md_root(out).OpenMDArray("band").Read() == values
+
+
+def test_vlen_string_band_coordinate_does_not_break_opening(tmp_path):
+    out = tmp_path / "c.zarr"
+    ds = gdal.GetDriverByName("Zarr3").CreateMultiDimensional(str(out))
+    rg = ds.GetRootGroup()
+    band = rg.CreateDimension("band", None, None, 2)
+    y = rg.CreateDimension("y", None, None, 3)
+    x = rg.CreateDimension("x", None, None, 4)
+    rg.CreateMDArray("band", [band], gdal.ExtendedDataType.CreateString()).Write(["red", "nir"])
+    v = rg.CreateMDArray("v", [band, y, x], gdal.ExtendedDataType.Create(gdal.GDT_Int16))
+    v.Write(np.arange(24, dtype="int16").reshape(2, 3, 4))
+    ds = rg = v = None
+    rg = md_root(out)
+    assert rg.OpenMDArray("v").ReadAsArray().shape == (2, 3, 4)
+    dims = {d.GetName(): d for d in rg.OpenMDArray("v").GetDimensions()}
+    assert dims["band"].GetIndexingVariable().Read() == ["red", "nir"]
+    cl = gdal.OpenEx(f'ZARR3:"{out}":/v', allowed_drivers=["Zarr3"])
+    assert cl.RasterCount == 2
+    assert cl.GetRasterBand(2).ReadAsArray().tolist() == np.arange(12, 24).reshape(3, 4).tolist()
+    assert cl.GetRasterBand(2).GetDescription() == "band=nir"
 
 
 def test_fixed_length_utf32_refused_in_classic_view_with_hint():
@@ -153,8 +226,6 @@ def test_create_string_array_as_fixed_length_utf32(tmp_path):
     dim = rg.CreateDimension("n", None, None, 3)
     a = rg.CreateMDArray("label", [dim], gdal.ExtendedDataType.CreateString(4))
     assert a.Write(["abcd", "Øl", ""]) == gdal.CE_None
-    with pytest.raises(Exception, match="vlen-utf8"):
-        rg.CreateMDArray("free", [dim], gdal.ExtendedDataType.CreateString())
     ds = rg = a = None
     meta = json.loads((out / "label" / "zarr.json").read_text())
     assert meta["data_type"] == {"name": "fixed_length_utf32", "configuration": {"length_bytes": 16}}

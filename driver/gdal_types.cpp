@@ -68,6 +68,7 @@ GDALDataType GDALTypeFor(const zarr3::DataType& dt) {
     case K::Raw:
     case K::Utf32:
     case K::NullTerminatedBytes:
+    case K::String:
         return GDT_Unknown;
     }
     return GDT_Unknown;
@@ -103,13 +104,14 @@ zarr3::DataType ZarrTypeFor(GDALDataType t, bool widen_complex_int, std::string*
 
 zarr3::DataType ZarrTypeFor(const GDALExtendedDataType& dt) {
     if (dt.GetClass() == GEDTC_STRING) {
-        // Strings of at most N characters: fixed_length_utf32 of 4 N bytes.
+        // Strings without a maximum length: string (vlen-utf8); of at most N
+        // characters: fixed_length_utf32 of 4 N bytes.
         const size_t n = dt.GetMaxStringLength();
-        if (n == 0 || n > (1u << 18))
-            throw zarr3::Error(
-                "variable-length strings (Zarr string with vlen-utf8) are not supported; give a "
-                "maximum length (1..262144 characters; GDALExtendedDataType::CreateString(N)) "
-                "to store fixed_length_utf32");
+        if (n == 0) return zarr3::DataType{"string", zarr3::DTypeKind::String, 0, 1};
+        if (n > (1u << 18))
+            throw zarr3::Error("a string type of at most " + std::to_string(n) +
+                               " characters is too long for fixed_length_utf32 (at most 262144); "
+                               "give no maximum length to store a variable-length string");
         zarr3::DataType t{"fixed_length_utf32", zarr3::DTypeKind::Utf32,
                           static_cast<uint32_t>(4 * n), 4};
         return t;
@@ -175,7 +177,8 @@ void WidenToGDAL(const zarr3::DataType& dt, const void* src, void* dst, size_t n
 }
 
 bool IsTextType(const zarr3::DataType& dt) {
-    return dt.kind == zarr3::DTypeKind::Utf32 || dt.kind == zarr3::DTypeKind::NullTerminatedBytes;
+    return dt.kind == zarr3::DTypeKind::Utf32 || dt.kind == zarr3::DTypeKind::NullTerminatedBytes ||
+           dt.kind == zarr3::DTypeKind::String;
 }
 
 std::string ElementText(const zarr3::DataType& dt, const uint8_t* element) {

@@ -23,7 +23,8 @@ GDALDataType GDALTypeFor(const zarr3::DataType& dt);
 zarr3::DataType ZarrTypeFor(GDALDataType t, bool widen_complex_int = false,
                             std::string* warning = nullptr);
 // Same for a GDAL extended type: a string type with a maximum length of N characters is
-// stored as fixed_length_utf32 of 4 N bytes; strings without one and compounds are refused.
+// stored as fixed_length_utf32 of 4 N bytes, one without a maximum length as string
+// (vlen-utf8); compounds are refused.
 zarr3::DataType ZarrTypeFor(const GDALExtendedDataType& dt);
 
 // Whether the stored bytes of `dt` (little-endian) are exactly the bytes of
@@ -37,9 +38,11 @@ void WidenToGDAL(const zarr3::DataType& dt, const void* src, void* dst, size_t n
 // (inverse of WidenToGDAL; float32 -> float16 rounds to nearest even).
 void NarrowFromGDAL(const zarr3::DataType& dt, const void* src, void* dst, size_t n);
 
-// Text data types (fixed_length_utf32, null_terminated_bytes): exposed by the
+// Text data types (fixed_length_utf32, null_terminated_bytes, string): exposed by the
 // multidimensional view as GDAL strings (GEDTC_STRING), one element as UTF-8 text
-// (null_terminated_bytes: the bytes up to the first zero).
+// (null_terminated_bytes: the bytes up to the first zero). ElementText and
+// TextToElement are for the fixed-size ones; string elements come from
+// zarr3::Array::read_strings.
 bool IsTextType(const zarr3::DataType& dt);
 std::string ElementText(const zarr3::DataType& dt, const uint8_t* element);
 // Stores `text` as one element of a text type (zarr3::Error when it does not fit).

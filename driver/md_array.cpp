@@ -264,6 +264,15 @@ bool Zarr3MDArray::ReadImpl(const GUInt64* start, const size_t* count, const GIn
     const auto& dtype = array_->metadata().dtype;
     const ReadPlan plan = PlanRead(rank, start, count, step);
     if (plan.n == 0) return true;
+    if (dtype.is_variable()) { // string: one char* per element -> the caller's buffer
+        const auto n = static_cast<size_t>(plan.n_src);
+        std::vector<GByte> ptrs(
+            static_cast<size_t>(zarr3::checked_mul(n, sizeof(char*), "request size")));
+        StringsToGDALStrings(array_->read_strings(plan.sel), ptrs.data());
+        const bool ok = CopyRowsOut(plan, ptrs.data(), dt_, count, stride, buf_type, dst);
+        FreeGDALStrings(ptrs.data(), n);
+        return ok;
+    }
     if (mapping_.text) { // stored text -> one char* per element -> the caller's buffer
         zarr3::Bytes raw(
             static_cast<size_t>(zarr3::checked_mul(plan.n_src, dtype.size, "request size")));

@@ -36,6 +36,37 @@ void TextFromGDALStrings(const zarr3::DataType& dt, GByte* ptrs, size_t n, uint8
     FreeGDALStrings(ptrs, n);
 }
 
+void StringsToGDALStrings(const std::vector<std::string>& values, GByte* ptrs) {
+    const size_t n = values.size();
+    std::memset(ptrs, 0, n * sizeof(char*));
+    try {
+        for (size_t i = 0; i < n; ++i) {
+            char* s = CPLStrdup(values[i].c_str());
+            std::memcpy(ptrs + i * sizeof(char*), &s, sizeof(char*));
+        }
+    } catch (...) {
+        FreeGDALStrings(ptrs, n);
+        throw;
+    }
+}
+
+std::vector<std::string> StringsFromGDALStrings(GByte* ptrs, size_t n) {
+    std::vector<std::string> out;
+    try {
+        out.reserve(n);
+        for (size_t i = 0; i < n; ++i) {
+            char* s = nullptr;
+            std::memcpy(&s, ptrs + i * sizeof(char*), sizeof(char*));
+            out.emplace_back(s ? s : "");
+        }
+    } catch (...) {
+        FreeGDALStrings(ptrs, n);
+        throw;
+    }
+    FreeGDALStrings(ptrs, n);
+    return out;
+}
+
 void FreeGDALStrings(GByte* ptrs, size_t n) {
     for (size_t i = 0; i < n; ++i) {
         char* s = nullptr;

@@ -99,6 +99,10 @@ void Zarr3MDArray::WriteImpl(const GUInt64* start, const size_t* count, const GI
         array_->write(sel, wide.data());
         return;
     }
+    if (dtype.is_variable()) { // char* values -> string elements (frees the strings)
+        array_->write_strings(sel, StringsFromGDALStrings(wide.data(), static_cast<size_t>(n)));
+        return;
+    }
     zarr3::Bytes raw(static_cast<size_t>(n) * dtype.size);
     if (mapping_.text) { // char* values -> stored text (frees the strings)
         TextFromGDALStrings(dtype, wide.data(), static_cast<size_t>(n), raw.data());

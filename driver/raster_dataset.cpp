@@ -223,7 +223,7 @@ void Zarr3RasterDataset::LoadBandCoordinates() {
     const auto& m = array_->metadata();
     const std::string group = ParentPath(array_->path());
     std::vector<std::optional<std::vector<double>>> values(band_axes_.size());
-    std::vector<std::optional<std::vector<std::string>>> texts(band_axes_.size()); // datetime64
+    std::vector<std::optional<std::vector<std::string>>> texts(band_axes_.size()); // time, string
     std::vector<std::string> names(band_axes_.size()), units(band_axes_.size());
     for (size_t k = 0; k < band_axes_.size(); ++k) {
         const size_t a = band_axes_[k];
@@ -235,6 +235,10 @@ void Zarr3RasterDataset::LoadBandCoordinates() {
                 ConfigureArray(*var);
                 values[k] = ReadCoordinateValues(*var, 1000000);
                 texts[k] = TemporalCoordinateText(*var, 1000000);
+                if (var->metadata().dtype.is_variable() && m.shape[a] <= 1000000) { // labels
+                    texts[k] = var->read_strings(zarr3::Selection::all(var->metadata().shape));
+                    values[k].emplace();
+                }
                 auto u = var->metadata().attributes.find("units");
                 if (u != var->metadata().attributes.end() && u->is_string()) units[k] = *u;
             }

@@ -1,11 +1,11 @@
 // libFuzzer target: each codec's decode on fuzzed encoded bytes.
 //
 // Input: [codec u8][param u8][size u16] encoded bytes.
-//   codec % 6: 0 gzip, 1 zstd, 2 blosc, 3 crc32c (bytes->bytes: decode with an
+//   codec % 7: 0 gzip, 1 zstd, 2 blosc, 3 crc32c (bytes->bytes: decode with an
 //   expected size when param bit 0 is set, always bounded by a max_size), 4 bytes
 //   (array->bytes, data type and endianness from param), 5 transpose (rank and
-//   order from param). A successful decode must honour the sizes, and
-//   re-encoding the result must decode back to it.
+//   order from param), 6 vlen-utf8 (a string chunk of size % 4096 elements). A successful decode
+//   must honour the sizes, and re-encoding the result must decode back to it.
 #include "fuzz_util.hpp"
 
 #include "zarr3/codec.hpp"
@@ -127,11 +127,29 @@ void array_to_array(uint8_t param, uint16_t size, ByteView in) {
     FUZZ_CHECK(c->encode(dec, spec) == data);
 }
 
+// A decoded string chunk must encode back to exactly the input (the format has
+// one encoding per value).
+void vlen_utf8(uint16_t size, ByteView in) {
+    ChunkSpec spec;
+    spec.shape = {uint64_t(size % 4096)};
+    spec.dtype = parse_data_type(json("string"), kWhere);
+    const auto c = make_array_to_bytes("vlen-utf8", nullptr, spec, kWhere);
+    StringChunk v;
+    try {
+        v = c->decode_strings(in, spec);
+    } catch (const Error&) {
+        return;
+    }
+    FUZZ_CHECK(v.size() == spec.num_elements());
+    const Bytes again = c->encode_strings(v, spec);
+    FUZZ_CHECK(again.size() == in.size() && std::equal(again.begin(), again.end(), in.begin()));
+}
+
 } // namespace
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     fuzzutil::Reader r(data, size);
-    const uint8_t codec = r.u8() % 6, param = r.u8();
+    const uint8_t codec = r.u8() % 7, param = r.u8();
     const uint16_t n = r.u16();
     const std::string_view rest = r.rest();
     const ByteView in(reinterpret_cast<const uint8_t*>(rest.data()), rest.size());
@@ -139,7 +157,9 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
         bytes_to_bytes(codec, param, n, in);
     else if (codec == 4)
         array_to_bytes(param, n, in);
-    else
+    else if (codec == 5)
         array_to_array(param, n, in);
+    else
+        vlen_utf8(n, in);
     return 0;
 }

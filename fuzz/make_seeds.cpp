@@ -113,6 +113,9 @@ void codec_seeds() {
     // transpose: rank 3 (param % 4 == 2), a non-trivial permutation
     write_seed("fuzz_codecs", "transpose_3d", header(5, 2 | (3 << 2), 0x1234) + str(sample));
     write_seed("fuzz_codecs", "transpose_F", header(5, 0xc1, 0x2345) + str(sample));
+    // vlen-utf8: three strings (one empty, one not ASCII)
+    const std::string vlen("\x03\0\0\0\x01\0\0\0x\0\0\0\0\x04\0\0\0\xce\xb6\xce\xb6", 21);
+    write_seed("fuzz_codecs", "vlen_utf8", header(6, 0, 3) + vlen);
 }
 
 void rectilinear_seeds() {

@@ -66,6 +66,10 @@ void run_tasks(const Executor& ex, size_t n, const std::function<void(size_t)>& 
 // Rethrows the error being handled so that its message names the chunk `desc`.
 [[noreturn]] void rethrow_for_chunk(const std::string& desc);
 
+// Whether `region` writes every element of a chunk whose part inside the
+// array is `valid` (per axis).
+bool covers_chunk(const Region& region, const Shape& valid);
+
 // Number of elements of chunk `idx` inside the array, per axis.
 Shape valid_extent(const ArrayMetadata& m, const std::vector<uint64_t>& idx, const Shape& edges);
 

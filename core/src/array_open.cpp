@@ -109,6 +109,14 @@ void run_tasks(const Executor& ex, size_t n, const std::function<void(size_t)>& 
     }
 }
 
+bool covers_chunk(const Region& region, const Shape& valid) {
+    bool full = true;
+    for (size_t d = 0; d < valid.size(); ++d)
+        full &= region.start[d] == 0 && region.count[d] == valid[d] &&
+                (region.count[d] <= 1 || region.step[d] == 1);
+    return full;
+}
+
 Shape valid_extent(const ArrayMetadata& m, const std::vector<uint64_t>& idx, const Shape& edges) {
     Shape v(edges.size());
     const Shape origin = m.grid.chunk_origin(idx);

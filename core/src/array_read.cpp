@@ -12,6 +12,7 @@ using array_detail::valid_extent;
 
 void Array::read(const Selection& sel, void* out, const std::vector<int64_t>& out_strides,
                  ReadStats* stats) const {
+    require_kind(false, "read");
     {
         // A read sees every value written before it: buffered partial
         // chunks are stored first (flush_locked leaves the array's values

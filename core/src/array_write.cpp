@@ -31,6 +31,7 @@ void Array::invalidate_cached(const std::string& key) const {
 void Array::write(const Selection& sel, const void* in, const std::vector<int64_t>& in_strides,
                   WriteMode mode) {
     if (!store_->writable()) throw Error(describe() + ": store is opened read-only");
+    require_kind(false, "write");
     const size_t elem = meta_.dtype.size;
     const PlannedSelection ps = plan_selection(sel, meta_.shape, in_strides, elem, describe());
     const std::vector<ChunkTask> tasks = plan_chunk_tasks(meta_.grid, ps);
@@ -46,11 +47,7 @@ void Array::write(const Selection& sel, const void* in, const std::vector<int64_
             const ChunkSpec spec = meta_.chunk_spec(t.idx);
             const Shape valid = valid_extent(meta_, t.idx, spec.shape);
             StridedView view{const_cast<uint8_t*>(base) + t.view_offset, ps.strides};
-            bool full = true;
-            for (size_t d = 0; d < valid.size(); ++d)
-                full &= t.region.start[d] == 0 && t.region.count[d] == valid[d] &&
-                        (t.region.count[d] <= 1 || t.region.step[d] == 1);
-            if (full) {
+            if (array_detail::covers_chunk(t.region, valid)) {
                 ScratchLease lease;
                 Bytes& buf = lease.get();
                 buf.resize(spec.num_bytes());

@@ -193,7 +193,10 @@ void ArrayBuilder::check_sharding(const ChunkGrid& grid) const {
 }
 
 json ArrayBuilder::codecs_json() const {
-    json codecs = json::array({bytes_codec(endian_)});
+    // string: vlen-utf8 takes the place of bytes.
+    json codecs = json::array({dtype_.is_variable()
+                                   ? json{{"name", "vlen-utf8"}, {"configuration", json::object()}}
+                                   : bytes_codec(endian_)});
     for (const auto& c : compressors_)
         codecs.push_back(c);
     if (sharding_) return json::array({sharding_->to_json(codecs)});
@@ -214,7 +217,7 @@ ArrayMetadata ArrayBuilder::build(const std::string& where) const {
         m.fill_value_null = true;
     } else {
         const Bytes fill = fill_ ? *fill_ : Bytes(dtype_.size, 0);
-        if (fill.size() != dtype_.size)
+        if (fill.size() != dtype_.size && !dtype_.is_variable())
             throw BuildError(BuildPart::FillValue, "fill value: expected " +
                                                        std::to_string(dtype_.size) + " bytes for " +
                                                        dtype_.name);

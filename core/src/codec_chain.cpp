@@ -63,6 +63,20 @@ const char* kind_name(CodecKind k) {
     }
 }
 
+// A `string` array needs vlen-utf8 (directly or inside sharding_indexed), and
+// vlen-utf8 needs a `string` array.
+void check_string_codecs(const std::string& ab, bool handles_strings, const DataType& dt,
+                         const std::string& where) {
+    if (dt.is_variable() && !handles_strings)
+        throw FormatError(where + ": data type " + dt.name +
+                          " needs the vlen-utf8 codec (array->bytes), got \"" + ab +
+                          (ab == "sharding_indexed" ? "\" without vlen-utf8 inside" : "\""));
+    if (!dt.is_variable() && handles_strings)
+        throw FormatError(where + ": codec \"" + ab + "\"" +
+                          (ab == "vlen-utf8" ? "" : " (with vlen-utf8 inside)") +
+                          " encodes data type string only, not " + dt.name);
+}
+
 } // namespace
 
 void CodecChain::validate_grid(const ChunkGrid& g, const std::string& where) const {
@@ -129,8 +143,11 @@ CodecChain CodecChain::parse(const nlohmann::json& codecs, const ChunkSpec& spec
             throw FormatError(
                 at + ": unknown codec \"" + name +
                 "\" is not supported (supported: transpose, scale_offset, cast_value, "
-                "bytes, sharding_indexed, gzip, zstd, blosc, crc32c)");
+                "bytes, vlen-utf8, sharding_indexed, gzip, zstd, blosc, crc32c)");
         case CodecKind::ArrayToArray:
+            if (cur.dtype.is_variable() && name != "transpose")
+                throw FormatError(at + ": codec \"" + name + "\" does not apply to data type " +
+                                  cur.dtype.name + " (only transpose may come before vlen-utf8)");
             if (chain.ab_ || !chain.bb_.empty())
                 throw FormatError(at + ": array->array codec \"" + name + "\" after " +
                                   kind_name(codec_kind(last_name)) + " codec \"" + last_name +
@@ -153,11 +170,15 @@ CodecChain CodecChain::parse(const nlohmann::json& codecs, const ChunkSpec& spec
         }
         last_name = name;
     }
+    if (!chain.ab_ && cur.dtype.is_variable())
+        throw FormatError(where + ": data type " + cur.dtype.name +
+                          " needs the vlen-utf8 codec; the codecs have no array->bytes codec");
     if (!chain.ab_) {
         if (warnings)
             warnings->push_back("no array->bytes codec in " + where + "; reading as little-endian");
         chain.ab_ = make_array_to_bytes("bytes", {{"endian", "little"}}, cur, where);
     }
+    check_string_codecs(chain.ab_->name(), chain.ab_->handles_strings(), cur.dtype, where);
     return chain;
 }
 

@@ -220,9 +220,13 @@ CompactResult compact_array(Array& array, size_t axis, AxisPartition edges,
     Bytes buf;
     for_each_chunk(nm, [&](const std::vector<uint64_t>& idx, const Shape& origin) {
         const Selection s = chunk_selection(nm, idx, origin);
-        buf.resize(selection_bytes(nm, s));
-        array.read(s, buf.data());
-        neu->write(s, buf.data());
+        if (nm.dtype.is_variable()) {
+            neu->write_strings(s, array.read_strings(s));
+        } else {
+            buf.resize(selection_bytes(nm, s));
+            array.read(s, buf.data());
+            neu->write(s, buf.data());
+        }
         ++res.new_chunks;
     });
     neu->flush();
@@ -244,6 +248,10 @@ std::vector<std::string> verify_array(const Array& array) {
         try {
             if (!array.store().size(key)) return;
             const Selection s = chunk_selection(m, idx, origin);
+            if (m.dtype.is_variable()) {
+                array.read_strings(s);
+                return;
+            }
             buf.resize(selection_bytes(m, s));
             array.read(s, buf.data());
         } catch (const std::exception& e) {

@@ -292,7 +292,7 @@ DataType parse_data_type(const json& j, const std::string& where) {
              "unsupported data type \"" + name + "\"" + detail::unsupported_type_note(name) +
                  " (supported: bool, int8..int64, uint8..uint64, float16/32/64, complex64/128, "
                  "r<N>, numpy.datetime64, numpy.timedelta64, fixed_length_utf32, "
-                 "null_terminated_bytes)");
+                 "null_terminated_bytes, string)");
     }
     if (!config.is_null() && (!config.is_object() || !config.empty()))
         fail(where, "data_type.configuration",
@@ -346,13 +346,14 @@ Bytes parse_fill_value(const json& j, const DataType& dt, const std::string& whe
         break;
     case DTypeKind::Utf32:
     case DTypeKind::NullTerminatedBytes:
+    case DTypeKind::String:
         break; // parse_extension_fill
     }
     return out;
 }
 
 json fill_value_to_json(ByteView value, const DataType& dt) {
-    if (value.size() != dt.size)
+    if (!dt.is_variable() && value.size() != dt.size)
         throw Error("fill value of " + dt.name + " must be " + std::to_string(dt.size) +
                     " bytes, got " + std::to_string(value.size()));
     if (auto ext = detail::extension_fill_to_json(value, dt)) return *ext;
@@ -375,6 +376,7 @@ json fill_value_to_json(ByteView value, const DataType& dt) {
     case DTypeKind::Raw:
     case DTypeKind::Utf32:
     case DTypeKind::NullTerminatedBytes:
+    case DTypeKind::String:
         break;
     }
     json a = json::array();

@@ -1,6 +1,6 @@
 // Extension data types (zarr-developers/zarr-extensions, data-types/): numpy.datetime64,
-// numpy.timedelta64, fixed_length_utf32 and null_terminated_bytes; their configurations and
-// fill values.
+// numpy.timedelta64, fixed_length_utf32, null_terminated_bytes and string (variable-length
+// UTF-8); their configurations and fill values.
 #include "dtype_ext.hpp"
 
 #include "json_int.hpp"
@@ -76,30 +76,32 @@ DataType parse_fixed(const std::string& name, const json& config, const std::str
     return DataType{name, kind, static_cast<uint32_t>(*n), utf32 ? 4u : 1u};
 }
 
+// The code point starting at s[i] and its length in bytes; 0 bytes when the
+// sequence there is not valid UTF-8 (overlong forms and surrogates included).
+int next_code_point(std::string_view s, size_t i, char32_t& cp) {
+    const auto c = static_cast<unsigned char>(s[i]);
+    const int n = c < 0x80 ? 1 : (c >> 5) == 6 ? 2 : (c >> 4) == 14 ? 3 : (c >> 3) == 30 ? 4 : 0;
+    if (n == 0 || i + n > s.size()) return 0;
+    cp = n == 1 ? c : c & (0x7f >> n);
+    for (int k = 1; k < n; ++k) {
+        const auto d = static_cast<unsigned char>(s[i + k]);
+        if ((d >> 6) != 2) return 0;
+        cp = (cp << 6) | (d & 0x3f);
+    }
+    static const char32_t kMin[] = {0, 0, 0x80, 0x800, 0x10000};
+    if (cp < kMin[n] || cp > 0x10ffff || (cp >= 0xd800 && cp <= 0xdfff)) return 0;
+    return n;
+}
+
 // UTF-8 -> code points; Error on malformed input (overlong forms, surrogates included).
 std::u32string utf8_decode(const std::string& s) {
     std::u32string out;
     for (size_t i = 0; i < s.size();) {
-        const auto c = static_cast<unsigned char>(s[i]);
-        const int n = c < 0x80         ? 1
-                      : (c >> 5) == 6  ? 2
-                      : (c >> 4) == 14 ? 3
-                      : (c >> 3) == 30 ? 4
-                                       : 0;
-        if (n == 0 || i + n > s.size())
-            throw Error("invalid UTF-8 at byte " + std::to_string(i) + " of the text");
-        char32_t cp = n == 1 ? c : c & (0x7f >> n);
-        for (int k = 1; k < n; ++k) {
-            const auto d = static_cast<unsigned char>(s[i + k]);
-            if ((d >> 6) != 2)
-                throw Error("invalid UTF-8 at byte " + std::to_string(i + k) + " of the text");
-            cp = (cp << 6) | (d & 0x3f);
-        }
-        static const char32_t kMin[] = {0, 0, 0x80, 0x800, 0x10000};
-        if (cp < kMin[n] || cp > 0x10ffff || (cp >= 0xd800 && cp <= 0xdfff))
-            throw Error("invalid UTF-8 at byte " + std::to_string(i) + " of the text");
+        char32_t cp = 0;
+        const int n = next_code_point(s, i, cp);
+        if (n == 0) throw Error("invalid UTF-8 at byte " + std::to_string(i) + " of the text");
         out.push_back(cp);
-        i += n;
+        i += static_cast<size_t>(n);
     }
     return out;
 }
@@ -197,6 +199,12 @@ std::optional<DataType> parse_extension_type(const std::string& name, const json
     if (name == "fixed_length_utf32") return parse_fixed(name, config, where, DTypeKind::Utf32);
     if (name == "null_terminated_bytes")
         return parse_fixed(name, config, where, DTypeKind::NullTerminatedBytes);
+    if (name == "string" || name == "variable_length_utf8") {
+        if (!config.is_null() && (!config.is_object() || !config.empty()))
+            fail(where, "data_type.configuration",
+                 "data type \"" + name + "\" takes no configuration, got " + dump_short(config));
+        return DataType{name, DTypeKind::String, 0, 1};
+    }
     return std::nullopt;
 }
 
@@ -214,6 +222,14 @@ bool parse_extension_fill(const json& j, const DataType& dt, Bytes& out, const s
         parse_time_fill(j, dt, out, where);
     } else if (dt.kind == DTypeKind::Utf32) {
         parse_utf32_fill(j, dt, out, where);
+    } else if (dt.kind == DTypeKind::String) {
+        if (!j.is_string())
+            fail(where, "fill_value",
+                 "expected a string for " + dt.name + ", got " + dump_short(j));
+        const std::string& text = j.get_ref<const std::string&>();
+        if (const size_t at = invalid_utf8_at(text); at != std::string::npos)
+            fail(where, "fill_value", "invalid UTF-8 at byte " + std::to_string(at));
+        out.assign(text.begin(), text.end());
     } else if (dt.kind == DTypeKind::NullTerminatedBytes) {
         if (!j.is_string())
             fail(where, "fill_value",
@@ -241,6 +257,8 @@ std::optional<json> extension_fill_to_json(ByteView value, const DataType& dt) {
         return json(static_cast<int64_t>(v));
     }
     if (dt.kind == DTypeKind::Utf32) return json(utf32_to_utf8(value.data(), dt.size));
+    if (dt.kind == DTypeKind::String)
+        return json(std::string(reinterpret_cast<const char*>(value.data()), value.size()));
     if (dt.kind == DTypeKind::NullTerminatedBytes) {
         size_t n = 0;
         while (n < value.size() && value[n] != 0)
@@ -251,8 +269,6 @@ std::optional<json> extension_fill_to_json(ByteView value, const DataType& dt) {
 }
 
 std::string unsupported_type_note(const std::string& name) {
-    if (name == "string" || name == "variable_length_utf8")
-        return " (variable-length UTF-8 strings with the vlen-utf8 codec are not supported yet)";
     if (name == "variable_length_bytes" || name == "bytes")
         return " (variable-length bytes are not supported)";
     if (name == "raw_bytes" || name == "structured" || name == "struct" || name == "optional")
@@ -273,6 +289,16 @@ std::string utf32_to_utf8(const uint8_t* p, size_t nbytes) {
         detail::append_utf8(out, cp);
     }
     return out;
+}
+
+size_t invalid_utf8_at(std::string_view text) {
+    for (size_t i = 0; i < text.size();) {
+        char32_t cp = 0;
+        const int n = detail::next_code_point(text, i, cp);
+        if (n == 0) return i;
+        i += static_cast<size_t>(n);
+    }
+    return std::string_view::npos;
 }
 
 void utf8_to_utf32(const std::string& text, uint8_t* out, size_t nbytes) {

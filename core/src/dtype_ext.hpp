@@ -1,6 +1,6 @@
 // Private to dtype.cpp (and its tests): the data types from zarr-extensions that
 // take a configuration or a non-numeric fill value: numpy.datetime64,
-// numpy.timedelta64, fixed_length_utf32, null_terminated_bytes; and the names of
+// numpy.timedelta64, fixed_length_utf32, null_terminated_bytes, string; and the names of
 // types known but not supported, for messages that say so.
 #pragma once
 

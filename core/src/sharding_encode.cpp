@@ -1,6 +1,7 @@
 // sharding_indexed encoding: a whole shard, or an update of a stored shard
 // that re-encodes only the inner chunks holding new elements.
 #include "scratch.hpp"
+#include "string_region.hpp"
 #include "zarr3/sharding.hpp"
 #include "zarr3/strided.hpp"
 
@@ -197,6 +198,28 @@ uint64_t ShardingCodec::encode_update(ByteView decoded, const ChunkSpec& spec, c
     });
     e.finish();
     return e.stored;
+}
+
+Bytes ShardingCodec::encode_strings(const StringChunk& values, const ChunkSpec& spec) const {
+    if (values.size() != spec.num_elements())
+        throw Error("sharding_indexed encode: got " + std::to_string(values.size()) +
+                    " values for a shard of " + std::to_string(spec.num_elements()));
+    Bytes out;
+    Encoder e(*this, spec, out);
+    const std::string fill(spec.fill_value.begin(), spec.fill_value.end());
+    const auto inner_strides = c_strides(inner_shape_, 1);
+    StringChunk inner(static_cast<size_t>(e.prep->inner_spec.num_elements()));
+    e.each_inner([&](uint64_t lin, const Region& r) {
+        bool all_fill = true;
+        for_each_region_element(spec.shape, r, 0, inner_strides, [&](uint64_t src, int64_t dst) {
+            const std::string& v = values[static_cast<size_t>(src)];
+            all_fill = all_fill && v == fill;
+            inner[static_cast<size_t>(dst)] = v;
+        });
+        if (!all_fill) e.append(lin, inner_.encode_strings(inner, e.prep->inner_spec));
+    });
+    e.finish();
+    return out;
 }
 
 } // namespace zarr3

@@ -17,7 +17,7 @@ test_zp_dev_stores.cpp and autotest/test_zp_dev_stores.py):
   checked     int32, zstd with "checksum": true
   rect        int16, rectilinear chunk grid [[2, 3, 5], [4, 4]]
   rect_shard  uint16, rectilinear shards [[4, 6], [8]] of 2x4 inner chunks
-  vlen        string with vlen-utf8 (refused by the plugin: the rest must still open)
+  vlen        string with vlen-utf8 (+ zstd, zarr-python's default), read as strings
 cast_value is not here: zarr-python needs the cast-value-rs package (PyPI) for it.
 """
 import hashlib

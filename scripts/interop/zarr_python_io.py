@@ -15,6 +15,12 @@ compat chroot: scripts/interop.sh), which reads and writes rectilinear chunk gri
       per-axis edge lists, e.g. --chunks '[[2,3,5],[4,4]]' or --shards '[[4,6],[8]]', makes the
       chunk or shard grid rectilinear) and writes IN.bin
       (C order, little-endian, numpy dtype D) into it.
+  zarr_python_io.py write-strings STORE ARRAYPATH IN.json --chunks a,b [--shards a,b]
+      [--codec none|zstd|gzip|blosc]
+      A `string` array (vlen-utf8, fill value "") of IN.json's {"shape": [...], "values":
+      [flat list, C order]}; --chunks/--shards as for write (rectilinear with edge lists).
+A read of a string array writes its values to OUT.bin as a JSON list (C order, UTF-8) and
+prints {"shape": [...], "dtype": "string"}.
 Exit status: 0 ok, 1 error, 2 usage, 3 unsupported by this zarr-python.
 Runs with the zarr-python of the interpreter (Debian 13's python3-zarr in the compat chroot).
 """
@@ -59,6 +65,11 @@ def cmd_read(args):
         # zarr-python 3.0 refuses unknown chunk grids (e.g. rectilinear) at open
         raise Unsupported(f"{type(e).__name__}: {e}") from e
     data = np.asarray(arr[...])
+    if data.dtype.kind in "OT":  # variable-length strings (object or StringDType)
+        with open(args.out, "w", encoding="utf-8") as f:
+            json.dump([str(v) for v in data.ravel()], f, ensure_ascii=False)
+        print(json.dumps({"shape": list(data.shape), "dtype": "string"}))
+        return
     le = data.dtype.newbyteorder("<") if data.dtype.byteorder not in ("|", "=") else data.dtype
     np.ascontiguousarray(data, dtype=le).tofile(args.out)
     print(json.dumps({"shape": list(data.shape), "dtype": le.str}))
@@ -113,6 +124,26 @@ def cmd_write(args):
     print(json.dumps({"metadata": json.loads(json.dumps(arr.metadata.to_dict(), default=str))}))
 
 
+def cmd_write_strings(args):
+    import zarr
+
+    spec = json.load(open(args.input, encoding="utf-8"))
+    shape = tuple(spec["shape"])
+    data = np.array(spec["values"], dtype=object).reshape(shape)
+    root = zarr.open_group(store=args.store, mode="a", zarr_format=3)
+    kw = dict(name=args.arraypath.strip("/"), shape=shape, dtype=str, fill_value="",
+              overwrite=True, chunks=_grid(args.chunks), compressors=_compressors(args.codec))
+    if args.shards:
+        kw["shards"] = _grid(args.shards)
+    try:
+        arr = root.create_array(**kw)
+    except (NotImplementedError, ValueError, TypeError) as e:
+        raise Unsupported(f"string array with chunks {args.chunks} shards {args.shards}: "
+                          f"{type(e).__name__}: {e}") from e
+    arr[...] = data
+    print(json.dumps({"metadata": json.loads(json.dumps(arr.metadata.to_dict(), default=str))}))
+
+
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     sub = ap.add_subparsers(dest="cmd", required=True)
@@ -134,6 +165,14 @@ def main(argv=None):
     w.add_argument("--fill")
     w.add_argument("--index-location", default="end", choices=["end", "start"])
     w.set_defaults(fn=cmd_write)
+    ws = sub.add_parser("write-strings")
+    ws.add_argument("store")
+    ws.add_argument("arraypath")
+    ws.add_argument("input")
+    ws.add_argument("--chunks", required=True)
+    ws.add_argument("--shards")
+    ws.add_argument("--codec", default="zstd", choices=["none", "zstd", "gzip", "blosc"])
+    ws.set_defaults(fn=cmd_write_strings)
     args = ap.parse_args(argv)
     try:
         args.fn(args)

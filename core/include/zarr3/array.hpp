@@ -65,6 +65,16 @@ class Array {
     void write(const Selection& sel, const void* in, const std::vector<int64_t>& in_strides = {},
                WriteMode mode = WriteMode::Now);
 
+    // `string` arrays (core/src/array_strings.cpp; read()/write() refuse them):
+    // the selected elements as UTF-8 text, dense C order of sel.count; missing
+    // chunks read as the fill value. Works over every chunk grid and sharding.
+    std::vector<std::string> read_strings(const Selection& sel) const;
+    // Writes `values` (dense C order of sel.count, valid UTF-8). Chunks wholly
+    // written are encoded and stored; partly written ones are read, merged and
+    // rewritten at once (holding the store's lock of that chunk). Chunks
+    // holding only the fill value are erased.
+    void write_strings(const Selection& sel, const std::vector<std::string>& values);
+
     // Writes any buffered partial shards. Called by the destructor too.
     void flush();
 
@@ -88,6 +98,11 @@ class Array {
     // buffered chunks leaves the array's values as they are (a const read
     // flushes them first).
     void store_chunk(const std::string& key, const Bytes& data, const ChunkSpec& spec) const;
+    // The same for a `string` chunk.
+    void store_string_chunk(const std::string& key, const StringChunk& values,
+                            const ChunkSpec& spec) const;
+    // Error unless the array's data type is (`strings`) or is not `string`.
+    void require_kind(bool strings, const char* what) const;
     // Drops cached shard indexes of `key` after it was written or erased.
     void invalidate_cached(const std::string& key) const;
     // Buffers a partial chunk write; `queue` keeps the chunk in the buffer

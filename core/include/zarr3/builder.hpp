@@ -78,7 +78,9 @@ class ArrayBuilder {
     // Any other bytes->bytes codec by name (null config: none).
     ArrayBuilder& compressor(std::string name, nlohmann::json config = nullptr);
 
-    // One element, little-endian (dtype.size bytes); default zeros.
+    // One element, little-endian (dtype.size bytes); default zeros. For
+    // `string`: the UTF-8 text (default ""); its codecs are vlen-utf8 and then
+    // the bytes->bytes codecs (bytes_endian does not apply).
     ArrayBuilder& fill_value(Bytes value);
     // "fill_value": null (missing chunks read as zero, no nodata).
     ArrayBuilder& fill_value_null();

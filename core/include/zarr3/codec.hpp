@@ -15,6 +15,9 @@ namespace zarr3 {
 class ChunkGrid;
 class ShardIndexCache;
 
+// The decoded elements of one chunk of a `string` array, C order.
+using StringChunk = std::vector<std::string>;
+
 // What a codec sees of one chunk: its shape (full edges), type and fill value.
 struct ChunkSpec {
     Shape shape;
@@ -188,6 +191,12 @@ class ArrayToBytesCodec {
     // Checks the chunk grid against codec constraints (sharding divisibility).
     virtual void validate_grid(const ChunkGrid&, const std::string& /*where*/) const {}
     virtual nlohmann::json to_json() const = 0;
+    // Variable-length (`string`) chunks: vlen-utf8, and sharding_indexed around it.
+    // `values` has spec.num_elements() entries; decode returns as many or throws
+    // FormatError. The defaults refuse.
+    virtual bool handles_strings() const { return false; }
+    virtual Bytes encode_strings(const StringChunk& values, const ChunkSpec& spec) const;
+    virtual StringChunk decode_strings(ByteView encoded, const ChunkSpec& spec) const;
 };
 
 class BytesToBytesCodec {
@@ -245,6 +254,11 @@ class CodecChain {
                            const std::string& cache_key, const std::string& what) const;
     // Largest encoded size of a chunk of `spec` (bounds decompression).
     uint64_t max_encoded_size(const ChunkSpec& spec) const;
+    // `string` chunks (core/src/vlen.cpp): the array->array codecs (transpose
+    // only) reorder the elements, the array->bytes codec (vlen-utf8 or
+    // sharding_indexed around it) encodes them, bytes->bytes codecs follow.
+    Bytes encode_strings(const StringChunk& values, const ChunkSpec& spec) const;
+    StringChunk decode_strings(ByteView encoded, const ChunkSpec& spec) const;
     const ArrayToBytesCodec& array_to_bytes() const { return *ab_; }
     const std::vector<std::shared_ptr<ArrayToArrayCodec>>& array_to_array() const { return aa_; }
     const std::vector<std::shared_ptr<BytesToBytesCodec>>& bytes_to_bytes() const { return bb_; }

@@ -73,6 +73,11 @@ class ShardingCodec : public ArrayToBytesCodec {
     uint64_t encode_update(ByteView decoded, const ChunkSpec& spec, const Update& update,
                            Bytes& out) const;
     void decode(ByteView encoded, const ChunkSpec& spec, uint8_t* out) const override;
+    // `string` shards (inner codecs ending in vlen-utf8): whole shards only;
+    // inner chunks holding only the fill value are not stored.
+    bool handles_strings() const override { return inner_.array_to_bytes().handles_strings(); }
+    Bytes encode_strings(const StringChunk& values, const ChunkSpec& spec) const override;
+    StringChunk decode_strings(ByteView encoded, const ChunkSpec& spec) const override;
     bool supports_partial_read() const override { return true; }
     bool read_partial(ByteSource& src, const ChunkSpec& spec, const Region& region,
                       const StridedView& out, const ReadOptions& opt) const override;

@@ -36,6 +36,8 @@ std::shared_ptr<ArrayToArrayCodec> make_cast_value(const nlohmann::json& config,
                                                    const ChunkSpec& spec, const std::string& where);
 std::shared_ptr<ArrayToBytesCodec> make_bytes(const nlohmann::json& config, const ChunkSpec& spec,
                                               const std::string& where);
+std::shared_ptr<ArrayToBytesCodec> make_vlen_utf8(const nlohmann::json& config,
+                                                  const std::string& where);
 std::shared_ptr<BytesToBytesCodec> make_gzip(const nlohmann::json& config,
                                              const std::string& where);
 std::shared_ptr<BytesToBytesCodec> make_zstd(const nlohmann::json& config,

@@ -95,7 +95,7 @@ std::string get_choice(const nlohmann::json& obj, const char* member, const std:
 CodecKind codec_kind(const std::string& name) {
     if (name == "transpose" || name == "scale_offset" || name == "cast_value")
         return CodecKind::ArrayToArray;
-    if (name == "bytes" || name == "endian" || name == "sharding_indexed")
+    if (name == "bytes" || name == "endian" || name == "sharding_indexed" || name == "vlen-utf8")
         return CodecKind::ArrayToBytes;
     if (name == "gzip" || name == "zstd" || name == "blosc" || name == "crc32c")
         return CodecKind::BytesToBytes;
@@ -117,6 +117,7 @@ std::shared_ptr<ArrayToBytesCodec> make_array_to_bytes(const std::string& name,
                                                        const ChunkSpec& spec,
                                                        const std::string& where) {
     if (name == "bytes" || name == "endian") return codecs::make_bytes(config, spec, where);
+    if (name == "vlen-utf8") return codecs::make_vlen_utf8(config, where);
     if (name == "sharding_indexed") {
         if (!config.is_object())
             throw FormatError(codecs::prefix(where, name) +

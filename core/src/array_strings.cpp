@@ -1,0 +1,105 @@
+// Array::read_strings / write_strings: `string` arrays (variable-length UTF-8,
+// the vlen-utf8 codec) through the same selection planner and chunk grid as
+// numeric arrays, one std::string per element.
+#include "array_detail.hpp"
+#include "string_region.hpp"
+#include "zarr3/limits.hpp"
+
+#include <algorithm>
+
+namespace zarr3 {
+
+using array_detail::rethrow_for_chunk;
+using array_detail::run_tasks;
+using array_detail::valid_extent;
+
+void Array::require_kind(bool strings, const char* what) const {
+    if (meta_.dtype.is_variable() == strings) return;
+    if (strings)
+        throw Error(describe() + ": cannot " + what + " strings: the data type is " +
+                    meta_.dtype.name + ", not string");
+    throw Error(describe() + ": data type " + meta_.dtype.name +
+                " has variable-length elements: " + what + " it as strings (" + what + "_strings)");
+}
+
+void Array::store_string_chunk(const std::string& key, const StringChunk& values,
+                               const ChunkSpec& spec) const {
+    const std::string fill(spec.fill_value.begin(), spec.fill_value.end());
+    if (std::all_of(values.begin(), values.end(), [&](const std::string& v) { return v == fill; }))
+        store_->erase(key);
+    else
+        store_->put(key, meta_.codecs.encode_strings(values, spec));
+    invalidate_cached(key);
+}
+
+std::vector<std::string> Array::read_strings(const Selection& sel) const {
+    require_kind(true, "read");
+    // Element strides (elem = 1): view offsets index the output vector.
+    const PlannedSelection ps = plan_selection(sel, meta_.shape, {}, 1, describe());
+    const std::vector<ChunkTask> tasks = plan_chunk_tasks(meta_.grid, ps);
+    const std::string fill(meta_.fill_value.begin(), meta_.fill_value.end());
+    std::vector<std::string> out(
+        ps.empty ? 0 : static_cast<size_t>(checked_product(sel.count, "selection size")));
+    run_tasks(opt_.executor, tasks.size(), [&](size_t i) {
+        const ChunkTask& t = tasks[i];
+        const std::string key = chunk_key(t.idx);
+        try {
+            const ChunkSpec spec = meta_.chunk_spec(t.idx);
+            const auto data = store_->get(key);
+            if (!data) {
+                for_each_region_element(spec.shape, t.region, t.view_offset, ps.strides,
+                                        [&](uint64_t, int64_t dst) { out[size_t(dst)] = fill; });
+                return;
+            }
+            StringChunk chunk = meta_.codecs.decode_strings(*data, spec);
+            for_each_region_element(spec.shape, t.region, t.view_offset, ps.strides,
+                                    [&](uint64_t src, int64_t dst) {
+                                        out[size_t(dst)] = std::move(chunk[size_t(src)]);
+                                    });
+        } catch (...) {
+            rethrow_for_chunk(store_->uri() + "/" + key);
+        }
+    });
+    return out;
+}
+
+void Array::write_strings(const Selection& sel, const std::vector<std::string>& values) {
+    if (!store_->writable()) throw Error(describe() + ": store is opened read-only");
+    require_kind(true, "write");
+    const PlannedSelection ps = plan_selection(sel, meta_.shape, {}, 1, describe());
+    const uint64_t n = ps.empty ? 0 : checked_product(sel.count, "selection size");
+    if (values.size() != n)
+        throw Error(describe() + ": " + std::to_string(values.size()) +
+                    " strings given for a selection of " + std::to_string(n) + " elements");
+    const std::vector<ChunkTask> tasks = plan_chunk_tasks(meta_.grid, ps);
+    const std::string fill(meta_.fill_value.begin(), meta_.fill_value.end());
+    run_tasks(opt_.executor, tasks.size(), [&](size_t i) {
+        const ChunkTask& t = tasks[i];
+        const std::string key = chunk_key(t.idx);
+        try {
+            const ChunkSpec spec = meta_.chunk_spec(t.idx);
+            const Shape valid = valid_extent(meta_, t.idx, spec.shape);
+            // A whole chunk of strings is built: refuse one above the cap first.
+            check_decoded_chunk_size(
+                checked_mul(spec.num_elements(), sizeof(std::string), "string chunk"), spec.shape,
+                store_->uri() + "/" + key);
+            StringChunk chunk;
+            std::unique_ptr<StoreLock> held;
+            if (!array_detail::covers_chunk(t.region, valid)) {
+                // Other writers of this store keep their elements of the chunk.
+                held = store_->lock(key);
+                if (const auto existing = store_->get(key))
+                    chunk = meta_.codecs.decode_strings(*existing, spec);
+            }
+            if (chunk.empty()) chunk.assign(static_cast<size_t>(spec.num_elements()), fill);
+            for_each_region_element(
+                spec.shape, t.region, t.view_offset, ps.strides,
+                [&](uint64_t dst, int64_t src) { chunk[size_t(dst)] = values[size_t(src)]; });
+            store_string_chunk(key, chunk, spec);
+        } catch (...) {
+            rethrow_for_chunk(store_->uri() + "/" + key);
+        }
+    });
+}
+
+} // namespace zarr3

@@ -210,6 +210,29 @@ void CodecChain::encode_into(ByteView decoded, const ChunkSpec& spec, Bytes& out
         out = bb_[k]->encode(out);
 }
 
+ByteView CodecChain::undo_bytes_to_bytes(ByteView encoded, const ChunkSpec& inner,
+                                         Bytes& holder) const {
+    // sizes[k] = size of the input of bb_[k] (= output of its decode), when
+    // known (never for vlen-utf8, whose size depends on the strings).
+    std::vector<std::optional<uint64_t>> sizes(bb_.size() + 1);
+    sizes[0] = ab_->encoded_size(inner);
+    for (size_t k = 0; k < bb_.size(); ++k)
+        sizes[k + 1] = sizes[k] ? bb_[k]->encoded_size(*sizes[k]) : std::nullopt;
+    // Upper bounds of the same sizes, so that a compressed frame claiming a
+    // huge size is refused even where the exact size is unknown (e.g. a
+    // compressor after sharding_indexed).
+    std::vector<uint64_t> bounds(bb_.size() + 1);
+    bounds[0] = ab_->max_encoded_size(inner);
+    for (size_t k = 0; k < bb_.size(); ++k)
+        bounds[k + 1] = bb_[k]->max_encoded_size(bounds[k]);
+    ByteView cur = encoded;
+    for (size_t k = bb_.size(); k-- > 0;) {
+        holder = bb_[k]->decode(cur, sizes[k], std::min(bounds[k], kMaxChunkBytes));
+        cur = holder;
+    }
+    return cur;
+}
+
 void CodecChain::decode(ByteView encoded, const ChunkSpec& spec, uint8_t* out) const {
     // bytes (no swap) + one compressor: decompress straight into `out`.
     if (aa_.empty() && bb_.size() == 1 && ab_->is_plain_copy(spec) &&
@@ -218,24 +241,8 @@ void CodecChain::decode(ByteView encoded, const ChunkSpec& spec, uint8_t* out) c
     std::vector<ChunkSpec> specs{spec};
     for (const auto& c : aa_)
         specs.push_back(c->encoded_spec(specs.back()));
-    // sizes[k] = size of the input of bb_[k] (= output of its decode), when known.
-    std::vector<std::optional<uint64_t>> sizes(bb_.size() + 1);
-    sizes[0] = ab_->encoded_size(specs.back());
-    for (size_t k = 0; k < bb_.size(); ++k)
-        sizes[k + 1] = sizes[k] ? bb_[k]->encoded_size(*sizes[k]) : std::nullopt;
-    // Upper bounds of the same sizes, so that a compressed frame claiming a
-    // huge size is refused even where the exact size is unknown (e.g. a
-    // compressor after sharding_indexed).
-    std::vector<uint64_t> bounds(bb_.size() + 1);
-    bounds[0] = ab_->max_encoded_size(specs.back());
-    for (size_t k = 0; k < bb_.size(); ++k)
-        bounds[k + 1] = bb_[k]->max_encoded_size(bounds[k]);
     Bytes holder;
-    ByteView cur = encoded;
-    for (size_t k = bb_.size(); k-- > 0;) {
-        holder = bb_[k]->decode(cur, sizes[k], std::min(bounds[k], kMaxChunkBytes));
-        cur = holder;
-    }
+    const ByteView cur = undo_bytes_to_bytes(encoded, specs.back(), holder);
     if (aa_.empty()) {
         ab_->decode(cur, spec, out);
         return;

@@ -72,16 +72,8 @@ StringChunk CodecChain::decode_strings(ByteView encoded, const ChunkSpec& spec) 
         specs.push_back(c->encoded_spec(specs.back()));
     // No exact sizes: each bytes->bytes decoder is bounded by what the
     // codecs after it may produce at most (vlen-utf8: one decoded chunk).
-    std::vector<uint64_t> bounds(bb_.size() + 1);
-    bounds[0] = ab_->max_encoded_size(specs.back());
-    for (size_t k = 0; k < bb_.size(); ++k)
-        bounds[k + 1] = bb_[k]->max_encoded_size(bounds[k]);
     Bytes holder;
-    ByteView cur = encoded;
-    for (size_t k = bb_.size(); k-- > 0;) {
-        holder = bb_[k]->decode(cur, std::nullopt, std::min(bounds[k], kMaxChunkBytes));
-        cur = holder;
-    }
+    const ByteView cur = undo_bytes_to_bytes(encoded, specs.back(), holder);
     StringChunk v = ab_->decode_strings(cur, specs.back());
     for (size_t k = aa_.size(); k-- > 0;)
         v = reorder(std::move(v), element_order(*aa_[k], specs[k], false));

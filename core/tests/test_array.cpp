@@ -284,12 +284,12 @@ int32_t expected_after_flush(uint64_t r, uint64_t c) {
 }
 } // namespace
 
-TEST(ArrayWrite, FlushStoresBufferedChunksAsParallelTasks) {
-    auto store = std::make_shared<MemoryStore>();
-    auto a = sixteen_buffered_chunks(store);
-    std::atomic<size_t> batch{0};
-    a->set_executor([&](size_t n, const std::function<void(size_t)>& task) {
-        batch = std::max<size_t>(batch, n);
+namespace {
+// Runs each batch on two threads and records the largest batch.
+struct RecordingExecutor {
+    std::shared_ptr<std::atomic<size_t>> largest = std::make_shared<std::atomic<size_t>>(0);
+    void operator()(size_t n, const std::function<void(size_t)>& task) const {
+        if (n > *largest) *largest = n;
         std::atomic<size_t> next{0};
         auto drain = [&] {
             for (size_t i; (i = next.fetch_add(1)) < n;)
@@ -298,9 +298,17 @@ TEST(ArrayWrite, FlushStoresBufferedChunksAsParallelTasks) {
         std::thread t(drain);
         drain();
         t.join();
-    });
+    }
+};
+} // namespace
+
+TEST(ArrayWrite, FlushStoresBufferedChunksAsParallelTasks) {
+    auto store = std::make_shared<MemoryStore>();
+    auto a = sixteen_buffered_chunks(store);
+    RecordingExecutor ex;
+    a->set_executor(ex);
     a->flush();
-    EXPECT_EQ(batch, 16u); // one task per buffered chunk, handed over at once
+    EXPECT_EQ(*ex.largest, 16u); // one task per buffered chunk, handed over at once
     std::vector<int32_t> got(256);
     Array::open(store, "a")->read(Selection::all({16, 16}), got.data());
     for (uint64_t r = 0; r < 16; ++r)
@@ -334,24 +342,6 @@ TEST(ArrayWrite, FailedFlushKeepsTheChunksNoTaskStarted) {
                 << r << "," << c;
         }
 }
-
-namespace {
-// Runs each batch on two threads and records the largest batch.
-struct RecordingExecutor {
-    std::shared_ptr<std::atomic<size_t>> largest = std::make_shared<std::atomic<size_t>>(0);
-    void operator()(size_t n, const std::function<void(size_t)>& task) const {
-        if (n > *largest) *largest = n;
-        std::atomic<size_t> next{0};
-        auto drain = [&] {
-            for (size_t i; (i = next.fetch_add(1)) < n;)
-                task(i);
-        };
-        std::thread t(drain);
-        drain();
-        t.join();
-    }
-};
-} // namespace
 
 TEST(ArrayWrite, OneChunkWritesAreQueuedAndEncodedInParallelBatches) {
     auto store = std::make_shared<CountingStore>(std::make_shared<MemoryStore>());

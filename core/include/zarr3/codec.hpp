@@ -268,6 +268,9 @@ class CodecChain {
     nlohmann::json to_json() const;
 
   private:
+    // Undoes the bytes->bytes codecs of `encoded`, whose array->bytes codec
+    // sees chunks of spec `inner`; the result is `encoded` or lives in `holder`.
+    ByteView undo_bytes_to_bytes(ByteView encoded, const ChunkSpec& inner, Bytes& holder) const;
     std::vector<std::shared_ptr<ArrayToArrayCodec>> aa_;
     std::shared_ptr<ArrayToBytesCodec> ab_;
     std::vector<std::shared_ptr<BytesToBytesCodec>> bb_;

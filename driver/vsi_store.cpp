@@ -10,7 +10,6 @@
 #include "cpl_vsi_error.h"
 
 #include <algorithm>
-#include <atomic>
 #include <cctype>
 #include <cerrno>
 #include <csignal>
@@ -341,20 +340,20 @@ size_t VSIStore::max_in_flight() const {
         std::clamp(atoi(CPLGetConfigOption("ZARR3_HTTP_MAX_IN_FLIGHT", "64")), 1, 1024));
 }
 
-std::vector<zarr3::BatchAnswer>
-VSIStore::get_batch(const std::vector<zarr3::BatchRequest>& requests) {
-    const size_t threads = std::min(max_in_flight(), requests.size());
-    if (threads <= 1) return zarr3::run_batch_serially(*this, requests);
+void VSIStore::run_requests(size_t threads, const std::function<void()>& worker) {
+    threads = std::min(threads, max_in_flight());
+    if (threads <= 1) return worker();
     // Helper threads see the caller's thread-local configuration (GDAL_HTTP_*
     // set with gdal.config_options, credentials, ZARR3_* options).
     const CPLStringList local(CPLGetThreadLocalConfigOptions(), TRUE);
-    std::vector<zarr3::BatchAnswer> out(requests.size());
-    std::atomic<size_t> next{0};
-    auto drain = [&] {
-        while (true) {
-            const size_t i = next.fetch_add(1);
-            if (i >= requests.size()) return;
-            out[i] = zarr3::answer_one(*this, requests[i]);
+    std::mutex mu;
+    std::exception_ptr first_error;
+    auto guarded = [&] {
+        try {
+            worker();
+        } catch (...) {
+            std::lock_guard lk(mu);
+            if (!first_error) first_error = std::current_exception();
         }
     };
     std::vector<std::thread> pool;
@@ -363,16 +362,16 @@ VSIStore::get_batch(const std::vector<zarr3::BatchRequest>& requests) {
         for (size_t t = 1; t < threads; ++t)
             pool.emplace_back([&] {
                 CPLSetThreadLocalConfigOptions(local.List());
-                drain();
+                guarded();
                 CPLSetThreadLocalConfigOptions(nullptr);
             });
     } catch (const std::system_error&) {
-        // No more threads: the ones started and this one do the rest.
+        // No more threads: the ones started and this one do the work.
     }
-    drain(); // this thread takes part with its own configuration
+    guarded(); // this thread takes part with its own configuration
     for (auto& t : pool)
         t.join();
-    return out;
+    if (first_error) std::rethrow_exception(first_error);
 }
 
 std::optional<uint64_t> VSIStore::size(const std::string& key) {

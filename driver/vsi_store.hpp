@@ -68,11 +68,11 @@ class VSIStore : public zarr3::Store {
     // Direct HTTP stores (HttpDirect): ZARR3_HTTP_MAX_IN_FLIGHT (default 64,
     // 1 .. 1024) requests at once; 1 for every other store.
     size_t max_in_flight() const override;
-    // Direct HTTP stores: the requests on up to max_in_flight() threads, each
-    // a get_versioned / get_ranges_versioned of its own (GDAL's HTTP layer,
-    // the calling thread's configuration); serially elsewhere.
-    std::vector<zarr3::BatchAnswer>
-    get_batch(const std::vector<zarr3::BatchRequest>& requests) override;
+    // Direct HTTP stores: `worker` on up to `threads` threads (the caller's
+    // and new ones), each with a copy of the calling thread's thread-local
+    // configuration (GDAL_HTTP_*, credentials, ZARR3_*); its requests go
+    // through GDAL's HTTP layer. Once, on the caller's thread, elsewhere.
+    void run_requests(size_t threads, const std::function<void()>& worker) override;
     // Writes "<key>.tmp.<host>.<pid>.<n>" then renames it into place
     // (zarr3::write_atomically, shared with FileStore). On
     // local and /vsimem/ stores a failure (full disk, read-only file system,

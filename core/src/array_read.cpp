@@ -48,7 +48,7 @@ void Array::read(const Selection& sel, void* out, const std::vector<int64_t>& ou
         // A network store: many requests in flight, decoding meanwhile.
         ReadAheadPlan plan;
         plan.n = tasks.size();
-        plan.batch = in_flight;
+        plan.in_flight = in_flight;
         plan.codecs = &meta_.codecs;
         plan.opt = &opt_;
         plan.out_strides = ps.strides;

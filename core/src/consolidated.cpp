@@ -79,8 +79,8 @@ class ConsolidatingStore final : public Store {
         return inner_->get_ranges_versioned(k, r, total, v);
     }
     size_t max_in_flight() const override { return inner_->max_in_flight(); }
-    std::vector<BatchAnswer> get_batch(const std::vector<BatchRequest>& requests) override {
-        return inner_->get_batch(requests);
+    void run_requests(size_t threads, const std::function<void()>& worker) override {
+        inner_->run_requests(threads, worker);
     }
     void put(const std::string& key, ByteView value) override {
         if (key == "zarr.json") {

@@ -2,7 +2,9 @@
 #include "read_ahead.hpp"
 
 #include <algorithm>
+#include <condition_variable>
 #include <exception>
+#include <mutex>
 #include <thread>
 
 namespace zarr3 {
@@ -81,120 +83,164 @@ PrefetchedSource::read_ranges_versioned(const std::vector<ByteRange>& r,
 
 namespace {
 
-struct Batch {
-    size_t begin = 0, end = 0;
-    std::vector<std::unique_ptr<PrefetchedSource>> sources; // [i - begin]
-};
+// The state a read shares between its fetch threads (Store::run_requests) and
+// its decoding thread: chunks are fetched in order, at most `window` of them
+// fetched or in flight and not yet decoded; each one is decoded as soon as
+// its answers are in.
+class Stream {
+  public:
+    Stream(Store& store, const ReadAheadPlan& plan, size_t window)
+        : store_(store), plan_(plan), window_(window), sources_(plan.n) {}
 
-struct Pending {
-    std::vector<BatchRequest> requests;
-    std::vector<PlannedRequest> planned;
-    std::vector<size_t> chunk; // index into the batch
-};
-
-// Plans chunk i's next request into `p`; false when there is none.
-bool plan_one(const ReadAheadPlan& plan, const ChunkRead& c, PrefetchedSource& src, size_t k,
-              Pending& p) {
-    const std::string cache_key = plan.opt->index_cache ? src.cache_key() : std::string();
-    auto req = plan.codecs->plan_read(c.spec, c.region, plan.out_strides, *plan.opt, cache_key,
-                                      src.describe());
-    if (!req) return false;
-    p.requests.push_back(BatchRequest{c.key, req->ranges, kMaxChunkBytes});
-    p.planned.push_back(std::move(*req));
-    p.chunk.push_back(k);
-    return true;
-}
-
-Batch fetch_batch(Store& store, const ReadAheadPlan& plan, size_t begin, size_t end) {
-    Batch b{begin, end, {}};
-    std::vector<std::optional<ChunkRead>> chunks(end - begin);
-    Pending first;
-    for (size_t i = begin; i < end; ++i) {
-        const size_t k = i - begin;
+    // A fetch thread: takes the next chunk while the window has room.
+    void fetch_loop() {
         try {
-            chunks[k] = plan.chunk(i);
-            b.sources.push_back(std::make_unique<PrefetchedSource>(store, chunks[k]->key));
-            plan_one(plan, *chunks[k], *b.sources[k], k, first);
-        } catch (const std::exception&) {
-            // The decode step meets the same error and reports it.
-            if (b.sources.size() == k) b.sources.push_back(nullptr);
-            chunks[k].reset();
+            while (true) {
+                size_t i = 0;
+                {
+                    std::unique_lock lk(mu_);
+                    room_.wait(lk, [&] { return stop_ || next_ >= plan_.n || open_ < window_; });
+                    if (stop_ || next_ >= plan_.n) return;
+                    i = next_++;
+                    ++open_;
+                }
+                auto src = fetch(i);
+                std::lock_guard lk(mu_);
+                sources_[i] = std::move(src);
+                ready_.push_back(i);
+                arrived_.notify_one();
+            }
+        } catch (...) {
+            fail(std::current_exception());
         }
     }
-    auto answers = store.get_batch(first.requests);
-    // Shards whose index just arrived: their inner chunks, in a second batch.
-    Pending second;
-    for (size_t j = 0; j < answers.size(); ++j) {
-        const size_t k = first.chunk[j];
-        const ChunkRead& c = *chunks[k];
-        PrefetchedSource& src = *b.sources[k];
-        const std::string cache_key = plan.opt->index_cache ? src.cache_key() : std::string();
-        try {
-            if (plan.codecs->absorb_prefetched(first.planned[j], answers[j], c.spec, *plan.opt,
-                                               cache_key, src.describe()))
-                plan_one(plan, c, src, k, second);
-        } catch (const std::exception&) {
-            // Read without the second request; errors are reported there.
-        }
-        src.add(std::move(first.planned[j]), std::move(answers[j]));
-    }
-    if (!second.requests.empty()) {
-        auto more = store.get_batch(second.requests);
-        for (size_t j = 0; j < more.size(); ++j)
-            b.sources[second.chunk[j]]->add(std::move(second.planned[j]), std::move(more[j]));
-    }
-    return b;
-}
 
-void decode_batch(const ReadAheadPlan& plan, Batch& b) {
-    const Executor& ex = plan.opt->executor;
-    auto one = [&](size_t k) {
-        const size_t i = b.begin + k;
-        plan.decode(i, b.sources[k].get()); // null: its chunk() failed
-        b.sources[k].reset();               // frees the fetched bytes
-    };
-    const size_t n = b.end - b.begin;
-    if (ex && n > 1)
-        ex(n, one);
-    else
-        for (size_t k = 0; k < n; ++k)
-            one(k);
-}
+    // The decoding thread: each wave is every chunk whose answers are in,
+    // decoded on the executor; returns when all n are decoded.
+    void decode_loop() {
+        size_t done = 0;
+        try {
+            while (done < plan_.n) {
+                std::vector<size_t> wave;
+                {
+                    std::unique_lock lk(mu_);
+                    arrived_.wait(lk, [&] { return fetch_error_ || !ready_.empty(); });
+                    if (fetch_error_) return;
+                    wave.swap(ready_);
+                }
+                decode_wave(wave);
+                done += wave.size();
+                std::lock_guard lk(mu_);
+                open_ -= wave.size();
+                room_.notify_all();
+            }
+        } catch (...) {
+            std::lock_guard lk(mu_);
+            stop_ = true; // the fetch threads end after their current chunk
+            room_.notify_all();
+            throw;
+        }
+    }
+
+    std::exception_ptr fetch_error() const { return fetch_error_; }
+
+    // Ends the read with `e` (the fetch threads could not run).
+    void fail(std::exception_ptr e) {
+        std::lock_guard lk(mu_);
+        if (!fetch_error_) fetch_error_ = std::move(e);
+        stop_ = true;
+        arrived_.notify_all();
+        room_.notify_all();
+    }
+
+  private:
+    // Chunk i's first request and, for a shard whose index it fetched, the
+    // inner chunks that index places, sent from this thread one after the
+    // other. Null when chunk(i) failed: the decode reports that error.
+    std::unique_ptr<PrefetchedSource> fetch(size_t i) {
+        std::optional<ChunkRead> c;
+        std::unique_ptr<PrefetchedSource> src;
+        try {
+            c = plan_.chunk(i);
+            src = std::make_unique<PrefetchedSource>(store_, c->key);
+        } catch (const std::exception&) {
+            return nullptr;
+        }
+        const std::string cache_key = plan_.opt->index_cache ? src->cache_key() : std::string();
+        for (int step = 0; step < 2; ++step) {
+            std::optional<PlannedRequest> req;
+            try {
+                req = plan_.codecs->plan_read(c->spec, c->region, plan_.out_strides, *plan_.opt,
+                                              cache_key, src->describe());
+            } catch (const std::exception&) {
+                break; // read without fetching ahead; errors are reported there
+            }
+            if (!req) break;
+            BatchAnswer a = answer_one(store_, BatchRequest{c->key, req->ranges, kMaxChunkBytes});
+            bool more = false;
+            try {
+                more = plan_.codecs->absorb_prefetched(*req, a, c->spec, *plan_.opt, cache_key,
+                                                       src->describe());
+            } catch (const std::exception&) {
+                // The decode meets the same error and reports it.
+            }
+            src->add(std::move(*req), std::move(a));
+            if (!more) break;
+        }
+        return src;
+    }
+
+    void decode_wave(const std::vector<size_t>& wave) {
+        auto one = [&](size_t k) {
+            const size_t i = wave[k];
+            plan_.decode(i, sources_[i].get()); // null: its chunk() failed
+            sources_[i].reset();                // frees the fetched bytes
+        };
+        const Executor& ex = plan_.opt->executor;
+        if (ex && wave.size() > 1)
+            ex(wave.size(), one);
+        else
+            for (size_t k = 0; k < wave.size(); ++k)
+                one(k);
+    }
+
+    Store& store_;
+    const ReadAheadPlan& plan_;
+    const size_t window_;
+    std::mutex mu_;
+    std::condition_variable room_, arrived_;
+    size_t next_ = 0, open_ = 0;
+    bool stop_ = false;
+    std::exception_ptr fetch_error_;
+    std::vector<size_t> ready_;
+    std::vector<std::unique_ptr<PrefetchedSource>> sources_; // guarded by mu_ until ready
+};
 
 } // namespace
 
 void read_ahead(Store& store, const ReadAheadPlan& plan) {
-    const size_t batch = std::max<size_t>(plan.batch, 1);
     if (plan.n == 0) return;
-    Batch cur = fetch_batch(store, plan, 0, std::min(plan.n, batch));
-    while (true) {
-        const size_t next_begin = cur.end;
-        if (next_begin >= plan.n) {
-            decode_batch(plan, cur);
-            return;
-        }
-        // Decoding on a helper thread, fetching on this one: the requests go
-        // out from the caller's thread (its thread-local GDAL configuration).
-        std::exception_ptr decode_error;
-        std::thread decoder([&] {
-            try {
-                decode_batch(plan, cur);
-            } catch (...) {
-                decode_error = std::current_exception();
-            }
-        });
-        Batch next;
-        std::exception_ptr fetch_error;
+    const size_t in_flight = std::max<size_t>(plan.in_flight, 1);
+    Stream stream(store, plan, 2 * in_flight);
+    // Decoding on a helper thread, fetching on the caller's: the requests go
+    // out with its thread-local configuration (Store::run_requests).
+    std::exception_ptr decode_error;
+    std::thread decoder([&] {
         try {
-            next = fetch_batch(store, plan, next_begin, std::min(plan.n, next_begin + batch));
+            stream.decode_loop();
         } catch (...) {
-            fetch_error = std::current_exception();
+            decode_error = std::current_exception();
         }
-        decoder.join();
-        if (decode_error) std::rethrow_exception(decode_error);
-        if (fetch_error) std::rethrow_exception(fetch_error);
-        cur = std::move(next);
+    });
+    try {
+        store.run_requests(std::min(in_flight, plan.n), [&] { stream.fetch_loop(); });
+        stream.fetch_loop(); // whatever the store's threads left (none, normally)
+    } catch (...) {
+        stream.fail(std::current_exception());
     }
+    decoder.join();
+    if (decode_error) std::rethrow_exception(decode_error);
+    if (auto e = stream.fetch_error()) std::rethrow_exception(e);
 }
 
 } // namespace zarr3

@@ -1,6 +1,7 @@
 // Reads that keep many store requests in flight, independent of the decode
-// threads: the chunks of a read are fetched in batches (Store::get_batch) and
-// each batch is decoded on the executor while the next one downloads.
+// threads: the chunks of a read are fetched by the store's request threads
+// (Store::run_requests) and each is decoded on the executor as soon as its
+// answers are in, while the following ones download.
 #pragma once
 
 #include "zarr3/codec.hpp"
@@ -47,8 +48,8 @@ struct ChunkRead {
 };
 
 struct ReadAheadPlan {
-    size_t n = 0;     // chunks
-    size_t batch = 1; // chunks per batch (the store's max_in_flight)
+    size_t n = 0;         // chunks
+    size_t in_flight = 1; // requests at once (the store's max_in_flight)
     const CodecChain* codecs = nullptr;
     const ReadOptions* opt = nullptr;
     std::vector<int64_t> out_strides;
@@ -59,9 +60,11 @@ struct ReadAheadPlan {
     std::function<void(size_t, ByteSource* src)> decode;
 };
 
-// Fetches each batch's first requests with one get_batch, then (shards) the
-// inner chunks the indexes fetched place with a second; decodes batch k on the
-// executor while batch k+1 downloads: at most two batches held in memory.
+// Fetches the chunks in order on up to `in_flight` threads, each sending a
+// chunk's first request and, for a shard whose index that fetched, the inner
+// chunks the index places; decodes on the executor, in waves of the chunks
+// whose answers are in. At most 2 * in_flight chunks are fetched or in flight
+// and not yet decoded (the memory bound).
 void read_ahead(Store& store, const ReadAheadPlan& plan);
 
 } // namespace zarr3

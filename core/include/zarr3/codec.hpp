@@ -113,7 +113,7 @@ struct ReadOptions {
 
 // A store request a chunk read is going to make, known before the read runs,
 // so that a reader can fetch it ahead together with other chunks' requests
-// (Store::get_batch) and hand the answer to the read (PrefetchedSource).
+// (read_ahead, Store::run_requests) and hand the answer to the read (PrefetchedSource).
 struct PlannedRequest {
     std::vector<ByteRange> ranges; // empty: the whole value
 };

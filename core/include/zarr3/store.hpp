@@ -75,8 +75,8 @@ class StoreLock {
     virtual ~StoreLock() = default;
 };
 
-// One request of a batch (Store::get_batch): the whole value, up to `limit`
-// bytes (`ranges` empty), or byte ranges of it.
+// One request sent ahead of a read (read_ahead): the whole value, up to
+// `limit` bytes (`ranges` empty), or byte ranges of it.
 struct BatchRequest {
     std::string key;
     std::vector<ByteRange> ranges; // empty: the whole value
@@ -134,14 +134,19 @@ class Store {
         version = {};
         return get_ranges_sized(key, ranges, total);
     }
-    // How many requests get_batch keeps in flight at once; 1 (the default)
-    // when the store gains nothing from concurrency (memory, local files).
-    // Readers fetch ahead in batches of this size.
+    // How many requests a reader keeps in flight at once (run_requests);
+    // 1 (the default) when the store gains nothing from concurrency (memory,
+    // local files).
     virtual size_t max_in_flight() const { return 1; }
-    // Answers requests[i] in answers[i]; order of execution unspecified, each
-    // failure kept in its own answer. The default runs them one after another
-    // (run_batch_serially); network stores run up to max_in_flight() at once.
-    virtual std::vector<BatchAnswer> get_batch(const std::vector<BatchRequest>& requests);
+    // Runs `worker` on up to `threads` threads at once, the caller's among
+    // them, and returns when every one has returned. Each sees the caller's
+    // per-thread settings of the store (a network store's credentials and
+    // options) and sends its requests through the ordinary calls
+    // (answer_one). The default runs `worker` once, on the caller's thread.
+    virtual void run_requests(size_t threads, const std::function<void()>& worker) {
+        (void)threads;
+        worker();
+    }
     // Atomic: a reader sees the old value or the new one, never a mix.
     virtual void put(const std::string& key, ByteView value) = 0;
     virtual void erase(const std::string& key) = 0;
@@ -158,12 +163,9 @@ class Store {
     }
 };
 
-// Answers one batch request through the single-key calls (get_versioned,
+// Answers one request through the single-key calls (get_versioned,
 // get_ranges_versioned), keeping an error in the answer.
 BatchAnswer answer_one(Store& store, const BatchRequest& request);
-// The default get_batch: answer_one for each request in turn.
-std::vector<BatchAnswer> run_batch_serially(Store& store,
-                                            const std::vector<BatchRequest>& requests);
 
 // Locks the local file `lock_path` (an fcntl open-file-description lock,
 // created with its folder if missing, waiting while another holder has it).
@@ -291,10 +293,12 @@ class CountingStore : public Store {
     void erase(const std::string& key) override;
     std::vector<std::string> list_dir(const std::string& prefix) override;
     std::unique_ptr<StoreLock> lock(const std::string& key) override { return inner_->lock(key); }
-    // Forwarded to the inner store (its concurrency); each request counted
-    // as a get or get_ranges, and the batch in `batches`.
+    // Forwarded to the inner store (its concurrency); the workers' requests
+    // come through this store and are counted as gets and get_ranges.
     size_t max_in_flight() const override { return inner_->max_in_flight(); }
-    std::vector<BatchAnswer> get_batch(const std::vector<BatchRequest>& requests) override;
+    void run_requests(size_t threads, const std::function<void()>& worker) override {
+        inner_->run_requests(threads, worker);
+    }
 
     struct Counts {
         uint64_t gets = 0;        // whole-value gets
@@ -304,7 +308,6 @@ class CountingStore : public Store {
         uint64_t sizes = 0;
         uint64_t puts = 0;
         uint64_t lists = 0;
-        uint64_t batches = 0; // get_batch calls
     };
     Counts counts() const;
     void reset();

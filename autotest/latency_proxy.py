@@ -23,7 +23,7 @@ import signal
 import sys
 from urllib.parse import parse_qs, urlsplit
 
-CHUNK = 1 << 18
+CHUNK = 1 << 22
 
 
 class Stats:
@@ -123,7 +123,7 @@ class Proxy:
                 try:
                     await asyncio.sleep(s.delay)
                     if up is None:
-                        up = await asyncio.open_connection(self.host, self.port)
+                        up = await asyncio.open_connection(self.host, self.port, limit=CHUNK)
                     if not await self.relay(method, head, up, writer):
                         up[1].close()
                         up = None

@@ -41,11 +41,11 @@ CAUSES = {
            "(copy_region_in) before encoding.",
     "10.": "GDAL's built-in driver and the plugin run in the same process of the sid chroot "
            "(same GDAL, same libzstd); at 2 threads wall time needs two idle cores.",
-    "11a.": "fetching is batch by batch (ZARR3_HTTP_MAX_IN_FLIGHT requests each, default 64): "
-            "256 chunks are 4 batches, overlapped with decoding; a busy machine also slows the "
-            "proxy (Python) and the decode that hides the round trips.",
-    "11b.": "the 16 shards are one batch: decoding starts when the whole batch has arrived (no "
-            "overlap inside a batch; decoding each chunk as it arrives is not done yet).",
+    "11a.": "ZARR3_HTTP_MAX_IN_FLIGHT (default 128) requests in flight, each chunk decoded "
+            "as it arrives: 256 chunks are 2 waves of round trips plus the last chunks' decode; "
+            "the proxy (Python), nginx and curl share the 2 cores with the decode.",
+    "11b.": "16 shards go out at once; the rest is moving ~26 MB through the proxy and decoding "
+            "the last shards to arrive.",
     "7.": "core Array::open (array.cpp) still parses the whole zarr.json into a DOM "
           "(parse_json_text: the same cost as the baseline, lexing and DOM), then walks the 1M "
           "JSON numbers into runs (a 32 MB run list: page faults) and frees the DOM (~30 ms in "

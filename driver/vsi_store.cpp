@@ -337,7 +337,7 @@ VSIStore::get_ranges_versioned(const std::string& key, const std::vector<zarr3::
 size_t VSIStore::max_in_flight() const {
     if (!http_) return 1;
     return static_cast<size_t>(
-        std::clamp(atoi(CPLGetConfigOption("ZARR3_HTTP_MAX_IN_FLIGHT", "64")), 1, 1024));
+        std::clamp(atoi(CPLGetConfigOption("ZARR3_HTTP_MAX_IN_FLIGHT", "128")), 1, 1024));
 }
 
 void VSIStore::run_requests(size_t threads, const std::function<void()>& worker) {

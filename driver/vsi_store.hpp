@@ -65,7 +65,7 @@ class VSIStore : public zarr3::Store {
     std::optional<std::vector<zarr3::Bytes>>
     get_ranges_versioned(const std::string& key, const std::vector<zarr3::ByteRange>& ranges,
                          std::optional<uint64_t>& total, zarr3::ObjectVersion& version) override;
-    // Direct HTTP stores (HttpDirect): ZARR3_HTTP_MAX_IN_FLIGHT (default 64,
+    // Direct HTTP stores (HttpDirect): ZARR3_HTTP_MAX_IN_FLIGHT (default 128,
     // 1 .. 1024) requests at once; 1 for every other store.
     size_t max_in_flight() const override;
     // Direct HTTP stores: `worker` on up to `threads` threads (the caller's

@@ -122,40 +122,75 @@ WRITE_OPTIONS = {
 }
 
 
-def write_benchmark(gdal, data, reps, kind, threads):
-    """gdal_translate of an in-memory (MEM) source into a new store."""
+def write_benchmarks(gdal, data, reps, kinds):
+    """gdal_translate of an in-memory (MEM) source into a new store, per kind
+    and thread count. The kinds run in turn within each repetition (A B C A B
+    C ...), so that a machine that slows down or speeds up during the run
+    moves all of them alike and their ratios stay fair."""
     import numpy as np
 
     raw = np.fromfile(os.path.join(data, "raw.f32"), dtype="<f4").reshape(N, N)
     src = gdal.GetDriverByName("MEM").Create("", N, N, 1, gdal.GDT_Float32)
     src.GetRasterBand(1).WriteArray(raw)
-    out_dir = os.path.join(data, f"e2e_write_{kind}.zarr")
-    driver, opts = WRITE_OPTIONS[kind]
-    gdal.SetConfigOption("GDAL_NUM_THREADS", str(threads))
+    out = {}
+    for threads in (1, 2):
+        gdal.SetConfigOption("GDAL_NUM_THREADS", str(threads))
+        try:
+            runs = {k: write_run(gdal, data, src, k) for k in kinds}
+            times = {k: ([], []) for k in kinds}
+            for rep in range(reps + 1):  # the first round warms up, untimed
+                for k, (clear, run) in runs.items():
+                    clear()
+                    c0, t0 = time.process_time(), time.perf_counter()
+                    run()
+                    t1, c1 = time.perf_counter(), time.process_time()
+                    if rep:
+                        times[k][0].append(t1 - t0)
+                        times[k][1].append(c1 - c0)
+            for k in kinds:
+                wall, cpu = times[k]
+                out[f"{k}/{threads}"] = {"wall": statistics.median(wall),
+                                         "cpu": statistics.median(cpu), "all_wall": wall,
+                                         "roundtrip_ok": check_written(gdal, data, k, raw)}
+        except Exception as e:  # write path missing or failing: reported, not fatal
+            for k in kinds:
+                out.setdefault(f"{k}/{threads}",
+                               {"error": str(e).splitlines()[0] if str(e) else repr(e)})
+        finally:
+            gdal.SetConfigOption("GDAL_NUM_THREADS", None)
+            for k in kinds:
+                subprocess.run(["rm", "-rf", write_target(data, k)], check=False)
+    return out
 
-    def clear():  # untimed: the write is timed, not the removal of the last one
+
+def write_target(data, kind):
+    return os.path.join(data, f"e2e_write_{kind}.zarr")
+
+
+def write_run(gdal, data, src, kind):
+    """(clear, run) for one kind: clear() removes the last store (untimed),
+    run() writes a new one."""
+    out_dir = write_target(data, kind)
+    driver, opts = WRITE_OPTIONS[kind]
+
+    def clear():
         subprocess.run(["rm", "-rf", out_dir], check=True)
 
     def run():
         ds = gdal.Translate(out_dir, src, format=driver, creationOptions=opts)
         if ds is None:
-            raise RuntimeError("gdal.Translate returned None")
+            raise RuntimeError(f"gdal.Translate to {kind} returned None")
         ds = None
 
-    try:
-        r = timed(run, reps, setup=clear)
-        got = gdal.Open(out_dir if kind != "builtin" else f'ZARR:"{out_dir}"').ReadAsArray()
-        r["roundtrip_ok"] = bool(np.array_equal(got, raw))
-    except Exception as e:  # write path missing or failing: reported, not fatal
-        r = {"error": str(e).splitlines()[0] if str(e) else repr(e)}
-    finally:
-        gdal.SetConfigOption("GDAL_NUM_THREADS", None)
-        subprocess.run(["rm", "-rf", out_dir], check=False)
-    return r
+    return clear, run
 
 
-def write_benchmarks(gdal, data, reps, kinds):
-    return {f"{k}/{t}": write_benchmark(gdal, data, reps, k, t) for k in kinds for t in (1, 2)}
+def check_written(gdal, data, kind, raw):
+    import numpy as np
+
+    out_dir = write_target(data, kind)
+    got = gdal.Open(out_dir if kind != "builtin" else f'ZARR:"{out_dir}"').ReadAsArray()
+    return bool(np.array_equal(got, raw))
 
 
 def zoom_benchmarks(gdal, root, reps):

@@ -7,6 +7,7 @@ PEER.json: e2e.py --peer-writes run beside GDAL's built-in driver (bench.sh with
 BENCH_SID_CHROOT), for the rows against GDAL 3.13.
 """
 import json
+import os
 import sys
 
 
@@ -249,6 +250,11 @@ def main():
           "## Ratios", "", table, "", "## Why rows miss", "",
           "\n".join(causes) or "(none)", "", "## Absolute times (medians)", "",
           "\n".join(abs_lines), ""]
+    # The hand-kept before/after tables (bench/HISTORY.md) follow each new run.
+    history = os.path.join(os.path.dirname(os.path.abspath(__file__)), "HISTORY.md")
+    if os.path.exists(history):
+        with open(history) as f:
+            md += ["", f.read().rstrip(), ""]
     with open(md_path, "w") as f:
         f.write("\n".join(md))
 

@@ -16,8 +16,6 @@
 #include <cstring>
 #include <memory>
 #include <sys/stat.h>
-#include <system_error>
-#include <thread>
 #include <unistd.h>
 
 namespace zarr3drv {
@@ -341,37 +339,16 @@ size_t VSIStore::max_in_flight() const {
 }
 
 void VSIStore::run_requests(size_t threads, const std::function<void()>& worker) {
-    threads = std::min(threads, max_in_flight());
-    if (threads <= 1) return worker();
     // Helper threads see the caller's thread-local configuration (GDAL_HTTP_*
-    // set with gdal.config_options, credentials, ZARR3_* options).
+    // set with gdal.config_options, credentials, ZARR3_* options). Callers
+    // bound `threads` (max_in_flight for reads, 2 for write-behind).
     const CPLStringList local(CPLGetThreadLocalConfigOptions(), TRUE);
-    std::mutex mu;
-    std::exception_ptr first_error;
-    auto guarded = [&] {
-        try {
-            worker();
-        } catch (...) {
-            std::lock_guard lk(mu);
-            if (!first_error) first_error = std::current_exception();
-        }
-    };
-    std::vector<std::thread> pool;
-    pool.reserve(threads - 1);
-    try {
-        for (size_t t = 1; t < threads; ++t)
-            pool.emplace_back([&] {
-                CPLSetThreadLocalConfigOptions(local.List());
-                guarded();
-                CPLSetThreadLocalConfigOptions(nullptr);
-            });
-    } catch (const std::system_error&) {
-        // No more threads: the ones started and this one do the work.
-    }
-    guarded(); // this thread takes part with its own configuration
-    for (auto& t : pool)
-        t.join();
-    if (first_error) std::rethrow_exception(first_error);
+    zarr3::run_on_threads(std::min<size_t>(threads, 1024), worker,
+                          [&](const std::function<void()>& run) {
+                              CPLSetThreadLocalConfigOptions(local.List());
+                              run();
+                              CPLSetThreadLocalConfigOptions(nullptr);
+                          });
 }
 
 std::optional<uint64_t> VSIStore::size(const std::string& key) {

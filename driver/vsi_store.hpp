@@ -73,6 +73,7 @@ class VSIStore : public zarr3::Store {
     // configuration (GDAL_HTTP_*, credentials, ZARR3_*); its requests go
     // through GDAL's HTTP layer. Once, on the caller's thread, elsewhere.
     void run_requests(size_t threads, const std::function<void()>& worker) override;
+    bool has_request_threads() const override { return true; }
     // Writes "<key>.tmp.<host>.<pid>.<n>" then renames it into place
     // (zarr3::write_atomically, shared with FileStore). On
     // local and /vsimem/ stores a failure (full disk, read-only file system,

@@ -3,6 +3,7 @@
 #include "array_detail.hpp"
 
 #include "scratch.hpp"
+#include "write_behind.hpp"
 #include "zarr3/sharding.hpp"
 
 namespace zarr3 {
@@ -40,38 +41,60 @@ void Array::write(const Selection& sel, const void* in, const std::vector<int64_
     // parallel by itself: its chunk is queued and a batch is encoded at once.
     const bool queue =
         mode == WriteMode::Batched && tasks.size() == 1 && static_cast<bool>(opt_.executor);
-    run_tasks(opt_.executor, tasks.size(), [&](size_t i) {
+    // Stores the whole chunk `data` of task i (its encoding, or an erase).
+    using Sink = std::function<void(const std::string&, const Bytes&, const ChunkSpec&)>;
+    auto each = [&](size_t i, const Sink& sink) {
         const ChunkTask& t = tasks[i];
         const std::string key = chunk_key(t.idx);
         try {
             const ChunkSpec spec = meta_.chunk_spec(t.idx);
             const Shape valid = valid_extent(meta_, t.idx, spec.shape);
             StridedView view{const_cast<uint8_t*>(base) + t.view_offset, ps.strides};
-            if (array_detail::covers_chunk(t.region, valid)) {
-                ScratchLease lease;
-                Bytes& buf = lease.get();
-                buf.resize(spec.num_bytes());
-                bool overhang = false;
-                for (size_t d = 0; d < valid.size(); ++d)
-                    overhang |= valid[d] != spec.shape[d];
-                if (overhang) fill_dense(buf.data(), spec.num_elements(), meta_.fill_value);
-                copy_region_in(buf.data(), spec.shape, elem, t.region, view);
-                if (queue) {
-                    queue_complete(key, t.idx, buf);
-                    return;
-                }
-                {
-                    std::lock_guard lk(write_mu_);
-                    wbuf_->drop(key);
-                }
-                store_chunk(key, buf, spec);
-                return;
+            if (!array_detail::covers_chunk(t.region, valid))
+                return buffer_partial(key, t, spec, valid, view, queue);
+            ScratchLease lease;
+            Bytes& buf = lease.get();
+            buf.resize(spec.num_bytes());
+            bool overhang = false;
+            for (size_t d = 0; d < valid.size(); ++d)
+                overhang |= valid[d] != spec.shape[d];
+            if (overhang) fill_dense(buf.data(), spec.num_elements(), meta_.fill_value);
+            copy_region_in(buf.data(), spec.shape, elem, t.region, view);
+            if (queue) return queue_complete(key, t.idx, buf);
+            {
+                std::lock_guard lk(write_mu_);
+                wbuf_->drop(key);
             }
-            buffer_partial(key, t, spec, valid, view, queue);
+            sink(key, buf, spec);
         } catch (...) {
             rethrow_for_chunk(store_->uri() + "/" + key);
         }
-    });
+    };
+    if (!opt_.executor && tasks.size() > 1) {
+        // One thread encodes; the store's writes follow on another meanwhile.
+        WriteBehind behind(*store_, [&](const std::string& key, const Bytes* value) {
+            try {
+                value ? store_->put(key, *value) : store_->erase(key);
+            } catch (...) {
+                rethrow_for_chunk(store_->uri() + "/" + key);
+            }
+            invalidate_cached(key);
+        });
+        behind.run([&] {
+            for (size_t i = 0; i < tasks.size(); ++i)
+                each(i, [&](const std::string& key, const Bytes& data, const ChunkSpec& spec) {
+                    if (all_equal_to(data, meta_.fill_value)) return behind.push(key, std::nullopt);
+                    Bytes enc = behind.buffer();
+                    meta_.codecs.encode_into(data, spec, enc);
+                    behind.push(key, std::move(enc));
+                });
+        });
+    } else {
+        const Sink direct = [&](const std::string& key, const Bytes& data, const ChunkSpec& spec) {
+            store_chunk(key, data, spec);
+        };
+        run_tasks(opt_.executor, tasks.size(), [&](size_t i) { each(i, direct); });
+    }
     std::lock_guard lk(write_mu_);
     if (wbuf_->batch_due()) flush_locked(true);
     while (wbuf_->bytes > wbuf_->max_bytes && !wbuf_->entries.empty()) {

@@ -82,6 +82,7 @@ class ConsolidatingStore final : public Store {
     void run_requests(size_t threads, const std::function<void()>& worker) override {
         inner_->run_requests(threads, worker);
     }
+    bool has_request_threads() const override { return inner_->has_request_threads(); }
     void put(const std::string& key, ByteView value) override {
         if (key == "zarr.json") {
             json j = json::parse(value.begin(), value.end(), nullptr, false);

@@ -1,6 +1,9 @@
 // One request sent ahead of a read (read_ahead), answered through the
-// single-key calls.
+// single-key calls; the threads that stores run their requests on.
 #include "zarr3/store.hpp"
+
+#include <system_error>
+#include <thread>
 
 namespace zarr3 {
 
@@ -24,6 +27,37 @@ BatchAnswer answer_one(Store& store, const BatchRequest& request) {
         a.error = std::current_exception();
     }
     return a;
+}
+
+void run_on_threads(size_t threads, const std::function<void()>& worker,
+                    const std::function<void(const std::function<void()>&)>& wrap) {
+    if (threads <= 1) return worker();
+    std::mutex mu;
+    std::exception_ptr first_error;
+    auto guarded = [&] {
+        try {
+            worker();
+        } catch (...) {
+            std::lock_guard lk(mu);
+            if (!first_error) first_error = std::current_exception();
+        }
+    };
+    std::vector<std::thread> pool;
+    pool.reserve(threads - 1);
+    try {
+        for (size_t t = 1; t < threads; ++t)
+            pool.emplace_back([&] { wrap ? wrap(guarded) : guarded(); });
+    } catch (const std::system_error&) {
+        // No more threads: the ones started and this one do the work.
+    }
+    guarded(); // this thread takes part with its own settings
+    for (auto& t : pool)
+        t.join();
+    if (first_error) std::rethrow_exception(first_error);
+}
+
+void FileStore::run_requests(size_t threads, const std::function<void()>& worker) {
+    run_on_threads(threads, worker);
 }
 
 } // namespace zarr3

@@ -147,6 +147,9 @@ class Store {
         (void)threads;
         worker();
     }
+    // Whether run_requests runs workers on threads of its own (a writer can
+    // then store while the caller encodes: WriteBehind).
+    virtual bool has_request_threads() const { return false; }
     // Atomic: a reader sees the old value or the new one, never a mix.
     virtual void put(const std::string& key, ByteView value) = 0;
     virtual void erase(const std::string& key) = 0;
@@ -173,6 +176,13 @@ BatchAnswer answer_one(Store& store, const BatchRequest& request);
 // before the removal notice it and lock the new file instead.
 // Error naming the file with the OS error text when it cannot be created.
 std::unique_ptr<StoreLock> lock_local_file(const std::string& lock_path);
+
+// Runs `worker` on up to `threads` threads, the caller's among them (fewer
+// when the system refuses more), and returns when all have returned; rethrows
+// the first worker error. `wrap` runs around the worker on each new thread
+// (a store's per-thread settings).
+void run_on_threads(size_t threads, const std::function<void()>& worker,
+                    const std::function<void(const std::function<void()>&)>& wrap = {});
 
 // Throws Error unless `key` is a safe relative key: no "..", ".", empty
 // segments, backslashes, NUL, or leading "/".
@@ -263,6 +273,9 @@ class FileStore : public Store {
     bool writable() const override { return writable_; }
     // "<key>.lock" beside the value (lock_local_file).
     std::unique_ptr<StoreLock> lock(const std::string& key) override;
+    // On real threads (run_on_threads): a writer stores while the caller encodes.
+    void run_requests(size_t threads, const std::function<void()>& worker) override;
+    bool has_request_threads() const override { return true; }
 
   private:
     std::string path_of(const std::string& key) const;
@@ -299,6 +312,7 @@ class CountingStore : public Store {
     void run_requests(size_t threads, const std::function<void()>& worker) override {
         inner_->run_requests(threads, worker);
     }
+    bool has_request_threads() const override { return inner_->has_request_threads(); }
 
     struct Counts {
         uint64_t gets = 0;        // whole-value gets

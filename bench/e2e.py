@@ -126,69 +126,61 @@ def write_benchmarks(gdal, data, reps, kinds):
     """gdal_translate of an in-memory (MEM) source into a new store, per kind
     and thread count. The kinds run in turn within each repetition (A B C A B
     C ...), so that a machine that slows down or speeds up during the run
-    moves all of them alike and their ratios stay fair."""
+    moves all of them alike and their ratios stay fair. Every run writes a
+    new folder and none is removed before the end: on ext4 without a journal
+    (this machine's disk) creating a file right after thousands were deleted
+    scans every inode freed in the last 30 s (recently_deleted), which made
+    file creation, not the drivers, the larger part of a write and its
+    cost depend on what the runs before had deleted."""
     import numpy as np
 
     raw = np.fromfile(os.path.join(data, "raw.f32"), dtype="<f4").reshape(N, N)
     src = gdal.GetDriverByName("MEM").Create("", N, N, 1, gdal.GDT_Float32)
     src.GetRasterBand(1).WriteArray(raw)
     out = {}
-    for threads in (1, 2):
-        gdal.SetConfigOption("GDAL_NUM_THREADS", str(threads))
-        try:
-            runs = {k: write_run(gdal, data, src, k) for k in kinds}
-            times = {k: ([], []) for k in kinds}
-            for rep in range(reps + 1):  # the first round warms up, untimed
-                for k, (clear, run) in runs.items():
-                    clear()
-                    c0, t0 = time.process_time(), time.perf_counter()
-                    run()
-                    t1, c1 = time.perf_counter(), time.process_time()
-                    if rep:
-                        times[k][0].append(t1 - t0)
-                        times[k][1].append(c1 - c0)
-            for k in kinds:
-                wall, cpu = times[k]
-                out[f"{k}/{threads}"] = {"wall": statistics.median(wall),
-                                         "cpu": statistics.median(cpu), "all_wall": wall,
-                                         "roundtrip_ok": check_written(gdal, data, k, raw)}
-        except Exception as e:  # write path missing or failing: reported, not fatal
-            for k in kinds:
-                out.setdefault(f"{k}/{threads}",
-                               {"error": str(e).splitlines()[0] if str(e) else repr(e)})
-        finally:
-            gdal.SetConfigOption("GDAL_NUM_THREADS", None)
-            for k in kinds:
-                subprocess.run(["rm", "-rf", write_target(data, k)], check=False)
+    root = os.path.join(data, "e2e_writes")
+    try:
+        for threads in (1, 2):
+            gdal.SetConfigOption("GDAL_NUM_THREADS", str(threads))
+            try:
+                times = {k: ([], []) for k in kinds}
+                last = {}
+                for rep in range(reps + 1):  # the first round warms up, untimed
+                    for k in kinds:
+                        last[k] = os.path.join(root, f"{k}_{threads}_{rep}.zarr")
+                        c0, t0 = time.process_time(), time.perf_counter()
+                        write_one(gdal, src, k, last[k])
+                        t1, c1 = time.perf_counter(), time.process_time()
+                        if rep:
+                            times[k][0].append(t1 - t0)
+                            times[k][1].append(c1 - c0)
+                for k in kinds:
+                    wall, cpu = times[k]
+                    out[f"{k}/{threads}"] = {"wall": statistics.median(wall),
+                                             "cpu": statistics.median(cpu), "all_wall": wall,
+                                             "roundtrip_ok": check_written(gdal, k, last[k], raw)}
+            except Exception as e:  # write path missing or failing: reported, not fatal
+                for k in kinds:
+                    out.setdefault(f"{k}/{threads}",
+                                   {"error": str(e).splitlines()[0] if str(e) else repr(e)})
+            finally:
+                gdal.SetConfigOption("GDAL_NUM_THREADS", None)
+    finally:
+        subprocess.run(["rm", "-rf", root], check=False)
     return out
 
 
-def write_target(data, kind):
-    return os.path.join(data, f"e2e_write_{kind}.zarr")
-
-
-def write_run(gdal, data, src, kind):
-    """(clear, run) for one kind: clear() removes the last store (untimed),
-    run() writes a new one."""
-    out_dir = write_target(data, kind)
+def write_one(gdal, src, kind, out_dir):
     driver, opts = WRITE_OPTIONS[kind]
-
-    def clear():
-        subprocess.run(["rm", "-rf", out_dir], check=True)
-
-    def run():
-        ds = gdal.Translate(out_dir, src, format=driver, creationOptions=opts)
-        if ds is None:
-            raise RuntimeError(f"gdal.Translate to {kind} returned None")
-        ds = None
-
-    return clear, run
+    ds = gdal.Translate(out_dir, src, format=driver, creationOptions=opts)
+    if ds is None:
+        raise RuntimeError(f"gdal.Translate to {kind} returned None")
+    ds = None
 
 
-def check_written(gdal, data, kind, raw):
+def check_written(gdal, kind, out_dir, raw):
     import numpy as np
 
-    out_dir = write_target(data, kind)
     got = gdal.Open(out_dir if kind != "builtin" else f'ZARR:"{out_dir}"').ReadAsArray()
     return bool(np.array_equal(got, raw))
 

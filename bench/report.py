@@ -41,7 +41,9 @@ CAUSES = {
     "5'.": "as 5; core Array::write also copies each shard out of the strided source "
            "(copy_region_in) before encoding.",
     "10.": "GDAL's built-in driver and the plugin run in the same process of the sid chroot "
-           "(same GDAL, same libzstd); at 2 threads wall time needs two idle cores.",
+           "(same GDAL, same libzstd) and are both codec-bound; at 1 thread the plugin stores "
+           "behind the encoder (a second thread), which pays only when the second core is "
+           "free; at 2 threads wall time needs two idle cores.",
     "11a.": "ZARR3_HTTP_MAX_IN_FLIGHT (default 128) requests in flight, each chunk decoded "
             "as it arrives: 256 chunks are 2 waves of round trips plus the last chunks' decode; "
             "the proxy (Python), nginx and curl share the 2 cores with the decode.",

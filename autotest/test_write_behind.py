@@ -11,7 +11,8 @@ import pytest
 from osgeo import gdal
 
 from test_block_writes import threads_option
-from test_store_safety import Tmpfs, chunk_files, create_store, fill_disk, read_all
+from test_store_safety import (Tmpfs, chunk_files, create_store, fill_disk, read_all,  # noqa: F401
+                               small_disk)
 
 DRV = "Zarr3"
 
@@ -58,37 +59,33 @@ def test_one_thread_copy_onto_a_full_disk_names_the_chunk(tmp_path):
         disk.close()
 
 
-def test_one_thread_window_write_on_a_full_disk_keeps_chunks_whole(tmp_path):
-    disk = Tmpfs(tmp_path / "disk", "1536k")
-    try:
-        path = os.path.join(disk.path, "s.zarr")
-        old = np.arange(256 * 256, dtype="float64").reshape(256, 256)
-        create_store(path, old, ("BLOCKSIZE=64,64", "COMPRESS=ZSTD"))
-        fill_disk(disk.path)
-        new = noise(256, 256, 3)  # 512 KiB that do not compress: cannot all fit
-        with threads_option("1"):
-            ds = gdal.OpenEx(path, gdal.OF_RASTER | gdal.OF_UPDATE, allowed_drivers=[DRV])
-            gdal.ErrorReset()
-            with _quiet():
-                try:
-                    err = ds.GetRasterBand(1).WriteArray(new)
-                    msg = gdal.GetLastErrorMsg()
-                except RuntimeError as e:
-                    err, msg = gdal.CE_Failure, str(e)
-            assert err != gdal.CE_None
-            assert "No space left on device" in msg and "s.zarr" in msg, msg
-            with _quiet():
-                ds = None
-        os.remove(os.path.join(disk.path, "filler"))
-        got = read_all(path)
-        for y in range(0, 256, 64):
-            for x in range(0, 256, 64):
-                block = got[y:y + 64, x:x + 64]
-                assert (np.array_equal(block, old[y:y + 64, x:x + 64]) or
-                        np.array_equal(block, new[y:y + 64, x:x + 64])), (y, x)
-        assert not glob.glob(f"{disk.path}/**/*.tmp.*", recursive=True)
-    finally:
-        disk.close()
+def test_one_thread_window_write_on_a_full_disk_keeps_chunks_whole(small_disk):
+    path = os.path.join(small_disk.path, "s.zarr")
+    old = np.arange(256 * 256, dtype="float64").reshape(256, 256)
+    create_store(path, old, ("BLOCKSIZE=64,64", "COMPRESS=ZSTD"))
+    fill_disk(small_disk.path)
+    new = noise(256, 256, 3)  # 512 KiB that do not compress: cannot all fit
+    with threads_option("1"):
+        ds = gdal.OpenEx(path, gdal.OF_RASTER | gdal.OF_UPDATE, allowed_drivers=[DRV])
+        gdal.ErrorReset()
+        with _quiet():
+            try:
+                err = ds.GetRasterBand(1).WriteArray(new)
+                msg = gdal.GetLastErrorMsg()
+            except RuntimeError as e:
+                err, msg = gdal.CE_Failure, str(e)
+        assert err != gdal.CE_None
+        assert "No space left on device" in msg and "s.zarr" in msg, msg
+        with _quiet():
+            ds = None
+    os.remove(os.path.join(small_disk.path, "filler"))
+    got = read_all(path)
+    for y in range(0, 256, 64):
+        for x in range(0, 256, 64):
+            block = got[y:y + 64, x:x + 64]
+            assert (np.array_equal(block, old[y:y + 64, x:x + 64]) or
+                    np.array_equal(block, new[y:y + 64, x:x + 64])), (y, x)
+    assert not glob.glob(f"{small_disk.path}/**/*.tmp.*", recursive=True)
 
 
 class _quiet:

@@ -8,6 +8,8 @@
 #include "zarr3/array.hpp"
 #include "zarr3/sharding.hpp"
 
+#include "test_util.hpp"
+
 #include <algorithm>
 #include <atomic>
 #include <chrono>
@@ -131,15 +133,7 @@ class FakeNetStore : public Store {
 };
 
 json regular_meta() { // 32x32 uint16 in 4x4 chunks: 64 chunks
-    return {
-        {"zarr_format", 3},
-        {"node_type", "array"},
-        {"shape", {32, 32}},
-        {"data_type", "uint16"},
-        {"chunk_grid", {{"name", "regular"}, {"configuration", {{"chunk_shape", {4, 4}}}}}},
-        {"chunk_key_encoding", {{"name", "default"}}},
-        {"fill_value", 0},
-        {"codecs", json::array({{{"name", "bytes"}, {"configuration", {{"endian", "little"}}}}})}};
+    return testutil::regular_square_json(32, 4, "uint16");
 }
 
 json sharded_meta() { // 32x32 uint16 in 16x16 shards of 4x4 inner chunks: 4 shards

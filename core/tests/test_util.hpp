@@ -40,6 +40,24 @@ struct TempDir {
     std::string str() const { return path.string(); }
 };
 
+// zarr.json of an [n, n] array of `dtype` in [chunk, chunk] chunks, fill
+// value 0; `codecs` default to bytes (little-endian).
+inline nlohmann::json regular_square_json(uint64_t n, uint64_t chunk, const std::string& dtype,
+                                          nlohmann::json codecs = nullptr) {
+    using nlohmann::json;
+    if (codecs.is_null())
+        codecs = json::array({{{"name", "bytes"}, {"configuration", {{"endian", "little"}}}}});
+    return {
+        {"zarr_format", 3},
+        {"node_type", "array"},
+        {"shape", {n, n}},
+        {"data_type", dtype},
+        {"chunk_grid", {{"name", "regular"}, {"configuration", {{"chunk_shape", {chunk, chunk}}}}}},
+        {"chunk_key_encoding", {{"name", "default"}}},
+        {"fill_value", 0},
+        {"codecs", codecs}};
+}
+
 // zarr.json of an [8, 8] array in one [8, 8] shard of four [4, 4] inner
 // chunks (bytes codec, uncompressed), index at the end; `crc` adds crc32c to
 // the index codecs.

@@ -197,16 +197,10 @@ TEST(WriteBehind, ArrayWriteOnOneThreadStoresOnTwoThreads) {
         }
     };
     auto store = std::make_shared<Recording>();
-    json j = {{"zarr_format", 3},
-              {"node_type", "array"},
-              {"shape", {64, 64}},
-              {"data_type", "uint16"},
-              {"chunk_grid", {{"name", "regular"}, {"configuration", {{"chunk_shape", {16, 16}}}}}},
-              {"chunk_key_encoding", {{"name", "default"}}},
-              {"fill_value", 0},
-              {"codecs",
-               {{{"name", "bytes"}, {"configuration", {{"endian", "little"}}}},
-                {{"name", "zstd"}, {"configuration", {{"level", 3}}}}}}};
+    const json j = testutil::regular_square_json(
+        64, 16, "uint16",
+        json::array({{{"name", "bytes"}, {"configuration", {{"endian", "little"}}}},
+                     {{"name", "zstd"}, {"configuration", {{"level", 3}}}}}));
     auto a = Array::create(store, "a", parse_array_metadata(j, "a/zarr.json"), true);
     std::vector<uint16_t> v(64 * 64);
     for (size_t i = 0; i < v.size(); ++i)
@@ -229,14 +223,7 @@ TEST(WriteBehind, ArrayWriteNamesTheChunkWhoseStoreFailed) {
         }
     };
     auto store = std::make_shared<Failing>();
-    json j = {{"zarr_format", 3},
-              {"node_type", "array"},
-              {"shape", {64, 64}},
-              {"data_type", "uint8"},
-              {"chunk_grid", {{"name", "regular"}, {"configuration", {{"chunk_shape", {16, 16}}}}}},
-              {"chunk_key_encoding", {{"name", "default"}}},
-              {"fill_value", 0},
-              {"codecs", {{{"name", "bytes"}}}}};
+    const json j = testutil::regular_square_json(64, 16, "uint8");
     auto a = Array::create(store, "a", parse_array_metadata(j, "a/zarr.json"), true);
     std::vector<uint8_t> v(64 * 64, 5);
     try {

@@ -61,8 +61,8 @@ void WriteBehind::push(std::string key, std::optional<Bytes> value) {
         queue_.push_back(Item{std::move(key), std::move(value)});
     }
     cv_.notify_one();
-    // The store thread is behind (or there is none): this thread stores the
-    // oldest values until the queue is within its bound again.
+    // The store thread is behind: this thread stores the oldest values until
+    // the queue is within its bound again.
     Item it;
     for (;;) {
         {

@@ -58,7 +58,14 @@ struct Array::WriteBuffer {
     }
 };
 
+class ShardingCodec;
+
 namespace array_detail {
+
+// The sharding codec when it is the whole chain (the usual layout), else
+// null: whole shards are then encoded straight from the caller's data and
+// partly written ones updated inner chunk by inner chunk.
+const ShardingCodec* sole_sharding(const CodecChain& c);
 
 // Runs fn(0..n-1) on `ex` (serially without one or for one task).
 void run_tasks(const Executor& ex, size_t n, const std::function<void(size_t)>& fn);

@@ -26,7 +26,7 @@ void Array::resize(const Shape& new_shape) {
                 bool outside = false;
                 for (size_t d = 0; d < idx.size(); ++d)
                     outside |= idx[d] >= ng[d];
-                if (outside) store_->erase(chunk_key(idx));
+                if (outside) store_encoded(chunk_key(idx), nullptr);
                 size_t d = idx.size();
                 while (d > 0) {
                     --d;

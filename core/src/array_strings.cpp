@@ -26,10 +26,9 @@ void Array::store_string_chunk(const std::string& key, const StringChunk& values
                                const ChunkSpec& spec) const {
     const std::string fill(spec.fill_value.begin(), spec.fill_value.end());
     if (std::all_of(values.begin(), values.end(), [&](const std::string& v) { return v == fill; }))
-        store_->erase(key);
-    else
-        store_->put(key, meta_.codecs.encode_strings(values, spec));
-    invalidate_cached(key);
+        return store_encoded(key, nullptr);
+    const Bytes enc = meta_.codecs.encode_strings(values, spec);
+    store_encoded(key, &enc);
 }
 
 std::vector<std::string> Array::read_strings(const Selection& sel) const {

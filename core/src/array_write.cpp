@@ -13,13 +13,14 @@ using array_detail::run_tasks;
 using array_detail::valid_extent;
 
 void Array::store_chunk(const std::string& key, const Bytes& data, const ChunkSpec& spec) const {
-    if (all_equal_to(data, meta_.fill_value)) {
-        store_->erase(key);
-    } else {
-        ScratchLease enc;
-        meta_.codecs.encode_into(data, spec, enc.get());
-        store_->put(key, enc.get());
-    }
+    if (all_equal_to(data, meta_.fill_value)) return store_encoded(key, nullptr);
+    ScratchLease enc;
+    meta_.codecs.encode_into(data, spec, enc.get());
+    store_encoded(key, &enc.get());
+}
+
+void Array::store_encoded(const std::string& key, const Bytes* enc) const {
+    enc ? store_->put(key, *enc) : store_->erase(key);
     invalidate_cached(key);
 }
 
@@ -41,8 +42,15 @@ void Array::write(const Selection& sel, const void* in, const std::vector<int64_
     // parallel by itself: its chunk is queued and a batch is encoded at once.
     const bool queue =
         mode == WriteMode::Batched && tasks.size() == 1 && static_cast<bool>(opt_.executor);
-    // Stores the whole chunk `data` of task i (its encoding, or an erase).
-    using Sink = std::function<void(const std::string&, const Bytes&, const ChunkSpec&)>;
+    const ShardingCodec* sharding = array_detail::sole_sharding(meta_.codecs);
+    // Encodes a whole chunk into `enc`; false when it is all fill value (erased).
+    using Encode = std::function<bool(Bytes & enc)>;
+    // Stores chunk `key` as `encode` gives it.
+    using Sink = std::function<void(const std::string& key, const Encode& encode)>;
+    auto drop_buffered = [&](const std::string& key) { // the whole chunk replaces it
+        std::lock_guard lk(write_mu_);
+        wbuf_->drop(key);
+    };
     auto each = [&](size_t i, const Sink& sink) {
         const ChunkTask& t = tasks[i];
         const std::string key = chunk_key(t.idx);
@@ -52,20 +60,26 @@ void Array::write(const Selection& sel, const void* in, const std::vector<int64_
             StridedView view{const_cast<uint8_t*>(base) + t.view_offset, ps.strides};
             if (!array_detail::covers_chunk(t.region, valid))
                 return buffer_partial(key, t, spec, valid, view, queue);
-            ScratchLease lease;
-            Bytes& buf = lease.get();
-            buf.resize(spec.num_bytes());
             bool overhang = false;
             for (size_t d = 0; d < valid.size(); ++d)
                 overhang |= valid[d] != spec.shape[d];
+            if (sharding && !overhang && !queue) { // inner chunks straight from the caller's data
+                drop_buffered(key);
+                return sink(key,
+                            [&](Bytes& enc) { return sharding->encode_view(view, spec, enc) > 0; });
+            }
+            ScratchLease lease;
+            Bytes& buf = lease.get();
+            buf.resize(spec.num_bytes());
             if (overhang) fill_dense(buf.data(), spec.num_elements(), meta_.fill_value);
             copy_region_in(buf.data(), spec.shape, elem, t.region, view);
             if (queue) return queue_complete(key, t.idx, buf);
-            {
-                std::lock_guard lk(write_mu_);
-                wbuf_->drop(key);
-            }
-            sink(key, buf, spec);
+            drop_buffered(key);
+            sink(key, [&](Bytes& enc) {
+                if (all_equal_to(buf, meta_.fill_value)) return false;
+                meta_.codecs.encode_into(buf, spec, enc);
+                return true;
+            });
         } catch (...) {
             rethrow_for_chunk(store_->uri() + "/" + key);
         }
@@ -74,24 +88,23 @@ void Array::write(const Selection& sel, const void* in, const std::vector<int64_
         // One thread encodes; the store's writes follow on another meanwhile.
         WriteBehind behind(*store_, [&](const std::string& key, const Bytes* value) {
             try {
-                value ? store_->put(key, *value) : store_->erase(key);
+                store_encoded(key, value);
             } catch (...) {
                 rethrow_for_chunk(store_->uri() + "/" + key);
             }
-            invalidate_cached(key);
         });
         behind.run([&] {
             for (size_t i = 0; i < tasks.size(); ++i)
-                each(i, [&](const std::string& key, const Bytes& data, const ChunkSpec& spec) {
-                    if (all_equal_to(data, meta_.fill_value)) return behind.push(key, std::nullopt);
+                each(i, [&](const std::string& key, const Encode& encode) {
                     Bytes enc = behind.buffer();
-                    meta_.codecs.encode_into(data, spec, enc);
+                    if (!encode(enc)) return behind.push(key, std::nullopt);
                     behind.push(key, std::move(enc));
                 });
         });
     } else {
-        const Sink direct = [&](const std::string& key, const Bytes& data, const ChunkSpec& spec) {
-            store_chunk(key, data, spec);
+        const Sink direct = [&](const std::string& key, const Encode& encode) {
+            ScratchLease enc;
+            store_encoded(key, encode(enc.get()) ? &enc.get() : nullptr);
         };
         run_tasks(opt_.executor, tasks.size(), [&](size_t i) { each(i, direct); });
     }

@@ -11,16 +11,15 @@ namespace zarr3 {
 
 using array_detail::rethrow_for_chunk;
 using array_detail::run_tasks;
+using array_detail::sole_sharding;
 using array_detail::valid_extent;
 
-namespace {
-// The sharding codec when it is the whole chain (the usual layout): partly
-// written shards are then updated inner chunk by inner chunk.
-const ShardingCodec* sole_sharding(const CodecChain& c) {
+const ShardingCodec* array_detail::sole_sharding(const CodecChain& c) {
     if (!c.array_to_array().empty() || !c.bytes_to_bytes().empty()) return nullptr;
     return dynamic_cast<const ShardingCodec*>(&c.array_to_bytes());
 }
 
+namespace {
 // Marks the region in a one-byte-per-element mask; returns newly marked count.
 uint64_t mark_region(std::vector<uint8_t>& mask, const Shape& chunk_shape, const Region& r) {
     const size_t rank = r.rank();
@@ -120,12 +119,8 @@ void Array::store_entry(const std::string& key, const std::vector<uint64_t>& idx
                 // Only the inner chunks holding new elements are encoded again.
                 ScratchLease enc;
                 const ShardingCodec::Update upd{*existing, mask, store_->uri() + "/" + key};
-                if (sharding->encode_update(data, spec, upd, enc.get()) == 0)
-                    store_->erase(key);
-                else
-                    store_->put(key, enc.get());
-                invalidate_cached(key);
-                return;
+                const bool any = sharding->encode_update(data, spec, upd, enc.get()) != 0;
+                return store_encoded(key, any ? &enc.get() : nullptr);
             }
             Bytes old(spec.num_bytes());
             meta_.codecs.decode(*existing, spec, old.data());

@@ -140,18 +140,31 @@ void ShardingCodec::encode_into(ByteView decoded, const ChunkSpec& spec, Bytes& 
     if (decoded.size() != spec.num_bytes())
         throw Error("sharding_indexed encode: got " + std::to_string(decoded.size()) +
                     " bytes for a shard of " + std::to_string(spec.num_bytes()));
+    encode_view(
+        StridedView{const_cast<uint8_t*>(decoded.data()), c_strides(spec.shape, spec.dtype.size)},
+        spec, out);
+}
+
+uint64_t ShardingCodec::encode_view(const StridedView& shard, const ChunkSpec& spec,
+                                    Bytes& out) const {
+    if (shard.strides.size() != spec.shape.size())
+        throw Error("sharding_indexed encode: a view of rank " +
+                    std::to_string(shard.strides.size()) + " for a shard of rank " +
+                    std::to_string(spec.shape.size()));
     Encoder e(*this, spec, out);
-    const size_t elem = spec.dtype.size;
-    const auto inner_strides = c_strides(inner_shape_, elem);
+    const Region whole{Shape(inner_shape_.size(), 0), inner_shape_, {}};
     ScratchLease tmp_lease, enc_lease;
     Bytes& tmp = tmp_lease.get();
     tmp.resize(e.prep->inner_spec.num_bytes());
     e.each_inner([&](uint64_t lin, const Region& r) {
-        copy_region_out(decoded.data(), spec.shape, elem, r,
-                        StridedView{tmp.data(), inner_strides});
+        StridedView at{shard.data, shard.strides};
+        for (size_t d = 0; d < r.rank(); ++d)
+            at.data += static_cast<int64_t>(r.start[d]) * shard.strides[d];
+        copy_region_in(tmp.data(), inner_shape_, spec.dtype.size, whole, at);
         e.encode_inner(lin, tmp, enc_lease.get());
     });
     e.finish();
+    return e.stored;
 }
 
 uint64_t ShardingCodec::encode_update(ByteView decoded, const ChunkSpec& spec, const Update& update,

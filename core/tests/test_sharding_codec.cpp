@@ -133,6 +133,46 @@ TEST(ShardingRoundTrip, AllFillShardHasEmptyIndex) {
     EXPECT_TRUE(dec == data);
 }
 
+TEST(ShardingRoundTrip, EncodeViewReadsStridedSourcesLikeADenseShard) {
+    // encode_view encodes the same bytes as encode() of a dense copy, whether
+    // the shard sits inside a wider buffer, is stored transposed, or upside
+    // down (negative row stride); an all-fill view stores nothing.
+    const ChunkSpec spec = make_spec({8, 15}, "uint16", 7);
+    ShardingCodec codec(config_for({4, 5}, false, true, "little"), spec, "test");
+    const Bytes dense = test_shard_data();
+    const Bytes want = codec.encode(dense, spec);
+    auto at = [&](uint64_t i, uint64_t j) {
+        uint16_t v;
+        std::memcpy(&v, dense.data() + (i * 15 + j) * 2, 2);
+        return v;
+    };
+    std::vector<uint16_t> wide(12 * 20, 9), transposed(15 * 8), flipped(8 * 15);
+    for (uint64_t i = 0; i < 8; ++i)
+        for (uint64_t j = 0; j < 15; ++j) {
+            wide[(i + 2) * 20 + (j + 3)] = at(i, j);
+            transposed[j * 8 + i] = at(i, j);
+            flipped[(7 - i) * 15 + j] = at(i, j);
+        }
+    auto bytes = [](std::vector<uint16_t>& v, size_t first) {
+        return reinterpret_cast<uint8_t*>(v.data() + first);
+    };
+    const std::vector<std::pair<const char*, StridedView>> views = {
+        {"inside a wider buffer", {bytes(wide, 2 * 20 + 3), {40, 2}}},
+        {"transposed", {bytes(transposed, 0), {2, 16}}},
+        {"rows reversed", {bytes(flipped, 7 * 15), {-30, 2}}},
+    };
+    for (const auto& [what, view] : views) {
+        SCOPED_TRACE(what);
+        Bytes got;
+        EXPECT_EQ(codec.encode_view(view, spec, got), 4u);
+        EXPECT_TRUE(got == want);
+    }
+    std::vector<uint16_t> fill(8 * 15, 7);
+    Bytes got;
+    EXPECT_EQ(codec.encode_view({bytes(fill, 0), {30, 2}}, spec, got), 0u);
+    EXPECT_THROW(codec.encode_view({bytes(fill, 0), {2}}, spec, got), Error) << "rank mismatch";
+}
+
 TEST(ShardingRoundTrip, ChunksPerShardFollowsTheShardShape) {
     // One codec serves shards of different shapes (rectilinear shard grid).
     const ChunkSpec spec = make_spec({8, 15}, "uint16", 7);

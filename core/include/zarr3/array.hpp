@@ -98,6 +98,9 @@ class Array {
     // buffered chunks leaves the array's values as they are (a const read
     // flushes them first).
     void store_chunk(const std::string& key, const Bytes& data, const ChunkSpec& spec) const;
+    // Stores encoded chunk `enc` under `key` (erases it when null), then drops
+    // what caches hold of it: the one place where a chunk changes in the store.
+    void store_encoded(const std::string& key, const Bytes* enc) const;
     // The same for a `string` chunk.
     void store_string_chunk(const std::string& key, const StringChunk& values,
                             const ChunkSpec& spec) const;

@@ -59,6 +59,11 @@ class ShardingCodec : public ArrayToBytesCodec {
     std::string name() const override { return "sharding_indexed"; }
     Bytes encode(ByteView decoded, const ChunkSpec& spec) const override;
     void encode_into(ByteView decoded, const ChunkSpec& spec, Bytes& out) const override;
+    // Encodes a whole shard read straight from `shard` (element (i0, i1, ...)
+    // at shard.data + sum(i_d * strides[d])), each inner chunk copied out of
+    // it once, without a dense copy of the shard. Returns the number of inner
+    // chunks stored (0: every element is the fill value).
+    uint64_t encode_view(const StridedView& shard, const ChunkSpec& spec, Bytes& out) const;
     // A partly written shard: `written` marks (one byte per element, shard
     // layout) the elements of `decoded` that are new; the others come from
     // `stored`, the shard's current encoded value. Inner chunks with no new

@@ -293,10 +293,14 @@ void RasterCopy::CopyPixels(GDALDataset* src, Zarr3RasterDataset& ds, GDALProgre
                 for (int i = 0; i < n; ++i)
                     bands[static_cast<size_t>(i)] = static_cast<int>(bs.first) + 1 + i;
                 const GSpacing ps = static_cast<GSpacing>(esize), ls = ps * w, bsp = ls * h;
+                CPLErrorReset();
                 if (src->RasterIO(GF_Read, static_cast<int>(xs.first), static_cast<int>(ys.first),
                                   w, h, pixels, w, h, etype, n, bands.data(), ps, ls, bsp,
-                                  nullptr) != CE_None)
-                    throw zarr3::Error("reading the source failed");
+                                  nullptr) != CE_None) {
+                    const std::string why = CPLGetLastErrorMsg(); // the source's own words
+                    throw zarr3::Error("reading the source failed" +
+                                       (why.empty() ? "" : ": " + why));
+                }
                 ds.DirectIO(GF_Write, static_cast<int>(xs.first), static_cast<int>(ys.first), w, h,
                             pixels, etype, bands[0], 1, n, ps, ls, bsp);
                 done += static_cast<double>(n) * w * h;

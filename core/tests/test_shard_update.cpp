@@ -17,14 +17,26 @@ namespace {
 
 json sharding_config(bool checksum) {
     return {{"chunk_shape", {32, 32}},
-            {"codecs",
-             json::array({{{"name", "bytes"}, {"configuration", {{"endian", "little"}}}},
-                          {{"name", "zstd"},
-                           {"configuration", {{"level", 3}, {"checksum", checksum}}}}})},
+            {"codecs", json::array({{{"name", "bytes"}, {"configuration", {{"endian", "little"}}}},
+                                    {{"name", "zstd"},
+                                     {"configuration", {{"level", 3}, {"checksum", checksum}}}}})},
             {"index_codecs",
              json::array({{{"name", "bytes"}, {"configuration", {{"endian", "little"}}}},
                           {{"name", "crc32c"}}})},
             {"index_location", "end"}};
+}
+
+// zarr.json of a uint16 array of `shape` in 64x64 shards (sharding_config).
+json sharded_array_json(const Shape& shape, bool checksum) {
+    return {{"zarr_format", 3},
+            {"node_type", "array"},
+            {"shape", shape},
+            {"data_type", "uint16"},
+            {"chunk_grid", {{"name", "regular"}, {"configuration", {{"chunk_shape", {64, 64}}}}}},
+            {"chunk_key_encoding", {{"name", "default"}}},
+            {"fill_value", 0},
+            {"codecs", json::array({{{"name", "sharding_indexed"},
+                                     {"configuration", sharding_config(checksum)}}})}};
 }
 
 ChunkSpec shard_spec() {
@@ -84,8 +96,8 @@ TEST(ShardUpdate, UntouchedInnerChunksKeepTheirStoredBytes) {
         expected[3 * 64 + c] = 60000;
     }
     Bytes out;
-    const uint64_t n = without.encode_update(bytes_of(u.decoded), spec,
-                                             {stored, u.written, "mem/a/c/0/0"}, out);
+    const uint64_t n =
+        without.encode_update(bytes_of(u.decoded), spec, {stored, u.written, "mem/a/c/0/0"}, out);
     EXPECT_EQ(n, 4u);
     std::vector<uint16_t> got(64 * 64);
     without.decode(out, spec, reinterpret_cast<uint8_t*>(got.data()));
@@ -154,16 +166,7 @@ TEST(ShardUpdate, CorruptStoredShardNamesIt) {
 // bytes of the inner chunks it does not touch.
 TEST(ShardUpdate, ArrayFlushReencodesOnlyTouchedInnerChunks) {
     auto store = std::make_shared<MemoryStore>();
-    json meta = {{"zarr_format", 3},
-                 {"node_type", "array"},
-                 {"shape", {64, 64}},
-                 {"data_type", "uint16"},
-                 {"chunk_grid",
-                  {{"name", "regular"}, {"configuration", {{"chunk_shape", {64, 64}}}}}},
-                 {"chunk_key_encoding", {{"name", "default"}}},
-                 {"fill_value", 0},
-                 {"codecs", json::array({{{"name", "sharding_indexed"},
-                                          {"configuration", sharding_config(true)}}})}};
+    json meta = sharded_array_json({64, 64}, true);
     const auto data = pattern();
     Array::create(store, "a", parse_array_metadata(meta, "a/zarr.json"))
         ->write(Selection::all({64, 64}), data.data());
@@ -194,16 +197,7 @@ TEST(ShardUpdate, ArrayFlushReencodesOnlyTouchedInnerChunks) {
 // write-behind path) and on an executor alike.
 TEST(ShardUpdate, WholeShardsFromATransposedBufferMatchDenseEncoding) {
     const uint64_t H = 100, W = 150; // shards 64x64: edge shards overhang
-    json meta = {{"zarr_format", 3},
-                 {"node_type", "array"},
-                 {"shape", {H, W}},
-                 {"data_type", "uint16"},
-                 {"chunk_grid",
-                  {{"name", "regular"}, {"configuration", {{"chunk_shape", {64, 64}}}}}},
-                 {"chunk_key_encoding", {{"name", "default"}}},
-                 {"fill_value", 0},
-                 {"codecs", json::array({{{"name", "sharding_indexed"},
-                                          {"configuration", sharding_config(false)}}})}};
+    const json meta = sharded_array_json({H, W}, false);
     std::vector<uint16_t> rows(H * W), cols(H * W); // C order, and its transpose
     for (uint64_t i = 0; i < H; ++i)
         for (uint64_t j = 0; j < W; ++j) {

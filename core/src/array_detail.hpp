@@ -52,6 +52,14 @@ struct Array::WriteBuffer {
         entries.erase(it);
         return e;
     }
+    // Key of the entry buffered first (entries must not be empty); a copy,
+    // as storing the entry erases it.
+    std::string oldest_key() const {
+        auto oldest = entries.begin();
+        for (auto it = entries.begin(); it != entries.end(); ++it)
+            if (it->second.seq < oldest->second.seq) oldest = it;
+        return oldest->first;
+    }
     // Removes chunk `key`'s entry, if any.
     void drop(const std::string& key) {
         if (auto it = entries.find(key); it != entries.end()) take(it);

@@ -60,9 +60,7 @@ void Array::write(const Selection& sel, const void* in, const std::vector<int64_
             StridedView view{const_cast<uint8_t*>(base) + t.view_offset, ps.strides};
             if (!array_detail::covers_chunk(t.region, valid))
                 return buffer_partial(key, t, spec, valid, view, queue);
-            bool overhang = false;
-            for (size_t d = 0; d < valid.size(); ++d)
-                overhang |= valid[d] != spec.shape[d];
+            const bool overhang = valid != spec.shape; // edge chunk: past the array's end
             if (sharding && !overhang && !queue) { // inner chunks straight from the caller's data
                 drop_buffered(key);
                 return sink(key,
@@ -110,13 +108,8 @@ void Array::write(const Selection& sel, const void* in, const std::vector<int64_
     }
     std::lock_guard lk(write_mu_);
     if (wbuf_->batch_due()) flush_locked(true);
-    while (wbuf_->bytes > wbuf_->max_bytes && !wbuf_->entries.empty()) {
-        auto oldest = wbuf_->entries.begin();
-        for (auto it = wbuf_->entries.begin(); it != wbuf_->entries.end(); ++it)
-            if (it->second.seq < oldest->second.seq) oldest = it;
-        const std::string key = oldest->first; // copy: the entry is erased
-        flush_entry_locked(key);
-    }
+    while (wbuf_->bytes > wbuf_->max_bytes && !wbuf_->entries.empty())
+        flush_entry_locked(wbuf_->oldest_key());
 }
 
 } // namespace zarr3

@@ -95,8 +95,9 @@ void Array::write(const Selection& sel, const void* in, const std::vector<int64_
             for (size_t i = 0; i < tasks.size(); ++i)
                 each(i, [&](const std::string& key, const Encode& encode) {
                     Bytes enc = behind.buffer();
-                    if (!encode(enc)) return behind.push(key, std::nullopt);
-                    behind.push(key, std::move(enc));
+                    if (encode(enc)) return behind.push(key, std::move(enc));
+                    behind.recycle(std::move(enc));
+                    behind.push(key, std::nullopt);
                 });
         });
     } else {

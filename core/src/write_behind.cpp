@@ -93,9 +93,13 @@ void WriteBehind::store(Item& it) {
         fail(std::current_exception());
         return;
     }
-    if (!it.value || it.value->capacity() > kSpareMaxBytes) return;
+    if (it.value) recycle(std::move(*it.value));
+}
+
+void WriteBehind::recycle(Bytes b) {
+    if (b.capacity() == 0 || b.capacity() > kSpareMaxBytes) return;
     std::lock_guard lk(mu_);
-    if (spare_.size() < kSpareBuffers) spare_.push_back(std::move(*it.value));
+    if (spare_.size() < kSpareBuffers) spare_.push_back(std::move(b));
 }
 
 void WriteBehind::fail(std::exception_ptr e) {

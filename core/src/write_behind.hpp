@@ -33,6 +33,8 @@ class WriteBehind {
 
     // A buffer for the next encoded value (recycled from stored ones).
     Bytes buffer();
+    // Gives back a buffer that holds nothing to store (an all-fill chunk).
+    void recycle(Bytes b);
     // Hands one encoded value (or an erase, value nullopt) to the store thread.
     void push(std::string key, std::optional<Bytes> value);
 

@@ -63,12 +63,7 @@ class FakeNetStore : public Store {
     void run_requests(size_t threads, const std::function<void()>& worker) override {
         EXPECT_LE(threads, bound_);
         ++runs;
-        std::vector<std::thread> pool;
-        for (size_t t = 1; t < threads; ++t)
-            pool.emplace_back(worker);
-        worker();
-        for (auto& t : pool)
-            t.join();
+        run_on_threads(threads, worker);
     }
     void reset() {
         std::lock_guard lk(mu_);

@@ -183,6 +183,24 @@ TEST(WriteBehind, BuffersOfStoredValuesAreReused) {
     EXPECT_TRUE(reused);
 }
 
+TEST(WriteBehind, ABufferGivenBackIsHandedOutAgain) {
+    // An all-fill chunk is pushed as an erase: its buffer goes back to the
+    // spares instead of being dropped.
+    ThreadedMemoryStore store;
+    WriteBehind wb(store, [](const std::string&, const Bytes*) {});
+    wb.run([&] {
+        Bytes b = wb.buffer();
+        b.assign(4096, 1);
+        const uint8_t* p = b.data();
+        wb.recycle(std::move(b));
+        wb.push("k", std::nullopt);
+        const Bytes again = wb.buffer();
+        EXPECT_EQ(again.data(), p);
+        EXPECT_TRUE(again.empty());
+        EXPECT_GE(again.capacity(), 4096u);
+    });
+}
+
 TEST(WriteBehind, ArrayWriteOnOneThreadStoresOnTwoThreads) {
     // The first put waits until a second one has started: stores made one
     // after another on the encoding thread would wait in vain.

@@ -12,11 +12,20 @@ using array_detail::rethrow_for_chunk;
 using array_detail::run_tasks;
 using array_detail::valid_extent;
 
+namespace {
+// Encodes whole chunk `data` into `enc`; false (nothing encoded: the chunk is
+// erased) when every element is the fill value.
+bool encode_unless_fill(const ArrayMetadata& m, const Bytes& data, const ChunkSpec& spec,
+                        Bytes& enc) {
+    if (all_equal_to(data, m.fill_value)) return false;
+    m.codecs.encode_into(data, spec, enc);
+    return true;
+}
+} // namespace
+
 void Array::store_chunk(const std::string& key, const Bytes& data, const ChunkSpec& spec) const {
-    if (all_equal_to(data, meta_.fill_value)) return store_encoded(key, nullptr);
     ScratchLease enc;
-    meta_.codecs.encode_into(data, spec, enc.get());
-    store_encoded(key, &enc.get());
+    store_encoded(key, encode_unless_fill(meta_, data, spec, enc.get()) ? &enc.get() : nullptr);
 }
 
 void Array::store_encoded(const std::string& key, const Bytes* enc) const {
@@ -73,11 +82,7 @@ void Array::write(const Selection& sel, const void* in, const std::vector<int64_
             copy_region_in(buf.data(), spec.shape, elem, t.region, view);
             if (queue) return queue_complete(key, t.idx, buf);
             drop_buffered(key);
-            sink(key, [&](Bytes& enc) {
-                if (all_equal_to(buf, meta_.fill_value)) return false;
-                meta_.codecs.encode_into(buf, spec, enc);
-                return true;
-            });
+            sink(key, [&](Bytes& enc) { return encode_unless_fill(meta_, buf, spec, enc); });
         } catch (...) {
             rethrow_for_chunk(store_->uri() + "/" + key);
         }

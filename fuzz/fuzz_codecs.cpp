@@ -1,11 +1,13 @@
 // libFuzzer target: each codec's decode on fuzzed encoded bytes.
 //
 // Input: [codec u8][param u8][size u16] encoded bytes.
-//   codec % 7: 0 gzip, 1 zstd, 2 blosc, 3 crc32c (bytes->bytes: decode with an
-//   expected size when param bit 0 is set, always bounded by a max_size), 4 bytes
-//   (array->bytes, data type and endianness from param), 5 transpose (rank and
-//   order from param), 6 vlen-utf8 (a string chunk of size % 4096 elements). A successful decode
-//   must honour the sizes, and re-encoding the result must decode back to it.
+//   codec % 10: 0 gzip, 1 zstd, 2 blosc, 3 crc32c, 7 numcodecs.zlib, 8 numcodecs.shuffle
+//   (bytes->bytes: decode with an expected size when param bit 0 is set, always bounded by a
+//   max_size), 4 bytes (array->bytes, data type and endianness from param), 5 transpose (rank
+//   and order from param), 6 vlen-utf8 (a string chunk of size % 4096 elements), 9 a numcodecs
+//   filter (delta, fixedscaleoffset or bitround, data types from param). A successful decode
+//   must honour the sizes, and re-encoding the result must decode back to it (for the lossless
+//   codecs; bitround must round idempotently).
 #include "fuzz_util.hpp"
 
 #include "zarr3/codec.hpp"
@@ -46,6 +48,12 @@ void bytes_to_bytes(uint8_t codec, uint8_t param, uint16_t size, ByteView in) {
                                  {"shuffle", (param & 4) ? "bitshuffle" : "shuffle"},
                                  {"typesize", 1 + (param >> 4)}},
                                 kWhere);
+        break;
+    case 7:
+        c = make_bytes_to_bytes("numcodecs.zlib", {{"level", 1}}, kWhere);
+        break;
+    case 8:
+        c = make_bytes_to_bytes("numcodecs.shuffle", {{"elementsize", param >> 4}}, kWhere);
         break;
     default:
         c = make_bytes_to_bytes("crc32c", nullptr, kWhere);
@@ -127,6 +135,54 @@ void array_to_array(uint8_t param, uint16_t size, ByteView in) {
     FUZZ_CHECK(c->encode(dec, spec) == data);
 }
 
+// numcodecs filters on a 1-D chunk of `size % 2048` elements.
+void numcodecs_filter(uint8_t param, uint16_t size, ByteView in) {
+    const char* dtype = kTypes[1 + (param >> 4) % 9]; // not bool
+    const ChunkSpec spec = spec_of({uint64_t(size % 2048)}, dtype);
+    const char* astypes[] = {"<i1", "<u2", "<i4", "<f4", "<f8", "|u1", "<i8", "<u8"};
+    const char* astype = astypes[(param >> 2) % 8];
+    json config;
+    const char* name = "numcodecs.bitround";
+    switch (param % 4) {
+    case 0:
+        name = "numcodecs.delta";
+        config = {{"astype", astype}};
+        break;
+    case 1:
+        name = "numcodecs.fixedscaleoffset";
+        config = {{"offset", double(size) / 7}, {"scale", 1 + (param >> 5)}, {"astype", astype}};
+        break;
+    default:
+        config = {{"keepbits", param >> 3}};
+        break;
+    }
+    std::shared_ptr<ArrayToArrayCodec> c;
+    try {
+        c = make_array_to_array(name, config, spec, kWhere);
+    } catch (const Error&) {
+        return;
+    }
+    const ChunkSpec enc = c->encoded_spec(spec);
+    Bytes data(in.begin(), in.end());
+    data.resize(enc.num_bytes());
+    Bytes dec;
+    try {
+        dec = c->decode(data, spec);
+    } catch (const Error&) {
+        return;
+    }
+    FUZZ_CHECK(dec.size() == spec.num_bytes());
+    Bytes again;
+    try {
+        again = c->encode(dec, spec);
+    } catch (const Error&) {
+        return; // fixedscaleoffset: a decoded value may not pack again (NaN, range)
+    }
+    FUZZ_CHECK(again.size() == enc.num_bytes());
+    if (param % 4 == 0 && spec.dtype.kind != DTypeKind::Float) FUZZ_CHECK(again == data);
+    if (param % 4 >= 2) FUZZ_CHECK(c->encode(again, spec) == again);
+}
+
 // A decoded string chunk must encode back to exactly the input (the format has
 // one encoding per value).
 void vlen_utf8(uint16_t size, ByteView in) {
@@ -149,12 +205,14 @@ void vlen_utf8(uint16_t size, ByteView in) {
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     fuzzutil::Reader r(data, size);
-    const uint8_t codec = r.u8() % 7, param = r.u8();
+    const uint8_t codec = r.u8() % 10, param = r.u8();
     const uint16_t n = r.u16();
     const std::string_view rest = r.rest();
     const ByteView in(reinterpret_cast<const uint8_t*>(rest.data()), rest.size());
-    if (codec < 4)
+    if (codec < 4 || codec == 7 || codec == 8)
         bytes_to_bytes(codec, param, n, in);
+    else if (codec == 9)
+        numcodecs_filter(param, n, in);
     else if (codec == 4)
         array_to_bytes(param, n, in);
     else if (codec == 5)

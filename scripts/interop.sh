@@ -90,7 +90,7 @@ export ZARR3_CONFORMANCE="$SHARED/conformance"
 rc=0
 step pytest "$PY" -m pytest -p no:cacheprovider -q -rfEs --basetemp="$TMPD/pytest" \
   --junitxml="$TMPD/interop.xml" "$REPO/autotest/test_interop.py" "$REPO/autotest/test_interop_timeseries.py" \
-  "$REPO/autotest/test_interop_strings.py" "$@" || rc=$?
+  "$REPO/autotest/test_interop_strings.py" "$REPO/autotest/test_interop_numcodecs.py" "$@" || rc=$?
 print_step_times
 "$PY" "$HERE/compat/summarize.py" "interop=$TMPD/interop.xml" >&2 || rc=1
 exit $rc

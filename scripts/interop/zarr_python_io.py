@@ -10,11 +10,15 @@ compat chroot: scripts/interop.sh), which reads and writes rectilinear chunk gri
       {"shape": [...], "dtype": "<numpy dtype>"} on stdout.
   zarr_python_io.py write STORE ARRAYPATH IN.bin --dtype D --shape a,b --chunks a,b
       [--shards a,b] [--codec none|zstd|gzip|blosc] [--fill V] [--index-location end|start]
+      [--filters JSON] [--compressors JSON] [--at a,b]
       Opens/creates the group STORE (zarr v3), creates ARRAYPATH with a regular chunk grid
       (sharded when --shards is given: --chunks is then the inner chunk shape; a JSON list of
       per-axis edge lists, e.g. --chunks '[[2,3,5],[4,4]]' or --shards '[[4,6],[8]]', makes the
       chunk or shard grid rectilinear) and writes IN.bin
-      (C order, little-endian, numpy dtype D) into it.
+      (C order, little-endian, numpy dtype D) into it. --filters / --compressors are JSON
+      lists of codecs ({"name": ..., "configuration": ...}, e.g. numcodecs.delta) used as the
+      array's filters / compressors (--compressors replaces --codec). With --at, IN.bin (of
+      --shape) is written into the existing array ARRAYPATH at that offset instead.
   zarr_python_io.py write-strings STORE ARRAYPATH IN.json --chunks a,b [--shards a,b]
       [--codec none|zstd|gzip|blosc]
       A `string` array (vlen-utf8, fill value "") of IN.json's {"shape": [...], "values":
@@ -101,6 +105,11 @@ def cmd_write(args):
     if data.size != int(np.prod(shape, dtype=np.int64)):
         raise SystemExit(f"{args.input}: {data.size} values, shape {shape} needs {np.prod(shape)}")
     data = data.reshape(shape)
+    if args.at:
+        arr = zarr.open_array(store=args.store, path=args.arraypath.strip("/"), mode="r+",
+                              zarr_format=3)
+        arr[tuple(slice(a, a + n) for a, n in zip(_ints(args.at), shape))] = data
+        return
     fill = 0 if args.fill is None else np.array(args.fill, dtype=np.float64).astype(dtype)[()]
 
     root = zarr.open_group(store=args.store, mode="a", zarr_format=3)
@@ -109,7 +118,9 @@ def cmd_write(args):
     for p in parts[:-1]:
         grp = grp.require_group(p)
     kw = dict(name=parts[-1], shape=shape, dtype=dtype, fill_value=fill, overwrite=True)
-    comp = _compressors(args.codec)
+    comp = json.loads(args.compressors) if args.compressors else _compressors(args.codec)
+    if args.filters:
+        kw["filters"] = json.loads(args.filters)
     if args.shards and args.index_location == "start":
         inner = [codecs.BytesCodec(endian="little")] + (comp or [])
         kw.update(chunks=_grid(args.shards), compressors=None,
@@ -164,6 +175,9 @@ def main(argv=None):
     w.add_argument("--codec", default="none", choices=["none", "zstd", "gzip", "blosc"])
     w.add_argument("--fill")
     w.add_argument("--index-location", default="end", choices=["end", "start"])
+    w.add_argument("--filters")
+    w.add_argument("--compressors")
+    w.add_argument("--at")
     w.set_defaults(fn=cmd_write)
     ws = sub.add_parser("write-strings")
     ws.add_argument("store")

@@ -44,6 +44,18 @@ std::shared_ptr<BytesToBytesCodec> make_zstd(const nlohmann::json& config,
                                              const std::string& where);
 std::shared_ptr<BytesToBytesCodec> make_blosc(const nlohmann::json& config,
                                               const std::string& where);
+// gzip (zlib == false) or the zlib format, written back as `name` with `config`.
+std::shared_ptr<BytesToBytesCodec> make_deflate(bool zlib, int level, const std::string& name,
+                                                const nlohmann::json& config);
+// numcodecs.bitround, numcodecs.fixedscaleoffset, numcodecs.delta (numcodecs.cpp).
+std::shared_ptr<ArrayToArrayCodec> make_numcodecs_filter(const std::string& name,
+                                                         const nlohmann::json& config,
+                                                         const ChunkSpec& spec,
+                                                         const std::string& where);
+// numcodecs.shuffle, numcodecs.zlib, numcodecs.gzip, numcodecs.zstd.
+std::shared_ptr<BytesToBytesCodec> make_numcodecs_bytes(const std::string& name,
+                                                        const nlohmann::json& config,
+                                                        const std::string& where);
 std::shared_ptr<BytesToBytesCodec> make_crc32c(const nlohmann::json& config,
                                                const std::string& where);
 
@@ -51,8 +63,9 @@ std::shared_ptr<BytesToBytesCodec> make_crc32c(const nlohmann::json& config,
 uint32_t crc32c_portable(ByteView data, uint32_t seed);
 bool crc32c_hw_available();
 uint32_t crc32c_hw(ByteView data, uint32_t seed); // only when crc32c_hw_available()
-Bytes gzip_decode_zlib(ByteView in, std::optional<uint64_t> expected, uint64_t max_size);
-Bytes gzip_encode_zlib(ByteView in, int level);
+Bytes gzip_decode_zlib(ByteView in, std::optional<uint64_t> expected, uint64_t max_size,
+                       bool zlib = false);
+Bytes gzip_encode_zlib(ByteView in, int level, bool zlib = false);
 
 // Copies a dense array of `out_shape` (C order) from `src`, where output axis k
 // advances `src_strides[k]` bytes in the source. Elements are `elem` bytes.

@@ -1,4 +1,5 @@
-// The `gzip` bytes->bytes codec: libdeflate when available, zlib otherwise.
+// The `gzip` bytes->bytes codec, and the zlib format of `numcodecs.zlib` (and gzip under
+// the name `numcodecs.gzip`): libdeflate when available, zlib otherwise.
 #include "codecs/codecs_internal.hpp"
 
 #include <algorithm>
@@ -16,10 +17,11 @@ namespace {
                       (exact ? "expected " : "limit of ") + std::to_string(limit) + " bytes");
 }
 
-uint64_t initial_capacity(ByteView in, std::optional<uint64_t> expected, uint64_t max_size) {
+uint64_t initial_capacity(ByteView in, std::optional<uint64_t> expected, uint64_t max_size,
+                          bool zlib) {
     if (expected) return *expected;
     uint64_t guess = std::max<uint64_t>(uint64_t(in.size()) * 4, 64 * 1024);
-    if (in.size() >= 18) { // ISIZE of the (last) member: size mod 2^32
+    if (!zlib && in.size() >= 18) { // ISIZE of the (last) member: size mod 2^32
         uint32_t isize;
         std::memcpy(&isize, in.data() + in.size() - 4, 4);
         guess = std::max<uint64_t>(guess, isize);
@@ -32,19 +34,20 @@ struct DecompressorDeleter {
     void operator()(libdeflate_decompressor* d) const { libdeflate_free_decompressor(d); }
 };
 
-Bytes gzip_decode_libdeflate(ByteView in, std::optional<uint64_t> expected, uint64_t max_size) {
+Bytes gzip_decode_libdeflate(ByteView in, std::optional<uint64_t> expected, uint64_t max_size,
+                             bool zlib) {
     thread_local std::unique_ptr<libdeflate_decompressor, DecompressorDeleter> dec(
         libdeflate_alloc_decompressor());
     if (!dec) throw Error("gzip: out of memory allocating a decompressor");
     const uint64_t limit = expected ? *expected : max_size;
     if (expected && *expected > max_size) too_big(max_size, false);
-    Bytes out(initial_capacity(in, expected, max_size));
+    Bytes out(initial_capacity(in, expected, max_size, zlib));
     size_t in_pos = 0, out_pos = 0;
-    for (;;) { // one gzip member per iteration
+    const auto decompress = zlib ? libdeflate_zlib_decompress_ex : libdeflate_gzip_decompress_ex;
+    for (;;) { // one gzip member (zlib stream) per iteration
         size_t consumed = 0, produced = 0;
-        auto r = libdeflate_gzip_decompress_ex(dec.get(), in.data() + in_pos, in.size() - in_pos,
-                                               out.data() + out_pos, out.size() - out_pos,
-                                               &consumed, &produced);
+        auto r = decompress(dec.get(), in.data() + in_pos, in.size() - in_pos, out.data() + out_pos,
+                            out.size() - out_pos, &consumed, &produced);
         if (r == LIBDEFLATE_INSUFFICIENT_SPACE) {
             if (out.size() >= limit) too_big(limit, expected.has_value());
             out.resize(std::min<uint64_t>(limit, std::max<uint64_t>(out.size() * 2, 4096)));
@@ -71,30 +74,32 @@ struct CompressorDeleter {
 
 class GzipCodec : public BytesToBytesCodec {
   public:
-    explicit GzipCodec(int level) : level_(level) {}
-    std::string name() const override { return "gzip"; }
+    GzipCodec(int level, bool zlib, std::string name, nlohmann::json config)
+        : level_(level), zlib_(zlib), name_(std::move(name)), config_(std::move(config)) {}
+    std::string name() const override { return name_; }
     Bytes encode(ByteView decoded) const override {
 #ifdef ZARR3_HAVE_LIBDEFLATE
         std::unique_ptr<libdeflate_compressor, CompressorDeleter> c(
             libdeflate_alloc_compressor(level_));
         if (!c)
             throw Error("gzip: cannot allocate a compressor for level " + std::to_string(level_));
-        Bytes out(libdeflate_gzip_compress_bound(c.get(), decoded.size()));
-        size_t n = libdeflate_gzip_compress(c.get(), decoded.data(), decoded.size(), out.data(),
-                                            out.size());
+        Bytes out(zlib_ ? libdeflate_zlib_compress_bound(c.get(), decoded.size())
+                        : libdeflate_gzip_compress_bound(c.get(), decoded.size()));
+        const auto compress = zlib_ ? libdeflate_zlib_compress : libdeflate_gzip_compress;
+        size_t n = compress(c.get(), decoded.data(), decoded.size(), out.data(), out.size());
         if (n == 0) throw Error("gzip: compression failed");
         out.resize(n);
         return out;
 #else
-        return gzip_encode_zlib(decoded, level_);
+        return gzip_encode_zlib(decoded, level_, zlib_);
 #endif
     }
     Bytes decode(ByteView encoded, std::optional<uint64_t> expected,
                  uint64_t max_size) const override {
 #ifdef ZARR3_HAVE_LIBDEFLATE
-        return gzip_decode_libdeflate(encoded, expected, max_size);
+        return gzip_decode_libdeflate(encoded, expected, max_size, zlib_);
 #else
-        return gzip_decode_zlib(encoded, expected, max_size);
+        return gzip_decode_zlib(encoded, expected, max_size, zlib_);
 #endif
     }
 #ifdef ZARR3_HAVE_LIBDEFLATE
@@ -104,32 +109,38 @@ class GzipCodec : public BytesToBytesCodec {
             libdeflate_alloc_decompressor());
         if (!dec) return false;
         size_t consumed = 0, produced = 0;
-        const auto r = libdeflate_gzip_decompress_ex(dec.get(), in.data(), in.size(), out, size,
-                                                     &consumed, &produced);
+        const auto decompress =
+            zlib_ ? libdeflate_zlib_decompress_ex : libdeflate_gzip_decompress_ex;
+        const auto r = decompress(dec.get(), in.data(), in.size(), out, size, &consumed, &produced);
         return r == LIBDEFLATE_SUCCESS && consumed == in.size() && produced == size;
     }
 #endif
 
     nlohmann::json to_json() const override {
-        return {{"name", "gzip"}, {"configuration", {{"level", level_}}}};
+        return {{"name", name_}, {"configuration", config_}};
     }
 
   private:
     int level_;
+    bool zlib_;
+    std::string name_;
+    nlohmann::json config_;
 };
 
 } // namespace
 
-Bytes gzip_decode_zlib(ByteView in, std::optional<uint64_t> expected, uint64_t max_size) {
+Bytes gzip_decode_zlib(ByteView in, std::optional<uint64_t> expected, uint64_t max_size,
+                       bool zlib) {
     if (expected && *expected > max_size) too_big(max_size, false);
     const uint64_t limit = expected ? *expected : max_size;
     z_stream s{};
-    if (inflateInit2(&s, 16 + MAX_WBITS) != Z_OK) throw Error("gzip: inflateInit2 failed");
+    if (inflateInit2(&s, zlib ? MAX_WBITS : 16 + MAX_WBITS) != Z_OK)
+        throw Error("gzip: inflateInit2 failed");
     struct Guard {
         z_stream* s;
         ~Guard() { inflateEnd(s); }
     } guard{&s};
-    Bytes out(initial_capacity(in, expected, max_size));
+    Bytes out(initial_capacity(in, expected, max_size, zlib));
     size_t in_pos = 0, out_pos = 0;
     constexpr size_t kStep = 1u << 30; // zlib's avail_* are 32-bit
     for (;;) {
@@ -167,9 +178,10 @@ Bytes gzip_decode_zlib(ByteView in, std::optional<uint64_t> expected, uint64_t m
     return out;
 }
 
-Bytes gzip_encode_zlib(ByteView in, int level) {
+Bytes gzip_encode_zlib(ByteView in, int level, bool zlib) {
     z_stream s{};
-    if (deflateInit2(&s, level, Z_DEFLATED, 16 + MAX_WBITS, 8, Z_DEFAULT_STRATEGY) != Z_OK)
+    if (deflateInit2(&s, level, Z_DEFLATED, zlib ? MAX_WBITS : 16 + MAX_WBITS, 8,
+                     Z_DEFAULT_STRATEGY) != Z_OK)
         throw Error("gzip: deflateInit2 failed");
     struct Guard {
         z_stream* s;
@@ -204,7 +216,12 @@ std::shared_ptr<BytesToBytesCodec> make_gzip(const nlohmann::json& config,
                                              const std::string& where) {
     auto obj = config_object(config, "gzip", where, {"level"});
     int level = int(get_int(obj, "level", "gzip", where, 0, 9, std::nullopt));
-    return std::make_shared<GzipCodec>(level);
+    return std::make_shared<GzipCodec>(level, false, "gzip", nlohmann::json{{"level", level}});
+}
+
+std::shared_ptr<BytesToBytesCodec> make_deflate(bool zlib, int level, const std::string& name,
+                                                const nlohmann::json& config) {
+    return std::make_shared<GzipCodec>(level, zlib, name, config);
 }
 
 } // namespace zarr3::codecs

@@ -93,11 +93,15 @@ std::string get_choice(const nlohmann::json& obj, const char* member, const std:
 } // namespace codecs
 
 CodecKind codec_kind(const std::string& name) {
-    if (name == "transpose" || name == "scale_offset" || name == "cast_value")
+    if (name == "transpose" || name == "scale_offset" || name == "cast_value" ||
+        name == "numcodecs.bitround" || name == "numcodecs.fixedscaleoffset" ||
+        name == "numcodecs.delta")
         return CodecKind::ArrayToArray;
     if (name == "bytes" || name == "endian" || name == "sharding_indexed" || name == "vlen-utf8")
         return CodecKind::ArrayToBytes;
-    if (name == "gzip" || name == "zstd" || name == "blosc" || name == "crc32c")
+    if (name == "gzip" || name == "zstd" || name == "blosc" || name == "crc32c" ||
+        name == "numcodecs.shuffle" || name == "numcodecs.zlib" || name == "numcodecs.gzip" ||
+        name == "numcodecs.zstd")
         return CodecKind::BytesToBytes;
     return CodecKind::Unknown;
 }
@@ -109,6 +113,8 @@ std::shared_ptr<ArrayToArrayCodec> make_array_to_array(const std::string& name,
     if (name == "transpose") return codecs::make_transpose(config, spec, where);
     if (name == "scale_offset") return codecs::make_scale_offset(config, spec, where);
     if (name == "cast_value") return codecs::make_cast_value(config, spec, where);
+    if (name.starts_with("numcodecs."))
+        return codecs::make_numcodecs_filter(name, config, spec, where);
     throw FormatError(where + ": unknown array->array codec \"" + name + "\"");
 }
 
@@ -134,6 +140,7 @@ std::shared_ptr<BytesToBytesCodec> make_bytes_to_bytes(const std::string& name,
     if (name == "zstd") return codecs::make_zstd(config, where);
     if (name == "blosc") return codecs::make_blosc(config, where);
     if (name == "crc32c") return codecs::make_crc32c(config, where);
+    if (name.starts_with("numcodecs.")) return codecs::make_numcodecs_bytes(name, config, where);
     throw FormatError(where + ": unknown bytes->bytes codec \"" + name + "\"");
 }
 

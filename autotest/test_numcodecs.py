@@ -1,0 +1,99 @@
+"""Arrays whose codecs carry numcodecs' names (what zarr-python writes for numcodecs filters and
+compressors): written and read through GDAL, with the stored chunks checked against numcodecs'
+definitions computed here with numpy and Python's zlib/gzip modules."""
+import gzip
+import json
+import zlib
+
+import numpy as np
+import pytest
+from osgeo import gdal
+
+gdal.UseExceptions()
+
+BYTES = {"name": "bytes", "configuration": {"endian": "little"}}
+
+
+def c(name, **config):
+    return {"name": name, "configuration": config}
+
+
+def make_store(root, dtype, codecs, shape=(6, 10), chunks=(3, 5), fill=0):
+    (root / "a").mkdir(parents=True)
+    (root / "zarr.json").write_text(json.dumps({"zarr_format": 3, "node_type": "group"}))
+    meta = {"zarr_format": 3, "node_type": "array", "shape": list(shape), "data_type": dtype,
+            "chunk_grid": {"name": "regular", "configuration": {"chunk_shape": list(chunks)}},
+            "chunk_key_encoding": {"name": "default"}, "fill_value": fill, "codecs": codecs}
+    (root / "a" / "zarr.json").write_text(json.dumps(meta))
+
+
+def md_array(root, update=False):
+    flags = gdal.OF_MULTIDIM_RASTER | (gdal.OF_UPDATE if update else 0)
+    ds = gdal.OpenEx(str(root), flags, allowed_drivers=["Zarr3"])
+    return ds, ds.GetRootGroup().OpenMDArray("a")
+
+
+def write_all(root, values):
+    ds, arr = md_array(root, update=True)
+    assert arr.Write(values) == gdal.CE_None
+    arr = ds = None
+
+
+def read_all(root, dtype, shape=(6, 10)):
+    ds, arr = md_array(root)
+    out = np.frombuffer(arr.Read(), dtype=dtype).reshape(shape)
+    arr = ds = None
+    return out
+
+
+def test_fixedscaleoffset_zlib_packs_as_numcodecs(tmp_path):
+    make_store(tmp_path, "float64",
+               [c("numcodecs.fixedscaleoffset", offset=1000, scale=10, dtype="<f8", astype="<u2"),
+                BYTES, c("numcodecs.zlib", level=1)])
+    values = 1000 + np.arange(60, dtype="f8").reshape(6, 10) * 1.25 + 0.01
+    write_all(tmp_path, values)
+    packed = np.around((values - 1000) * 10).astype("<u2")
+    stored = np.frombuffer(zlib.decompress((tmp_path / "a/c/1/1").read_bytes()), dtype="<u2")
+    np.testing.assert_array_equal(stored.reshape(3, 5), packed[3:6, 5:10])
+    np.testing.assert_array_equal(read_all(tmp_path, "f8"), packed / 10 + 1000)
+
+
+def test_delta_shuffle_gzip_as_numcodecs(tmp_path):
+    make_store(tmp_path, "int32",
+               [c("numcodecs.delta", dtype="<i4"), BYTES, c("numcodecs.shuffle", elementsize=4),
+                c("numcodecs.gzip", level=5)])
+    values = (np.arange(60, dtype="i4") ** 3 - 7000).reshape(6, 10)
+    write_all(tmp_path, values)
+    raw = gzip.decompress((tmp_path / "a/c/0/1").read_bytes())
+    deltas = np.frombuffer(raw, dtype="u1").reshape(4, 15).T.copy().view("<i4").reshape(-1)
+    chunk = values[0:3, 5:10].reshape(-1)
+    np.testing.assert_array_equal(deltas, np.concatenate([chunk[:1], np.diff(chunk)]))
+    np.testing.assert_array_equal(read_all(tmp_path, "i4"), values)
+
+
+def test_bitround_keeps_the_mantissa_bits_asked_for(tmp_path):
+    make_store(tmp_path, "float32",
+               [c("numcodecs.bitround", keepbits=5), BYTES, c("numcodecs.zlib", level=1)])
+    rng = np.random.default_rng(5)
+    values = (rng.standard_normal((6, 10)) * 100).astype("f4")
+    write_all(tmp_path, values)
+    # numcodecs' rule: add half a quantum minus one plus the lowest kept bit, drop the rest.
+    b = values.view("i4").astype("i8")
+    drop = 23 - 5
+    rounded = ((b + ((b >> drop) & 1) + (1 << (drop - 1)) - 1) >> drop << drop).astype("i4")
+    got = read_all(tmp_path, "f4")
+    np.testing.assert_array_equal(got.view("i4"), rounded.view("i4"))
+    assert np.count_nonzero(got != values) > 30  # really rounded
+
+
+@pytest.mark.parametrize("codecs,says", [
+    ([c("numcodecs.bitround", keepbits=3), BYTES], "floating-point"),
+    ([BYTES, c("numcodecs.lz4", acceleration=1)], "numcodecs.lz4"),
+    ([c("numcodecs.fixedscaleoffset", scale=10, dtype="<f8"), BYTES], "not the data type"),
+])
+def test_unusable_numcodecs_are_named(tmp_path, codecs, says):
+    make_store(tmp_path, "int16", codecs)
+    with pytest.raises(RuntimeError) as e:
+        md_array(tmp_path)
+    msg = str(e.value) + gdal.GetLastErrorMsg()
+    assert says in msg and "zarr.json" in msg, msg

@@ -1,0 +1,393 @@
+// The numcodecs filters zarr-python writes under "numcodecs.<id>" names (zarr-extensions,
+// folder codecs/numcodecs.*), with numcodecs' own arithmetic so that values read back bit
+// for bit as numcodecs decodes them:
+// - numcodecs.bitround {keepbits}: floats keep `keepbits` mantissa bits, rounded half to
+//   even on encode; decoding is the identity.
+// - numcodecs.fixedscaleoffset {offset, scale, dtype, astype}: encode round((x - offset) *
+//   scale) as `astype`; decode enc / scale + offset, cast to `dtype` (towards zero for
+//   integers, as numpy's astype).
+// - numcodecs.delta {dtype, astype}: the first value, then differences of neighbours (C
+//   order, the whole chunk as one sequence); decode is the running sum. Integers wrap.
+// - numcodecs.shuffle {elementsize}: byte k of every element together (bytes->bytes).
+// - numcodecs.zlib / numcodecs.gzip / numcodecs.zstd: the zlib format, and the gzip and zstd
+//   codecs under numcodecs' names (the name is kept when metadata is written back).
+#include "codecs/codecs_internal.hpp"
+#include "codecs/numeric.hpp"
+
+#include <bit>
+#include <cmath>
+#include <cstring>
+
+namespace zarr3::codecs {
+namespace {
+
+// numpy dtype text ("<f8", "|u1", "i2", "float32") -> a numeric DataType.
+DataType numpy_dtype(const nlohmann::json& obj, const char* member, const std::string& codec,
+                     const std::string& where, const DataType& fallback) {
+    const auto it = obj.find(member);
+    if (it == obj.end() || it->is_null()) return fallback;
+    const std::string at = prefix(where, codec) + "configuration member \"" + member + "\"";
+    if (!it->is_string())
+        throw FormatError(at + " must be a numpy dtype string, got " + it->dump());
+    std::string s = it->get<std::string>();
+    if (!s.empty() && (s[0] == '<' || s[0] == '|' || s[0] == '=')) s.erase(0, 1);
+    if (!s.empty() && s[0] == '>')
+        throw FormatError(at + ": big-endian dtype \"" + it->get<std::string>() +
+                          "\" is not supported");
+    static const std::pair<const char*, const char*> codes[] = {
+        {"i1", "int8"},    {"i2", "int16"},   {"i4", "int32"},  {"i8", "int64"},
+        {"u1", "uint8"},   {"u2", "uint16"},  {"u4", "uint32"}, {"u8", "uint64"},
+        {"f2", "float16"}, {"f4", "float32"}, {"f8", "float64"}};
+    for (const auto& [code, name] : codes)
+        if (s == code) s = name;
+    DataType dt;
+    try {
+        dt = data_type_from_name(s);
+    } catch (const Error&) {
+        throw FormatError(at + ": unknown numpy dtype \"" + it->get<std::string>() + "\"");
+    }
+    if (!is_numeric(dt))
+        throw FormatError(at + ": \"" + it->get<std::string>() +
+                          "\" is not an integer or floating-point type");
+    return dt;
+}
+
+// The "dtype" member, when given, names the array's own (decoded) type.
+void check_dtype(const nlohmann::json& obj, const ChunkSpec& spec, const std::string& codec,
+                 const std::string& where) {
+    if (!is_numeric(spec.dtype))
+        throw FormatError(prefix(where, codec) +
+                          "applies to integer and floating-point data types, not " +
+                          spec.dtype.name);
+    const DataType d = numpy_dtype(obj, "dtype", codec, where, spec.dtype);
+    if (d.name != spec.dtype.name)
+        throw FormatError(prefix(where, codec) + "\"dtype\" " + d.name +
+                          " is not the data type of the values it receives (" + spec.dtype.name +
+                          ")");
+}
+
+// Base of the filters below: keeps the configuration as written.
+class NumcodecsFilter : public ArrayToArrayCodec {
+  public:
+    NumcodecsFilter(std::string name, nlohmann::json config, std::string where)
+        : name_(std::move(name)), config_(std::move(config)), where_(std::move(where)) {}
+    std::string name() const override { return name_; }
+    nlohmann::json to_json() const override {
+        return {{"name", name_}, {"configuration", config_}};
+    }
+
+  protected:
+    // The encoded fill value; zeros when the fill value does not encode.
+    ChunkSpec encoded_spec_as(const ChunkSpec& decoded, const DataType& enc) const {
+        ChunkSpec s = decoded;
+        s.dtype = enc;
+        try {
+            Bytes f = decoded.fill_value;
+            if (f.size() == decoded.dtype.size) s.fill_value = encode(std::move(f), decoded);
+            if (s.fill_value.size() != enc.size) s.fill_value.assign(enc.size, 0);
+        } catch (const Error&) {
+            s.fill_value.assign(enc.size, 0);
+        }
+        return s;
+    }
+    std::string at(const char* what) const { return prefix(where_, name_) + what; }
+
+    std::string name_;
+    nlohmann::json config_;
+    std::string where_;
+};
+
+// ----------------------------------------------------------------- bitround
+template <class U> void round_bits(uint8_t* p, uint64_t n, unsigned maskbits) {
+    const U mask = static_cast<U>(static_cast<U>(~U(0)) << maskbits);
+    const U half = static_cast<U>((U(1) << (maskbits - 1)) - 1);
+    for (uint64_t k = 0; k < n; ++k) {
+        U b;
+        std::memcpy(&b, p + k * sizeof(U), sizeof(U));
+        b = static_cast<U>(b + ((b >> maskbits) & 1u) + half);
+        b = static_cast<U>(b & mask);
+        std::memcpy(p + k * sizeof(U), &b, sizeof(U));
+    }
+}
+
+class BitRoundCodec : public NumcodecsFilter {
+  public:
+    BitRoundCodec(nlohmann::json config, unsigned maskbits, std::string where)
+        : NumcodecsFilter("numcodecs.bitround", std::move(config), std::move(where)),
+          maskbits_(maskbits) {}
+    ChunkSpec encoded_spec(const ChunkSpec& decoded) const override { return decoded; }
+    Bytes encode(Bytes data, const ChunkSpec& decoded) const override {
+        if (maskbits_ == 0) return data;
+        const uint64_t n = data.size() / decoded.dtype.size;
+        if (decoded.dtype.size == 2) round_bits<uint16_t>(data.data(), n, maskbits_);
+        if (decoded.dtype.size == 4) round_bits<uint32_t>(data.data(), n, maskbits_);
+        if (decoded.dtype.size == 8) round_bits<uint64_t>(data.data(), n, maskbits_);
+        return data;
+    }
+    Bytes decode(Bytes data, const ChunkSpec&) const override { return data; }
+
+  private:
+    unsigned maskbits_;
+};
+
+// --------------------------------------------------------- fixedscaleoffset
+class FixedScaleOffsetCodec : public NumcodecsFilter {
+  public:
+    FixedScaleOffsetCodec(nlohmann::json config, double offset, double scale, DataType astype,
+                          std::string where)
+        : NumcodecsFilter("numcodecs.fixedscaleoffset", std::move(config), std::move(where)),
+          offset_(offset), scale_(scale), astype_(std::move(astype)) {}
+
+    ChunkSpec encoded_spec(const ChunkSpec& decoded) const override {
+        return encoded_spec_as(decoded, astype_);
+    }
+
+    Bytes encode(Bytes data, const ChunkSpec& decoded) const override {
+        const DataType& dt = decoded.dtype;
+        const uint64_t n = data.size() / dt.size;
+        Bytes out(static_cast<size_t>(n * astype_.size));
+        const std::string what = at("encoding");
+        for (uint64_t k = 0; k < n; ++k) {
+            const Num x = load_num(dt, data.data() + k * dt.size);
+            Num r;
+            r.is_float = true;
+            if (dt.kind == DTypeKind::Float && dt.size == 4) // numpy: float32 arithmetic
+                r.f = std::nearbyint((float(x.f) - float(offset_)) * float(scale_));
+            else
+                r.f = std::nearbyint((x.as_double() - offset_) * scale_);
+            store_num(astype_, r, out.data() + k * astype_.size, Rounding::NearestEven,
+                      OutOfRange::Error, what);
+        }
+        return out;
+    }
+
+    Bytes decode(Bytes data, const ChunkSpec& decoded) const override {
+        const DataType& dt = decoded.dtype;
+        const uint64_t n = data.size() / astype_.size;
+        Bytes out(static_cast<size_t>(n * dt.size));
+        const std::string what = at("decoding");
+        for (uint64_t k = 0; k < n; ++k) {
+            const Num e = load_num(astype_, data.data() + k * astype_.size);
+            Num r;
+            r.is_float = true;
+            if (astype_.kind == DTypeKind::Float && astype_.size == 4) // float32 arithmetic
+                r.f = float(e.f) / float(scale_) + float(offset_);
+            else
+                r.f = e.as_double() / scale_ + offset_;
+            store_num(dt, r, out.data() + k * dt.size, Rounding::TowardsZero, OutOfRange::Error,
+                      what);
+        }
+        return out;
+    }
+
+  private:
+    double offset_, scale_;
+    DataType astype_;
+};
+
+// -------------------------------------------------------------------- delta
+class DeltaCodec : public NumcodecsFilter {
+  public:
+    DeltaCodec(nlohmann::json config, DataType astype, std::string where)
+        : NumcodecsFilter("numcodecs.delta", std::move(config), std::move(where)),
+          astype_(std::move(astype)) {}
+
+    ChunkSpec encoded_spec(const ChunkSpec& decoded) const override {
+        return encoded_spec_as(decoded, astype_);
+    }
+
+    Bytes encode(Bytes data, const ChunkSpec& decoded) const override {
+        return run(data, decoded.dtype, astype_, true);
+    }
+    Bytes decode(Bytes data, const ChunkSpec& decoded) const override {
+        return run(data, astype_, decoded.dtype, false);
+    }
+
+  private:
+    // Integers: 64-bit two's complement arithmetic, the low bytes stored (numpy wraps).
+    // Floats (same type both sides): the arithmetic of the type, one step at a time.
+    static Bytes run(const Bytes& in, const DataType& from, const DataType& to, bool enc) {
+        const uint64_t n = in.size() / from.size;
+        Bytes out(static_cast<size_t>(n * to.size));
+        if (from.kind == DTypeKind::Float) {
+            if (from.size == 4)
+                floats<float>(in.data(), out.data(), n, enc);
+            else
+                floats<double>(in.data(), out.data(), n, enc);
+            return out;
+        }
+        uint64_t prev = 0;
+        for (uint64_t k = 0; k < n; ++k) {
+            const auto v = static_cast<uint64_t>(load_num(from, in.data() + k * from.size).i);
+            const uint64_t r = enc ? v - prev : v + prev;
+            prev = enc ? v : r;
+            std::memcpy(out.data() + k * to.size, &r, to.size); // little-endian host
+        }
+        return out;
+    }
+    template <class F> static void floats(const uint8_t* in, uint8_t* out, uint64_t n, bool enc) {
+        F prev = 0;
+        for (uint64_t k = 0; k < n; ++k) {
+            F v;
+            std::memcpy(&v, in + k * sizeof(F), sizeof(F));
+            const F r = k == 0 ? v : enc ? F(v - prev) : F(v + prev);
+            prev = enc ? v : r;
+            std::memcpy(out + k * sizeof(F), &r, sizeof(F));
+        }
+    }
+
+    DataType astype_;
+};
+
+// ------------------------------------------------------------------ shuffle
+class ShuffleCodec : public BytesToBytesCodec {
+  public:
+    ShuffleCodec(nlohmann::json config, uint64_t elementsize, std::string where)
+        : config_(std::move(config)), size_(elementsize), where_(std::move(where)) {}
+    std::string name() const override { return "numcodecs.shuffle"; }
+    Bytes encode(ByteView decoded) const override { return run(decoded, true); }
+    Bytes decode(ByteView encoded, std::optional<uint64_t> expected,
+                 uint64_t max_size) const override {
+        if (encoded.size() > max_size)
+            throw FormatError(prefix(where_, name()) + "decodes to " +
+                              std::to_string(encoded.size()) + " bytes, more than the limit of " +
+                              std::to_string(max_size));
+        if (expected && *expected != encoded.size())
+            throw FormatError(prefix(where_, name()) + "holds " + std::to_string(encoded.size()) +
+                              " bytes, expected " + std::to_string(*expected));
+        return run(encoded, false);
+    }
+    std::optional<uint64_t> encoded_size(uint64_t n) const override { return n; }
+    nlohmann::json to_json() const override {
+        return {{"name", name()}, {"configuration", config_}};
+    }
+
+  private:
+    Bytes run(ByteView in, bool enc) const {
+        Bytes out(in.begin(), in.end());
+        if (size_ <= 1) return out;
+        if (in.size() % size_ != 0)
+            throw FormatError(prefix(where_, name()) + std::to_string(in.size()) +
+                              " bytes are not a whole number of " + std::to_string(size_) +
+                              "-byte elements");
+        const uint64_t count = in.size() / size_;
+        for (uint64_t i = 0; i < count; ++i)
+            for (uint64_t b = 0; b < size_; ++b) {
+                const uint64_t elem = i * size_ + b, plane = b * count + i;
+                out[enc ? plane : elem] = in[enc ? elem : plane];
+            }
+        return out;
+    }
+
+    nlohmann::json config_;
+    uint64_t size_;
+    std::string where_;
+};
+
+// A bytes->bytes codec under another name (numcodecs.gzip, numcodecs.zstd).
+class RenamedCodec : public BytesToBytesCodec {
+  public:
+    RenamedCodec(std::shared_ptr<BytesToBytesCodec> inner, std::string name, nlohmann::json config)
+        : inner_(std::move(inner)), name_(std::move(name)), config_(std::move(config)) {}
+    std::string name() const override { return name_; }
+    Bytes encode(ByteView d) const override { return inner_->encode(d); }
+    void encode_into(ByteView d, Bytes& out) const override { inner_->encode_into(d, out); }
+    Bytes decode(ByteView e, std::optional<uint64_t> x, uint64_t max) const override {
+        return inner_->decode(e, x, max);
+    }
+    bool decode_into(ByteView e, uint8_t* out, uint64_t n) const override {
+        return inner_->decode_into(e, out, n);
+    }
+    std::optional<uint64_t> encoded_size(uint64_t n) const override {
+        return inner_->encoded_size(n);
+    }
+    uint64_t max_encoded_size(uint64_t n) const override { return inner_->max_encoded_size(n); }
+    nlohmann::json to_json() const override {
+        return {{"name", name_}, {"configuration", config_}};
+    }
+
+  private:
+    std::shared_ptr<BytesToBytesCodec> inner_;
+    std::string name_;
+    nlohmann::json config_;
+};
+
+} // namespace
+
+std::shared_ptr<ArrayToArrayCodec> make_numcodecs_filter(const std::string& name,
+                                                         const nlohmann::json& config,
+                                                         const ChunkSpec& spec,
+                                                         const std::string& where) {
+    if (name == "numcodecs.bitround") {
+        const auto obj = config_object(config, name, where, {"keepbits"});
+        if (spec.dtype.kind != DTypeKind::Float)
+            throw FormatError(prefix(where, name) + "applies to floating-point data types, not " +
+                              spec.dtype.name);
+        const unsigned mantissa = spec.dtype.size == 2 ? 10 : spec.dtype.size == 4 ? 23 : 52;
+        const auto keep = get_int(obj, "keepbits", name, where, 0, mantissa, std::nullopt);
+        return std::make_shared<BitRoundCodec>(obj, mantissa - unsigned(keep), where);
+    }
+    if (name == "numcodecs.fixedscaleoffset") {
+        const auto obj = config_object(config, name, where, {"offset", "scale", "dtype", "astype"});
+        check_dtype(obj, spec, name, where);
+        const DataType astype = numpy_dtype(obj, "astype", name, where, spec.dtype);
+        for (const DataType* d : {&spec.dtype, &astype})
+            if (d->kind == DTypeKind::Float && d->size == 2)
+                throw FormatError(prefix(where, name) + "float16 is not supported");
+        const auto number = [&](const char* member, double def) {
+            const auto it = obj.find(member);
+            if (it == obj.end() || it->is_null()) return def;
+            if (!it->is_number() || !std::isfinite(it->get<double>()))
+                throw FormatError(prefix(where, name) + "configuration member \"" + member +
+                                  "\" must be a finite number, got " + it->dump());
+            return it->get<double>();
+        };
+        const double scale = number("scale", 1), offset = number("offset", 0);
+        if (scale == 0) throw FormatError(prefix(where, name) + "\"scale\" must be non-zero");
+        return std::make_shared<FixedScaleOffsetCodec>(obj, offset, scale, astype, where);
+    }
+    if (name == "numcodecs.delta") {
+        const auto obj = config_object(config, name, where, {"dtype", "astype"});
+        check_dtype(obj, spec, name, where);
+        const DataType astype = numpy_dtype(obj, "astype", name, where, spec.dtype);
+        const bool ints = spec.dtype.kind != DTypeKind::Float && astype.kind != DTypeKind::Float;
+        const bool same_float = spec.dtype.kind == DTypeKind::Float &&
+                                astype.name == spec.dtype.name && spec.dtype.size >= 4;
+        if (!ints && !same_float)
+            throw FormatError(prefix(where, name) + "dtype " + spec.dtype.name + " with astype " +
+                              astype.name +
+                              " is not supported (integers, or float32/float64 kept as they are)");
+        return std::make_shared<DeltaCodec>(obj, astype, where);
+    }
+    throw FormatError(where + ": unknown array->array codec \"" + name + "\"");
+}
+
+std::shared_ptr<BytesToBytesCodec> make_numcodecs_bytes(const std::string& name,
+                                                        const nlohmann::json& config,
+                                                        const std::string& where) {
+    if (name == "numcodecs.shuffle") {
+        const auto obj = config_object(config, name, where, {"elementsize"});
+        const auto size = get_int(obj, "elementsize", name, where, 0, 1 << 20, 4);
+        return std::make_shared<ShuffleCodec>(obj, uint64_t(size), where);
+    }
+    if (name == "numcodecs.zlib") {
+        const auto obj = config_object(config, name, where, {"level"});
+        const auto level = get_int(obj, "level", name, where, 0, 9, 1);
+        return make_deflate(true, int(level), name, obj);
+    }
+    if (name == "numcodecs.gzip") {
+        const auto obj = config_object(config, name, where, {"level"});
+        const auto level = get_int(obj, "level", name, where, 0, 9, 1);
+        return make_deflate(false, int(level), name, obj);
+    }
+    if (name == "numcodecs.zstd") {
+        const auto obj = config_object(config, name, where, {"level", "checksum"});
+        nlohmann::json inner = {
+            {"level", obj.contains("level") ? obj["level"] : nlohmann::json(1)}};
+        if (obj.contains("checksum")) inner["checksum"] = obj["checksum"];
+        return std::make_shared<RenamedCodec>(make_zstd(inner, where), name, obj);
+    }
+    throw FormatError(where + ": unknown bytes->bytes codec \"" + name + "\"");
+}
+
+} // namespace zarr3::codecs

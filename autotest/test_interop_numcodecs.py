@@ -1,5 +1,6 @@
-"""Interop of the numcodecs codecs (numcodecs.delta, .fixedscaleoffset, .bitround, .shuffle,
-.zlib, .gzip, .zstd) with zarr-python's development line, which writes them under these names:
+"""Interop of the numcodecs codecs (numcodecs.delta, .fixedscaleoffset, .bitround, .quantize,
+.shuffle, .zlib, .gzip, .zstd, .blosc) with zarr-python's development line, which writes them under
+these names:
 arrays zarr-python writes are read by the plugin exactly as zarr-python reads them, and a window
 the plugin writes into such an array (partly covering chunks) reads in zarr-python exactly as the
 same window written by zarr-python itself into a twin array (same quantisation, same rounding, the
@@ -26,6 +27,8 @@ SHUFFLE_ZLIB = [c("numcodecs.shuffle", elementsize=4), c("numcodecs.zlib", level
 # name, dtype, shards, filters, compressors
 CASES = [
     ("delta_i32", "int32", None, [c("numcodecs.delta", dtype="<i4")], SHUFFLE_ZLIB),
+    ("delta_u16_blosc", "uint16", None, [c("numcodecs.delta", dtype="<u2", astype="<u2")],
+     [c("numcodecs.blosc", cname="zstd", clevel=3, shuffle=-1, blocksize=0)]),
     ("delta_f64", "float64", None, [c("numcodecs.delta", dtype="<f8")],
      [c("numcodecs.gzip", level=5)]),
     ("fso_f64_u2", "float64", None,
@@ -34,6 +37,8 @@ CASES = [
     ("fso_f32_i2_sharded", "float32", "40,30",
      [c("numcodecs.fixedscaleoffset", offset=-3.5, scale=100, dtype="<f4", astype="<i2")],
      [c("numcodecs.zlib", level=6)]),
+    ("quantize_f64", "float64", None, [c("numcodecs.quantize", digits=3, dtype="<f8")],
+     [c("numcodecs.zstd", level=3)]),
     ("bitround_f32", "float32", None, [c("numcodecs.bitround", keepbits=9)], SHUFFLE_ZLIB),
     ("bitround_f64_sharded", "float64", "20,60", [c("numcodecs.bitround", keepbits=20)],
      [c("numcodecs.zstd", level=1)]),

@@ -1,5 +1,5 @@
-// The numcodecs codecs zarr-python writes under "numcodecs.<id>" names: bitround,
-// fixedscaleoffset, delta (array->array), shuffle, zlib, gzip, zstd (bytes->bytes).
+// The numcodecs codecs zarr-python writes under "numcodecs.<id>" names: bitround, quantize,
+// fixedscaleoffset, delta (array->array), shuffle, zlib, gzip, zstd, blosc (bytes->bytes).
 // Expected values follow numcodecs' definitions worked out by hand; the zlib and gzip
 // streams were made by Python's zlib and gzip modules.
 #include "codec_test_util.hpp"
@@ -75,6 +75,23 @@ TEST(NumcodecsBitRound, KeepsMantissaBitsRoundingHalfToEven) {
     EXPECT_EQ(round_trip(c16, s16, std::vector<uint16_t>{0x3E66}), std::vector<uint16_t>{0x3E00});
 }
 
+TEST(NumcodecsQuantize, RoundsToTheBinaryStepNumcodecsPicksForTheDigits) {
+    const auto s = spec_of({4}, data_type_from_name("float64"));
+    // digits 2: a step of 1/128 (2^7 >= 10^2); 1.5/128 is a tie and goes to 2/128.
+    const auto c =
+        chain(json::array({codec("numcodecs.quantize", {{"digits", 2}, {"dtype", "<f8"}})}), s);
+    Bytes enc;
+    const auto out = round_trip(c, s, std::vector<double>{3.14159, 1.5 / 128, -2.71828, 0}, &enc);
+    const std::vector<double> want = {402 / 128.0, 2 / 128.0, -348 / 128.0, 0};
+    EXPECT_EQ(values_of<double>(enc), want);
+    EXPECT_EQ(out, want);
+    // digits -1: 2^bits with bits = ceil(log2(10^-1)) = -3, a step of 8.
+    const auto coarse =
+        chain(json::array({codec("numcodecs.quantize", {{"digits", -1}, {"dtype", "<f8"}})}), s);
+    EXPECT_EQ(round_trip(coarse, s, std::vector<double>{37, 3.9, 4.1, -13}),
+              (std::vector<double>{40, 0, 8, -16}));
+}
+
 TEST(NumcodecsFixedScaleOffset, PacksFloatsIntoSmallIntegers) {
     const auto s = spec_of({4}, data_type_from_name("float64"));
     const auto c =
@@ -148,7 +165,7 @@ TEST(NumcodecsShuffle, GroupsByteKOfEveryElement) {
     EXPECT_NE(msg.find("not a whole number of 8-byte elements"), std::string::npos) << msg;
 }
 
-TEST(NumcodecsCompressors, ZlibGzipZstdDecodeOtherWritersAndKeepTheirNames) {
+TEST(NumcodecsCompressors, ZlibGzipZstdBloscDecodeOtherWritersAndKeepTheirNames) {
     // zlib.compress(b"hello hello hello world", 1) and gzip.compress(b"numcodecs gzip", mtime=0).
     const Bytes zlib_stream = {120, 1,   203, 72,  205, 201, 201, 87,  200, 64, 34,
                                203, 243, 139, 114, 82,  0,   104, 125, 8,   197};
@@ -162,10 +179,13 @@ TEST(NumcodecsCompressors, ZlibGzipZstdDecodeOtherWritersAndKeepTheirNames) {
     EXPECT_EQ(text(g->decode(gzip_stream, 14, 1 << 20)), "numcodecs gzip");
     const auto zs =
         make_bytes_to_bytes("numcodecs.zstd", {{"level", 3}, {"checksum", false}}, "a/zarr.json");
+    const auto bl = make_bytes_to_bytes(
+        "numcodecs.blosc", {{"cname", "zstd"}, {"clevel", 3}, {"shuffle", -1}, {"blocksize", 0}},
+        "a/zarr.json");
     Bytes data(5000);
     for (size_t i = 0; i < data.size(); ++i)
         data[i] = static_cast<uint8_t>(i % 251);
-    for (const auto* c : {z.get(), g.get(), zs.get()}) {
+    for (const auto* c : {z.get(), g.get(), zs.get(), bl.get()}) {
         const Bytes enc = c->encode(data);
         EXPECT_EQ(c->decode(enc, data.size(), 1 << 20), data) << c->name();
     }
@@ -173,6 +193,16 @@ TEST(NumcodecsCompressors, ZlibGzipZstdDecodeOtherWritersAndKeepTheirNames) {
     EXPECT_EQ(z->to_json(), codec("numcodecs.zlib", {{"level", 1}}));
     EXPECT_EQ(g->to_json(), codec("numcodecs.gzip", {{"level", 5}}));
     EXPECT_EQ(zs->to_json(), codec("numcodecs.zstd", {{"level", 3}, {"checksum", false}}));
+    EXPECT_EQ(bl->to_json()["name"], "numcodecs.blosc");
+    // Blosc header: version 2, flags with the bit shuffle (0x04) for numcodecs' automatic
+    // shuffle on bytes, typesize 1.
+    const Bytes frame = bl->encode(data);
+    EXPECT_EQ(frame[2] & 0x04, 0x04);
+    EXPECT_EQ(frame[3], 1);
+    EXPECT_NE(error_of([] {
+                  make_bytes_to_bytes("numcodecs.blosc", {{"shuffle", 3}}, "a/zarr.json");
+              }).find("shuffle"),
+              std::string::npos);
     // A damaged stream is an error, not data.
     Bytes cut(zlib_stream.begin(), zlib_stream.end() - 6);
     EXPECT_FALSE(error_of([&] { z->decode(cut, std::nullopt, 1 << 20); }).empty());
@@ -215,6 +245,8 @@ TEST(NumcodecsRefusals, NameTheCodecTheArrayAndTheProblem) {
          "unknown numpy dtype"},
         {codec("numcodecs.delta", {{"dtype", "<f4"}, {"astype", "<i4"}}), f32, "not supported"},
         {codec("numcodecs.delta", {{"elementsize", 4}}), i16, "unknown configuration member"},
+        {codec("numcodecs.quantize", {{"digits", 2}, {"astype", "<f2"}}), f32, "not supported"},
+        {codec("numcodecs.quantize", {{"digits", 2}}), i16, "not supported"},
     };
     for (const auto& c : cases) {
         const std::string msg = error_of([&] { chain(json::array({c.filter}), c.spec); });

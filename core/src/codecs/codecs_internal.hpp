@@ -47,12 +47,12 @@ std::shared_ptr<BytesToBytesCodec> make_blosc(const nlohmann::json& config,
 // gzip (zlib == false) or the zlib format, written back as `name` with `config`.
 std::shared_ptr<BytesToBytesCodec> make_deflate(bool zlib, int level, const std::string& name,
                                                 const nlohmann::json& config);
-// numcodecs.bitround, numcodecs.fixedscaleoffset, numcodecs.delta (numcodecs.cpp).
+// numcodecs.bitround, numcodecs.quantize, numcodecs.fixedscaleoffset, numcodecs.delta.
 std::shared_ptr<ArrayToArrayCodec> make_numcodecs_filter(const std::string& name,
                                                          const nlohmann::json& config,
                                                          const ChunkSpec& spec,
                                                          const std::string& where);
-// numcodecs.shuffle, numcodecs.zlib, numcodecs.gzip, numcodecs.zstd.
+// numcodecs.shuffle, numcodecs.zlib, numcodecs.gzip, numcodecs.zstd, numcodecs.blosc.
 std::shared_ptr<BytesToBytesCodec> make_numcodecs_bytes(const std::string& name,
                                                         const nlohmann::json& config,
                                                         const std::string& where);

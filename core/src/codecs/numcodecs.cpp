@@ -6,11 +6,14 @@
 // - numcodecs.fixedscaleoffset {offset, scale, dtype, astype}: encode round((x - offset) *
 //   scale) as `astype`; decode enc / scale + offset, cast to `dtype` (towards zero for
 //   integers, as numpy's astype).
+// - numcodecs.quantize {digits, dtype, astype}: round(x * 2^b) / 2^b with numcodecs' b for
+//   `digits`, in the array's float type; decoding is the identity.
 // - numcodecs.delta {dtype, astype}: the first value, then differences of neighbours (C
 //   order, the whole chunk as one sequence); decode is the running sum. Integers wrap.
 // - numcodecs.shuffle {elementsize}: byte k of every element together (bytes->bytes).
-// - numcodecs.zlib / numcodecs.gzip / numcodecs.zstd: the zlib format, and the gzip and zstd
-//   codecs under numcodecs' names (the name is kept when metadata is written back).
+// - numcodecs.zlib / numcodecs.gzip / numcodecs.zstd / numcodecs.blosc: the zlib format, and
+//   the gzip, zstd and blosc codecs under numcodecs' names and configurations (the name is kept
+//   when metadata is written back).
 #include "codecs/codecs_internal.hpp"
 #include "codecs/numeric.hpp"
 
@@ -128,6 +131,40 @@ class BitRoundCodec : public NumcodecsFilter {
 
   private:
     unsigned maskbits_;
+};
+
+// ----------------------------------------------------------------- quantize
+// round(x * 2^bits) / 2^bits in the array's float type, with numcodecs' choice of bits for
+// `digits` (the same libm calls as Python's math module); decoding is the identity.
+class QuantizeCodec : public NumcodecsFilter {
+  public:
+    QuantizeCodec(nlohmann::json config, int digits, std::string where)
+        : NumcodecsFilter("numcodecs.quantize", std::move(config), std::move(where)) {
+        double exp = std::log10(std::pow(10.0, -digits));
+        exp = exp < 0 ? std::floor(exp) : std::ceil(exp);
+        scale_ = std::pow(2.0, std::ceil(std::log2(std::pow(10.0, -exp))));
+    }
+    ChunkSpec encoded_spec(const ChunkSpec& decoded) const override { return decoded; }
+    Bytes encode(Bytes data, const ChunkSpec& decoded) const override {
+        if (decoded.dtype.size == 4)
+            apply<float>(data);
+        else
+            apply<double>(data);
+        return data;
+    }
+    Bytes decode(Bytes data, const ChunkSpec&) const override { return data; }
+
+  private:
+    template <class F> void apply(Bytes& data) const {
+        const F s = static_cast<F>(scale_);
+        for (size_t k = 0; k + sizeof(F) <= data.size(); k += sizeof(F)) {
+            F v;
+            std::memcpy(&v, data.data() + k, sizeof(F));
+            v = static_cast<F>(std::nearbyint(static_cast<F>(s * v)) / s);
+            std::memcpy(data.data() + k, &v, sizeof(F));
+        }
+    }
+    double scale_ = 1;
 };
 
 // --------------------------------------------------------- fixedscaleoffset
@@ -327,6 +364,17 @@ std::shared_ptr<ArrayToArrayCodec> make_numcodecs_filter(const std::string& name
         const auto keep = get_int(obj, "keepbits", name, where, 0, mantissa, std::nullopt);
         return std::make_shared<BitRoundCodec>(obj, mantissa - unsigned(keep), where);
     }
+    if (name == "numcodecs.quantize") {
+        const auto obj = config_object(config, name, where, {"digits", "dtype", "astype"});
+        check_dtype(obj, spec, name, where);
+        const DataType astype = numpy_dtype(obj, "astype", name, where, spec.dtype);
+        if (spec.dtype.kind != DTypeKind::Float || spec.dtype.size < 4 ||
+            astype.name != spec.dtype.name)
+            throw FormatError(prefix(where, name) + "dtype " + spec.dtype.name + " with astype " +
+                              astype.name + " is not supported (float32 or float64, kept)");
+        const auto digits = get_int(obj, "digits", name, where, -300, 300, std::nullopt);
+        return std::make_shared<QuantizeCodec>(obj, int(digits), where);
+    }
     if (name == "numcodecs.fixedscaleoffset") {
         const auto obj = config_object(config, name, where, {"offset", "scale", "dtype", "astype"});
         check_dtype(obj, spec, name, where);
@@ -386,6 +434,22 @@ std::shared_ptr<BytesToBytesCodec> make_numcodecs_bytes(const std::string& name,
             {"level", obj.contains("level") ? obj["level"] : nlohmann::json(1)}};
         if (obj.contains("checksum")) inner["checksum"] = obj["checksum"];
         return std::make_shared<RenamedCodec>(make_zstd(inner, where), name, obj);
+    }
+    if (name == "numcodecs.blosc") {
+        // numcodecs' Blosc sees zarr-python's chunks as bytes: typesize 1, where its automatic
+        // shuffle (-1) is the bit shuffle. Decoding reads Blosc's own header.
+        const auto obj =
+            config_object(config, name, where, {"cname", "clevel", "shuffle", "blocksize"});
+        const auto shuffle = get_int(obj, "shuffle", name, where, -1, 2, 1);
+        nlohmann::json inner = {
+            {"cname", obj.contains("cname") ? obj["cname"] : nlohmann::json("lz4")},
+            {"clevel", obj.contains("clevel") ? obj["clevel"] : nlohmann::json(5)},
+            {"shuffle", shuffle == 0   ? "noshuffle"
+                        : shuffle == 1 ? "shuffle"
+                                       : "bitshuffle"},
+            {"typesize", 1},
+            {"blocksize", obj.contains("blocksize") ? obj["blocksize"] : nlohmann::json(0)}};
+        return std::make_shared<RenamedCodec>(make_blosc(inner, where), name, obj);
     }
     throw FormatError(where + ": unknown bytes->bytes codec \"" + name + "\"");
 }

@@ -94,14 +94,14 @@ std::string get_choice(const nlohmann::json& obj, const char* member, const std:
 
 CodecKind codec_kind(const std::string& name) {
     if (name == "transpose" || name == "scale_offset" || name == "cast_value" ||
-        name == "numcodecs.bitround" || name == "numcodecs.fixedscaleoffset" ||
-        name == "numcodecs.delta")
+        name == "numcodecs.bitround" || name == "numcodecs.quantize" ||
+        name == "numcodecs.fixedscaleoffset" || name == "numcodecs.delta")
         return CodecKind::ArrayToArray;
     if (name == "bytes" || name == "endian" || name == "sharding_indexed" || name == "vlen-utf8")
         return CodecKind::ArrayToBytes;
     if (name == "gzip" || name == "zstd" || name == "blosc" || name == "crc32c" ||
         name == "numcodecs.shuffle" || name == "numcodecs.zlib" || name == "numcodecs.gzip" ||
-        name == "numcodecs.zstd")
+        name == "numcodecs.zstd" || name == "numcodecs.blosc")
         return CodecKind::BytesToBytes;
     return CodecKind::Unknown;
 }

@@ -20,6 +20,7 @@
 #include <bit>
 #include <cmath>
 #include <cstring>
+#include <limits>
 
 namespace zarr3::codecs {
 namespace {
@@ -372,7 +373,7 @@ std::shared_ptr<ArrayToArrayCodec> make_numcodecs_filter(const std::string& name
             astype.name != spec.dtype.name)
             throw FormatError(prefix(where, name) + "dtype " + spec.dtype.name + " with astype " +
                               astype.name + " is not supported (float32 or float64, kept)");
-        const auto digits = get_int(obj, "digits", name, where, -300, 300, std::nullopt);
+        const auto digits = get_int(obj, "digits", name, where, -30, 30, std::nullopt);
         return std::make_shared<QuantizeCodec>(obj, int(digits), where);
     }
     if (name == "numcodecs.fixedscaleoffset") {
@@ -392,6 +393,11 @@ std::shared_ptr<ArrayToArrayCodec> make_numcodecs_filter(const std::string& name
         };
         const double scale = number("scale", 1), offset = number("offset", 0);
         if (scale == 0) throw FormatError(prefix(where, name) + "\"scale\" must be non-zero");
+        const bool f32 = (spec.dtype.kind == DTypeKind::Float && spec.dtype.size == 4) ||
+                         (astype.kind == DTypeKind::Float && astype.size == 4);
+        const double lim = f32 ? double(std::numeric_limits<float>::max()) : HUGE_VAL;
+        if (std::fabs(scale) > lim || std::fabs(offset) > lim)
+            throw FormatError(prefix(where, name) + "\"scale\" and \"offset\" must fit float32");
         return std::make_shared<FixedScaleOffsetCodec>(obj, offset, scale, astype, where);
     }
     if (name == "numcodecs.delta") {

@@ -95,6 +95,21 @@ void array_to_bytes(uint8_t param, uint16_t size, ByteView in) {
     FUZZ_CHECK(again.size() == in.size() && std::equal(again.begin(), again.end(), in.begin()));
 }
 
+// The fuzzed bytes cut or padded to an encoded chunk (`data`) and decoded (`dec`, checked
+// for its size); false when decoding refuses them.
+bool decode_fuzzed(const ArrayToArrayCodec& c, const ChunkSpec& spec, ByteView in, Bytes& data,
+                   Bytes& dec) {
+    data.assign(in.begin(), in.end());
+    data.resize(c.encoded_spec(spec).num_bytes());
+    try {
+        dec = c.decode(data, spec);
+    } catch (const Error&) {
+        return false;
+    }
+    FUZZ_CHECK(dec.size() == spec.num_bytes());
+    return true;
+}
+
 void array_to_array(uint8_t param, uint16_t size, ByteView in) {
     const size_t rank = 1 + param % 4;
     Shape shape;
@@ -123,15 +138,8 @@ void array_to_array(uint8_t param, uint16_t size, ByteView in) {
     }
     const ChunkSpec enc = c->encoded_spec(spec);
     FUZZ_CHECK(enc.num_bytes() == spec.num_bytes());
-    Bytes data(in.begin(), in.end());
-    data.resize(enc.num_bytes());
-    Bytes dec;
-    try {
-        dec = c->decode(data, spec);
-    } catch (const Error&) {
-        return;
-    }
-    FUZZ_CHECK(dec.size() == spec.num_bytes());
+    Bytes data, dec;
+    if (!decode_fuzzed(*c, spec, in, data, dec)) return;
     FUZZ_CHECK(c->encode(dec, spec) == data);
 }
 
@@ -167,15 +175,8 @@ void numcodecs_filter(uint8_t param, uint16_t size, ByteView in) {
         return;
     }
     const ChunkSpec enc = c->encoded_spec(spec);
-    Bytes data(in.begin(), in.end());
-    data.resize(enc.num_bytes());
-    Bytes dec;
-    try {
-        dec = c->decode(data, spec);
-    } catch (const Error&) {
-        return;
-    }
-    FUZZ_CHECK(dec.size() == spec.num_bytes());
+    Bytes data, dec;
+    if (!decode_fuzzed(*c, spec, in, data, dec)) return;
     Bytes again;
     try {
         again = c->encode(dec, spec);

@@ -3,8 +3,10 @@
 
 #include "zarr3/codec.hpp"
 
+#include <cstring>
 #include <random>
 #include <string>
+#include <vector>
 
 namespace codectest {
 
@@ -55,5 +57,20 @@ template <typename F> std::string error_of(F&& f) {
     }
     return "NO ERROR";
 }
+
+// Values as little-endian bytes (the host's order), and back.
+template <typename T> Bytes bytes_of(const std::vector<T>& v) {
+    Bytes b(v.size() * sizeof(T));
+    std::memcpy(b.data(), v.data(), b.size());
+    return b;
+}
+template <typename T> std::vector<T> values_of(const Bytes& b) {
+    std::vector<T> v(b.size() / sizeof(T));
+    std::memcpy(v.data(), b.data(), b.size());
+    return v;
+}
+
+// The little-endian `bytes` codec.
+inline const nlohmann::json kBytes = {{"name", "bytes"}, {"configuration", {{"endian", "little"}}}};
 
 } // namespace codectest

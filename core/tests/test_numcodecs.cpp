@@ -13,19 +13,6 @@ using nlohmann::json;
 
 namespace {
 
-template <typename T> Bytes bytes_of(const std::vector<T>& v) {
-    Bytes b(v.size() * sizeof(T));
-    std::memcpy(b.data(), v.data(), b.size());
-    return b;
-}
-template <typename T> std::vector<T> values_of(const Bytes& b) {
-    std::vector<T> v(b.size() / sizeof(T));
-    std::memcpy(v.data(), b.data(), b.size());
-    return v;
-}
-
-const json kBytes = {{"name", "bytes"}, {"configuration", {{"endian", "little"}}}};
-
 json codec(const char* name, const json& config) {
     return {{"name", name}, {"configuration", config}};
 }

@@ -181,44 +181,41 @@ class FixedScaleOffsetCodec : public NumcodecsFilter {
     }
 
     Bytes encode(Bytes data, const ChunkSpec& decoded) const override {
-        const DataType& dt = decoded.dtype;
-        const uint64_t n = data.size() / dt.size;
-        Bytes out(static_cast<size_t>(n * astype_.size));
-        const std::string what = at("encoding");
-        for (uint64_t k = 0; k < n; ++k) {
-            const Num x = load_num(dt, data.data() + k * dt.size);
-            Num r;
-            r.is_float = true;
-            if (dt.kind == DTypeKind::Float && dt.size == 4) // numpy: float32 arithmetic
-                r.f = std::nearbyint((float(x.f) - float(offset_)) * float(scale_));
-            else
-                r.f = std::nearbyint((x.as_double() - offset_) * scale_);
-            store_num(astype_, r, out.data() + k * astype_.size, Rounding::NearestEven,
-                      OutOfRange::Error, what);
-        }
-        return out;
+        // numpy: float32 data in float32 arithmetic, anything else in float64.
+        const bool f32 = decoded.dtype.kind == DTypeKind::Float && decoded.dtype.size == 4;
+        return convert(
+            data, decoded.dtype, astype_, Rounding::NearestEven, "encoding", [&](const Num& x) {
+                return f32 ? std::nearbyint((float(x.f) - float(offset_)) * float(scale_))
+                           : std::nearbyint((x.as_double() - offset_) * scale_);
+            });
     }
 
     Bytes decode(Bytes data, const ChunkSpec& decoded) const override {
-        const DataType& dt = decoded.dtype;
-        const uint64_t n = data.size() / astype_.size;
-        Bytes out(static_cast<size_t>(n * dt.size));
-        const std::string what = at("decoding");
+        // Integers decode to float64 before the cast, which truncates towards zero.
+        const bool f32 = astype_.kind == DTypeKind::Float && astype_.size == 4;
+        return convert(data, astype_, decoded.dtype, Rounding::TowardsZero, "decoding",
+                       [&](const Num& e) {
+                           return f32 ? double(float(e.f) / float(scale_) + float(offset_))
+                                      : e.as_double() / scale_ + offset_;
+                       });
+    }
+
+  private:
+    template <class F>
+    Bytes convert(const Bytes& in, const DataType& from, const DataType& to, Rounding rounding,
+                  const char* what, F value) const {
+        const uint64_t n = in.size() / from.size;
+        Bytes out(static_cast<size_t>(n * to.size));
+        const std::string ctx = at(what);
         for (uint64_t k = 0; k < n; ++k) {
-            const Num e = load_num(astype_, data.data() + k * astype_.size);
             Num r;
             r.is_float = true;
-            if (astype_.kind == DTypeKind::Float && astype_.size == 4) // float32 arithmetic
-                r.f = float(e.f) / float(scale_) + float(offset_);
-            else
-                r.f = e.as_double() / scale_ + offset_;
-            store_num(dt, r, out.data() + k * dt.size, Rounding::TowardsZero, OutOfRange::Error,
-                      what);
+            r.f = value(load_num(from, in.data() + k * from.size));
+            store_num(to, r, out.data() + k * to.size, rounding, OutOfRange::Error, ctx);
         }
         return out;
     }
 
-  private:
     double offset_, scale_;
     DataType astype_;
 };

@@ -1,7 +1,6 @@
 """Interop of the numcodecs codecs (numcodecs.delta, .fixedscaleoffset, .bitround, .quantize,
-.shuffle, .zlib, .gzip, .zstd, .blosc) with zarr-python's development line, which writes them under
-these names:
-arrays zarr-python writes are read by the plugin exactly as zarr-python reads them, and a window
+.shuffle, .zlib, .gzip, .zstd, .blosc, .crc32, .adler32, .crc32c) with zarr-python's development
+line, which writes them under these names: arrays zarr-python writes are read by the plugin exactly as zarr-python reads them, and a window
 the plugin writes into such an array (partly covering chunks) reads in zarr-python exactly as the
 same window written by zarr-python itself into a twin array (same quantisation, same rounding, the
 same decode-merge-encode of the chunks the window covers in part).
@@ -38,7 +37,10 @@ CASES = [
      [c("numcodecs.fixedscaleoffset", offset=-3.5, scale=100, dtype="<f4", astype="<i2")],
      [c("numcodecs.zlib", level=6)]),
     ("quantize_f64", "float64", None, [c("numcodecs.quantize", digits=3, dtype="<f8")],
-     [c("numcodecs.zstd", level=3)]),
+     [c("numcodecs.zstd", level=3), c("numcodecs.crc32")]),
+    ("checksums_i16", "int16", None, [],
+     [c("numcodecs.zlib", level=1), c("numcodecs.adler32"),
+      c("numcodecs.crc32c", location="start")]),
     ("bitround_f32", "float32", None, [c("numcodecs.bitround", keepbits=9)], SHUFFLE_ZLIB),
     ("bitround_f64_sharded", "float64", "20,60", [c("numcodecs.bitround", keepbits=20)],
      [c("numcodecs.zstd", level=1)]),

@@ -97,3 +97,19 @@ def test_unusable_numcodecs_are_named(tmp_path, codecs, says):
         md_array(tmp_path)
     msg = str(e.value) + gdal.GetLastErrorMsg()
     assert says in msg and "zarr.json" in msg, msg
+
+
+def test_checksum_mismatch_names_the_chunk(tmp_path):
+    make_store(tmp_path, "uint16", [BYTES, c("numcodecs.crc32")])
+    values = np.arange(60, dtype="u2").reshape(6, 10) + 1
+    write_all(tmp_path, values)
+    chunk = tmp_path / "a/c/1/0"
+    raw = bytearray(chunk.read_bytes())
+    # numcodecs' crc32: zlib.crc32 of the data, little-endian, before it.
+    assert int.from_bytes(raw[:4], "little") == zlib.crc32(bytes(raw[4:]))
+    raw[9] ^= 0xFF
+    chunk.write_bytes(bytes(raw))
+    with pytest.raises(RuntimeError) as e:
+        read_all(tmp_path, "u2")
+    msg = str(e.value)
+    assert "c/1/0" in msg and "numcodecs.crc32 checksum mismatch" in msg, msg

@@ -1,7 +1,8 @@
 // libFuzzer target: each codec's decode on fuzzed encoded bytes.
 //
 // Input: [codec u8][param u8][size u16] encoded bytes.
-//   codec % 10: 0 gzip, 1 zstd, 2 blosc, 3 crc32c, 7 numcodecs.zlib, 8 numcodecs.shuffle
+//   codec % 11: 0 gzip, 1 zstd, 2 blosc, 3 crc32c, 7 numcodecs.zlib, 8 numcodecs.shuffle,
+//   10 numcodecs.crc32 / adler32 (checksum first or last)
 //   (bytes->bytes: decode with an expected size when param bit 0 is set, always bounded by a
 //   max_size), 4 bytes (array->bytes, data type and endianness from param), 5 transpose (rank
 //   and order from param), 6 vlen-utf8 (a string chunk of size % 4096 elements), 9 a numcodecs
@@ -54,6 +55,10 @@ void bytes_to_bytes(uint8_t codec, uint8_t param, uint16_t size, ByteView in) {
         break;
     case 8:
         c = make_bytes_to_bytes("numcodecs.shuffle", {{"elementsize", param >> 4}}, kWhere);
+        break;
+    case 10:
+        c = make_bytes_to_bytes((param & 2) ? "numcodecs.adler32" : "numcodecs.crc32",
+                                {{"location", (param & 4) ? "end" : "start"}}, kWhere);
         break;
     default:
         c = make_bytes_to_bytes("crc32c", nullptr, kWhere);
@@ -212,11 +217,11 @@ void vlen_utf8(uint16_t size, ByteView in) {
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     fuzzutil::Reader r(data, size);
-    const uint8_t codec = r.u8() % 10, param = r.u8();
+    const uint8_t codec = r.u8() % 11, param = r.u8();
     const uint16_t n = r.u16();
     const std::string_view rest = r.rest();
     const ByteView in(reinterpret_cast<const uint8_t*>(rest.data()), rest.size());
-    if (codec < 4 || codec == 7 || codec == 8)
+    if (codec < 4 || codec == 7 || codec == 8 || codec == 10)
         bytes_to_bytes(codec, param, n, in);
     else if (codec == 9)
         numcodecs_filter(param, n, in);

@@ -195,6 +195,47 @@ TEST(NumcodecsCompressors, ZlibGzipZstdBloscDecodeOtherWritersAndKeepTheirNames)
     EXPECT_FALSE(error_of([&] { z->decode(cut, std::nullopt, 1 << 20); }).empty());
 }
 
+TEST(NumcodecsChecksums, Crc32Adler32Crc32cWhereNumcodecsPutsThem) {
+    const std::string text = "numcodecs checksum";
+    const Bytes data(text.begin(), text.end());
+    const auto le = [](uint32_t v) {
+        return Bytes{uint8_t(v), uint8_t(v >> 8), uint8_t(v >> 16), uint8_t(v >> 24)};
+    };
+    const auto cat = [](Bytes a, const Bytes& b) {
+        a.insert(a.end(), b.begin(), b.end());
+        return a;
+    };
+    // zlib.crc32 and zlib.adler32 of the text (Python); crc32c's own function.
+    struct Case {
+        const char* name;
+        json config;
+        Bytes want;
+    };
+    const std::vector<Case> cases = {
+        {"numcodecs.crc32", json::object(), cat(le(0x23a90bd2), data)},
+        {"numcodecs.adler32", json::object(), cat(le(0x448a0735), data)},
+        {"numcodecs.crc32", {{"location", "end"}}, cat(data, le(0x23a90bd2))},
+        {"numcodecs.crc32c", json::object(), cat(data, le(crc32c(data)))},
+        {"numcodecs.crc32c", {{"location", "start"}}, cat(le(crc32c(data)), data)},
+    };
+    for (const auto& c : cases) {
+        const auto codec = make_bytes_to_bytes(c.name, c.config, "a/zarr.json");
+        EXPECT_EQ(codec->encode(data), c.want) << c.name << " " << c.config.dump();
+        EXPECT_EQ(codec->decode(c.want, data.size(), 1 << 20), data) << c.name;
+        Bytes bad = c.want;
+        bad[6] ^= 1;
+        EXPECT_NE(error_of([&] {
+                      codec->decode(bad, data.size(), 1 << 20);
+                  }).find(std::string(c.name) + " checksum mismatch"),
+                  std::string::npos);
+        EXPECT_EQ(codec->to_json()["name"], c.name);
+    }
+    EXPECT_NE(error_of([] {
+                  make_bytes_to_bytes("numcodecs.adler32", {{"location", "middle"}}, "a/zarr.json");
+              }).find("location"),
+              std::string::npos);
+}
+
 TEST(NumcodecsChain, DeltaShuffleZlibRoundTripAndMetadataAsWritten) {
     const auto s = spec_of({4, 8}, data_type_from_name("int32"));
     const json filters = json::array({codec("numcodecs.delta", {{"dtype", "<i4"}})});

@@ -56,6 +56,11 @@ std::shared_ptr<ArrayToArrayCodec> make_numcodecs_filter(const std::string& name
 std::shared_ptr<BytesToBytesCodec> make_numcodecs_bytes(const std::string& name,
                                                         const nlohmann::json& config,
                                                         const std::string& where);
+// numcodecs.crc32, numcodecs.adler32 (zlib's), numcodecs.crc32c: a checksum at "location"
+// ("start" by default; "end" for crc32c).
+std::shared_ptr<BytesToBytesCodec> make_numcodecs_checksum(const std::string& name,
+                                                           const nlohmann::json& config,
+                                                           const std::string& where);
 std::shared_ptr<BytesToBytesCodec> make_crc32c(const nlohmann::json& config,
                                                const std::string& where);
 

@@ -1,9 +1,12 @@
 // CRC-32C (Castagnoli): SSE4.2 instruction when the CPU has it, slicing-by-8
-// tables otherwise; and the crc32c bytes->bytes codec.
+// tables otherwise; the crc32c bytes->bytes codec, and numcodecs' 32-bit checksum codecs
+// (crc32c, and zlib's crc32 and adler32) on the same model.
 #include "codecs/codecs_internal.hpp"
 
+#include <algorithm>
 #include <array>
 #include <cstring>
+#include <zlib.h>
 
 namespace zarr3 {
 namespace codecs {
@@ -84,36 +87,69 @@ uint32_t crc32c_hw(ByteView data, uint32_t seed) {
 
 namespace {
 
-class Crc32cCodec : public BytesToBytesCodec {
+using ChecksumFn = uint32_t (*)(ByteView);
+
+uint32_t crc32c_of(ByteView d) {
+    return crc32c(d);
+}
+uint32_t zlib_crc32_of(ByteView d) { // zlib's crc32/adler32 take 32-bit lengths
+    uLong c = crc32(0L, Z_NULL, 0);
+    for (size_t off = 0; off < d.size(); off += size_t(1) << 30)
+        c = crc32(c, d.data() + off, uInt(std::min<size_t>(d.size() - off, size_t(1) << 30)));
+    return uint32_t(c);
+}
+uint32_t zlib_adler32_of(ByteView d) {
+    uLong c = adler32(0L, Z_NULL, 0);
+    for (size_t off = 0; off < d.size(); off += size_t(1) << 30)
+        c = adler32(c, d.data() + off, uInt(std::min<size_t>(d.size() - off, size_t(1) << 30)));
+    return uint32_t(c);
+}
+
+// A 32-bit little-endian checksum of the value, after it (crc32c; numcodecs' crc32c) or
+// before it (numcodecs' crc32 and adler32 by default), verified on decode.
+class Checksum32Codec : public BytesToBytesCodec {
   public:
-    std::string name() const override { return "crc32c"; }
+    Checksum32Codec(std::string name, ChecksumFn fn, bool at_start, nlohmann::json config)
+        : name_(std::move(name)), fn_(fn), at_start_(at_start), config_(std::move(config)) {}
+    std::string name() const override { return name_; }
     Bytes encode(ByteView decoded) const override {
         Bytes out(decoded.size() + 4);
-        if (!decoded.empty()) std::memcpy(out.data(), decoded.data(), decoded.size());
-        uint32_t c = crc32c(decoded);
-        std::memcpy(out.data() + decoded.size(), &c, 4); // little-endian host
+        const size_t body = at_start_ ? 4 : 0;
+        if (!decoded.empty()) std::memcpy(out.data() + body, decoded.data(), decoded.size());
+        const uint32_t c = fn_(decoded);
+        std::memcpy(out.data() + (at_start_ ? 0 : decoded.size()), &c, 4); // little-endian host
         return out;
     }
     Bytes decode(ByteView encoded, std::optional<uint64_t> expected,
                  uint64_t max_size) const override {
         if (encoded.size() < 4)
-            throw FormatError("crc32c: encoded value of " + std::to_string(encoded.size()) +
+            throw FormatError(name_ + ": encoded value of " + std::to_string(encoded.size()) +
                               " bytes is shorter than the 4-byte checksum");
         uint64_t n = encoded.size() - 4;
         if (expected && n != *expected)
-            throw FormatError("crc32c: decoded size " + std::to_string(n) + " differs from the " +
+            throw FormatError(name_ + ": decoded size " + std::to_string(n) + " differs from the " +
                               std::to_string(*expected) + " bytes expected");
         if (n > max_size)
-            throw FormatError("crc32c: decoded size " + std::to_string(n) +
+            throw FormatError(name_ + ": decoded size " + std::to_string(n) +
                               " exceeds the limit of " + std::to_string(max_size) + " bytes");
-        ByteView body = encoded.first(n);
+        const ByteView body = encoded.subspan(at_start_ ? 4 : 0, n);
         uint32_t stored;
-        std::memcpy(&stored, encoded.data() + n, 4);
-        if (crc32c(body) != stored) throw FormatError("crc32c checksum mismatch");
+        std::memcpy(&stored, encoded.data() + (at_start_ ? 0 : n), 4);
+        if (fn_(body) != stored) throw FormatError(name_ + " checksum mismatch");
         return Bytes(body.begin(), body.end());
     }
     std::optional<uint64_t> encoded_size(uint64_t n) const override { return n + 4; }
-    nlohmann::json to_json() const override { return {{"name", "crc32c"}}; }
+    nlohmann::json to_json() const override {
+        nlohmann::json j = {{"name", name_}};
+        if (!config_.is_null()) j["configuration"] = config_;
+        return j;
+    }
+
+  private:
+    std::string name_;
+    ChecksumFn fn_;
+    bool at_start_;
+    nlohmann::json config_;
 };
 
 } // namespace
@@ -121,7 +157,20 @@ class Crc32cCodec : public BytesToBytesCodec {
 std::shared_ptr<BytesToBytesCodec> make_crc32c(const nlohmann::json& config,
                                                const std::string& where) {
     config_object(config, "crc32c", where, {});
-    return std::make_shared<Crc32cCodec>();
+    return std::make_shared<Checksum32Codec>("crc32c", &crc32c_of, false, nullptr);
+}
+
+std::shared_ptr<BytesToBytesCodec> make_numcodecs_checksum(const std::string& name,
+                                                           const nlohmann::json& config,
+                                                           const std::string& where) {
+    const auto obj = config_object(config, name, where, {"location"});
+    const bool crc32c = name == "numcodecs.crc32c";
+    const std::string loc =
+        get_choice(obj, "location", name, where, {"start", "end"}, crc32c ? "end" : "start");
+    const ChecksumFn fn = crc32c                        ? &crc32c_of
+                          : name == "numcodecs.adler32" ? &zlib_adler32_of
+                                                        : &zlib_crc32_of;
+    return std::make_shared<Checksum32Codec>(name, fn, loc == "start", obj);
 }
 
 } // namespace codecs

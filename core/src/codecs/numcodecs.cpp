@@ -14,6 +14,8 @@
 // - numcodecs.zlib / numcodecs.gzip / numcodecs.zstd / numcodecs.blosc: the zlib format, and
 //   the gzip, zstd and blosc codecs under numcodecs' names and configurations (the name is kept
 //   when metadata is written back).
+// - numcodecs.crc32 / numcodecs.adler32 / numcodecs.crc32c {location}: a checksum before
+//   ("start") or after the value (crc32c.cpp).
 #include "codecs/codecs_internal.hpp"
 #include "codecs/numeric.hpp"
 
@@ -438,6 +440,8 @@ std::shared_ptr<BytesToBytesCodec> make_numcodecs_bytes(const std::string& name,
         if (obj.contains("checksum")) inner["checksum"] = obj["checksum"];
         return std::make_shared<RenamedCodec>(make_zstd(inner, where), name, obj);
     }
+    if (name == "numcodecs.crc32" || name == "numcodecs.adler32" || name == "numcodecs.crc32c")
+        return make_numcodecs_checksum(name, config, where);
     if (name == "numcodecs.blosc") {
         // numcodecs' Blosc sees zarr-python's chunks as bytes: typesize 1, where its automatic
         // shuffle (-1) is the bit shuffle. Decoding reads Blosc's own header.

@@ -101,7 +101,8 @@ CodecKind codec_kind(const std::string& name) {
         return CodecKind::ArrayToBytes;
     if (name == "gzip" || name == "zstd" || name == "blosc" || name == "crc32c" ||
         name == "numcodecs.shuffle" || name == "numcodecs.zlib" || name == "numcodecs.gzip" ||
-        name == "numcodecs.zstd" || name == "numcodecs.blosc")
+        name == "numcodecs.zstd" || name == "numcodecs.blosc" || name == "numcodecs.crc32" ||
+        name == "numcodecs.adler32" || name == "numcodecs.crc32c")
         return CodecKind::BytesToBytes;
     return CodecKind::Unknown;
 }

@@ -1,9 +1,10 @@
 """Interop of the numcodecs codecs (numcodecs.delta, .fixedscaleoffset, .bitround, .quantize,
-.shuffle, .zlib, .gzip, .zstd, .blosc, .crc32, .adler32, .crc32c) with zarr-python's development
-line, which writes them under these names: arrays zarr-python writes are read by the plugin exactly as zarr-python reads them, and a window
-the plugin writes into such an array (partly covering chunks) reads in zarr-python exactly as the
-same window written by zarr-python itself into a twin array (same quantisation, same rounding, the
-same decode-merge-encode of the chunks the window covers in part).
+.shuffle, .zlib, .gzip, .zstd, .blosc, .lz4, .crc32, .adler32, .crc32c) with zarr-python's
+development line, which writes them under these names: arrays zarr-python writes are read by the
+plugin exactly as zarr-python reads them, and a window the plugin writes into such an array (partly
+covering chunks) reads in zarr-python exactly as the same window written by zarr-python itself into
+a twin array (same quantisation, same rounding, the same decode-merge-encode of the chunks the
+window covers in part).
 
 Runs in the interop leg (ZARR3_INTEROP=1, scripts/interop.sh); skipped otherwise.
 """
@@ -42,6 +43,7 @@ CASES = [
      [c("numcodecs.zlib", level=1), c("numcodecs.adler32"),
       c("numcodecs.crc32c", location="start")]),
     ("bitround_f32", "float32", None, [c("numcodecs.bitround", keepbits=9)], SHUFFLE_ZLIB),
+    ("lz4_u8_sharded", "uint8", "20,30", [], [c("numcodecs.lz4", acceleration=1)]),
     ("bitround_f64_sharded", "float64", "20,60", [c("numcodecs.bitround", keepbits=20)],
      [c("numcodecs.zstd", level=1)]),
 ]

@@ -1,7 +1,7 @@
 // libFuzzer target: each codec's decode on fuzzed encoded bytes.
 //
 // Input: [codec u8][param u8][size u16] encoded bytes.
-//   codec % 11: 0 gzip, 1 zstd, 2 blosc, 3 crc32c, 7 numcodecs.zlib, 8 numcodecs.shuffle,
+//   codec % 11: 0 gzip, 1 zstd, 2 blosc, 3 crc32c, 7 numcodecs.zlib / lz4, 8 numcodecs.shuffle,
 //   10 numcodecs.crc32 / adler32 (checksum first or last)
 //   (bytes->bytes: decode with an expected size when param bit 0 is set, always bounded by a
 //   max_size), 4 bytes (array->bytes, data type and endianness from param), 5 transpose (rank
@@ -51,7 +51,8 @@ void bytes_to_bytes(uint8_t codec, uint8_t param, uint16_t size, ByteView in) {
                                 kWhere);
         break;
     case 7:
-        c = make_bytes_to_bytes("numcodecs.zlib", {{"level", 1}}, kWhere);
+        c = (param & 2) ? make_bytes_to_bytes("numcodecs.lz4", {{"acceleration", 1}}, kWhere)
+                        : make_bytes_to_bytes("numcodecs.zlib", {{"level", 1}}, kWhere);
         break;
     case 8:
         c = make_bytes_to_bytes("numcodecs.shuffle", {{"elementsize", param >> 4}}, kWhere);

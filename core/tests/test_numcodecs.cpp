@@ -195,6 +195,29 @@ TEST(NumcodecsCompressors, ZlibGzipZstdBloscDecodeOtherWritersAndKeepTheirNames)
     EXPECT_FALSE(error_of([&] { z->decode(cut, std::nullopt, 1 << 20); }).empty());
 }
 
+TEST(NumcodecsLz4, SizeHeaderThenOneBlock) {
+    // python3-lz4: lz4.block.compress(b"abcabcabcabcabcabc hello", store_size=True), numcodecs'
+    // own layout.
+    const Bytes frame = {24, 0, 0, 0, 59, 97, 98, 99, 3, 0, 96, 32, 104, 101, 108, 108, 111};
+    const std::string text = "abcabcabcabcabcabc hello";
+    const auto c = make_bytes_to_bytes("numcodecs.lz4", {{"acceleration", 1}}, "a/zarr.json");
+    const Bytes got = c->decode(frame, std::nullopt, 1 << 20);
+    EXPECT_EQ(std::string(got.begin(), got.end()), text);
+    const Bytes data(text.begin(), text.end());
+    const Bytes enc = c->encode(data);
+    EXPECT_EQ(Bytes(enc.begin(), enc.begin() + 4), (Bytes{24, 0, 0, 0}));
+    EXPECT_EQ(c->decode(enc, data.size(), 1 << 20), data);
+    EXPECT_EQ(c->to_json(), codec("numcodecs.lz4", {{"acceleration", 1}}));
+    // A header larger than the limit, a wrong expected size, a cut block: errors.
+    EXPECT_NE(error_of([&] { c->decode(frame, std::nullopt, 10); }).find("numcodecs.lz4"),
+              std::string::npos);
+    EXPECT_NE(error_of([&] { c->decode(frame, 23, 1 << 20); }).find("23 bytes expected"),
+              std::string::npos);
+    const Bytes cut(frame.begin(), frame.end() - 3);
+    EXPECT_NE(error_of([&] { c->decode(cut, std::nullopt, 1 << 20); }).find("corrupt"),
+              std::string::npos);
+}
+
 TEST(NumcodecsChecksums, Crc32Adler32Crc32cWhereNumcodecsPutsThem) {
     const std::string text = "numcodecs checksum";
     const Bytes data(text.begin(), text.end());

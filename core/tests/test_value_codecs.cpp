@@ -158,7 +158,7 @@ TEST(Zstd, ChecksumWrittenAndVerified) {
 
 TEST(CodecRefusals, NameTheCodecAndTheArray) {
     const auto s = spec_of({4}, data_type_from_name("float32"));
-    for (const char* name : {"numcodecs.lz4", "pcodec", "zfp", "numcodecs.bz2", "bitround",
+    for (const char* name : {"numcodecs.lzma", "pcodec", "zfp", "numcodecs.bz2", "bitround",
                              "optional", "vlen-bytes", "numcodecs.packbits"}) {
         const std::string msg = error_of([&] {
             CodecChain::parse(json::array({{{"name", name}}, kBytes}), s, "grp/arr/zarr.json");

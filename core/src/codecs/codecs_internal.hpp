@@ -52,7 +52,7 @@ std::shared_ptr<ArrayToArrayCodec> make_numcodecs_filter(const std::string& name
                                                          const nlohmann::json& config,
                                                          const ChunkSpec& spec,
                                                          const std::string& where);
-// numcodecs.shuffle, numcodecs.zlib, numcodecs.gzip, numcodecs.zstd, numcodecs.blosc.
+// numcodecs.shuffle, .zlib, .gzip, .zstd, .blosc, .lz4 and the checksums.
 std::shared_ptr<BytesToBytesCodec> make_numcodecs_bytes(const std::string& name,
                                                         const nlohmann::json& config,
                                                         const std::string& where);

@@ -14,6 +14,7 @@
 // - numcodecs.zlib / numcodecs.gzip / numcodecs.zstd / numcodecs.blosc: the zlib format, and
 //   the gzip, zstd and blosc codecs under numcodecs' names and configurations (the name is kept
 //   when metadata is written back).
+// - numcodecs.lz4 {acceleration}: the decoded size (int32 LE), then one LZ4 block.
 // - numcodecs.crc32 / numcodecs.adler32 / numcodecs.crc32c {location}: a checksum before
 //   ("start") or after the value (crc32c.cpp).
 #include "codecs/codecs_internal.hpp"
@@ -23,6 +24,7 @@
 #include <cmath>
 #include <cstring>
 #include <limits>
+#include <lz4.h>
 
 namespace zarr3::codecs {
 namespace {
@@ -321,6 +323,58 @@ class ShuffleCodec : public BytesToBytesCodec {
     std::string where_;
 };
 
+// ---------------------------------------------------------------------- lz4
+// numcodecs' LZ4: the decoded size as a little-endian int32, then one LZ4 block.
+class Lz4Codec : public BytesToBytesCodec {
+  public:
+    Lz4Codec(nlohmann::json config, int acceleration, std::string where)
+        : config_(std::move(config)), acceleration_(acceleration), where_(std::move(where)) {}
+    std::string name() const override { return "numcodecs.lz4"; }
+    Bytes encode(ByteView decoded) const override {
+        if (decoded.size() > size_t(LZ4_MAX_INPUT_SIZE))
+            throw Error(prefix(where_, name()) + std::to_string(decoded.size()) +
+                        " bytes are more than LZ4 takes at once");
+        const int n = int(decoded.size());
+        Bytes out(4 + size_t(LZ4_compressBound(n)));
+        const auto size = static_cast<uint32_t>(n);
+        std::memcpy(out.data(), &size, 4); // little-endian host
+        const int w = LZ4_compress_fast(reinterpret_cast<const char*>(decoded.data()),
+                                        reinterpret_cast<char*>(out.data() + 4), n,
+                                        int(out.size() - 4), acceleration_);
+        if (w <= 0) throw Error(prefix(where_, name()) + "compression failed");
+        out.resize(4 + size_t(w));
+        return out;
+    }
+    Bytes decode(ByteView encoded, std::optional<uint64_t> expected,
+                 uint64_t max_size) const override {
+        if (encoded.size() < 4 || encoded.size() - 4 > size_t(INT32_MAX))
+            throw FormatError(prefix(where_, name()) + "a value of " +
+                              std::to_string(encoded.size()) + " bytes is not an LZ4 block");
+        int32_t size;
+        std::memcpy(&size, encoded.data(), 4);
+        if (size <= 0 || uint64_t(size) > max_size || (expected && uint64_t(size) != *expected))
+            throw FormatError(
+                prefix(where_, name()) + "the header's size " + std::to_string(size) +
+                " is not the " +
+                (expected ? std::to_string(*expected) + " bytes expected"
+                          : "size of a value of at most " + std::to_string(max_size) + " bytes"));
+        Bytes out(static_cast<size_t>(size));
+        const int r =
+            LZ4_decompress_safe(reinterpret_cast<const char*>(encoded.data() + 4),
+                                reinterpret_cast<char*>(out.data()), int(encoded.size() - 4), size);
+        if (r != size) throw FormatError(prefix(where_, name()) + "corrupt or truncated LZ4 block");
+        return out;
+    }
+    nlohmann::json to_json() const override {
+        return {{"name", name()}, {"configuration", config_}};
+    }
+
+  private:
+    nlohmann::json config_;
+    int acceleration_;
+    std::string where_;
+};
+
 // A bytes->bytes codec under another name (numcodecs.gzip, numcodecs.zstd).
 class RenamedCodec : public BytesToBytesCodec {
   public:
@@ -439,6 +493,11 @@ std::shared_ptr<BytesToBytesCodec> make_numcodecs_bytes(const std::string& name,
             {"level", obj.contains("level") ? obj["level"] : nlohmann::json(1)}};
         if (obj.contains("checksum")) inner["checksum"] = obj["checksum"];
         return std::make_shared<RenamedCodec>(make_zstd(inner, where), name, obj);
+    }
+    if (name == "numcodecs.lz4") {
+        const auto obj = config_object(config, name, where, {"acceleration"});
+        const auto acc = get_int(obj, "acceleration", name, where, 1, 65537, 1);
+        return std::make_shared<Lz4Codec>(obj, int(acc), where);
     }
     if (name == "numcodecs.crc32" || name == "numcodecs.adler32" || name == "numcodecs.crc32c")
         return make_numcodecs_checksum(name, config, where);

@@ -102,7 +102,7 @@ CodecKind codec_kind(const std::string& name) {
     if (name == "gzip" || name == "zstd" || name == "blosc" || name == "crc32c" ||
         name == "numcodecs.shuffle" || name == "numcodecs.zlib" || name == "numcodecs.gzip" ||
         name == "numcodecs.zstd" || name == "numcodecs.blosc" || name == "numcodecs.crc32" ||
-        name == "numcodecs.adler32" || name == "numcodecs.crc32c")
+        name == "numcodecs.adler32" || name == "numcodecs.crc32c" || name == "numcodecs.lz4")
         return CodecKind::BytesToBytes;
     return CodecKind::Unknown;
 }

@@ -133,3 +133,26 @@ def test_plugin_written_window_reads_as_zarr_python_writes_it(name, dtype, shard
     want = zp_read(theirs, name, dtype)
     assert_same_bits(zp_read(mine, name, dtype), want, f"zarr-python reading the plugin's {name}")
     assert_same_bits(gdal_read(mine, name).astype(dtype), want, f"plugin reading its {name}")
+
+
+@pytest.mark.parametrize("options", [["BLOCKSIZE=20,15", "DISCARD_LSB=13"],
+                                     ["BLOCKSIZE=20,30", "SHARD_CHUNK_SHAPE=10,15",
+                                      "DISCARD_LSB=40", "COMPRESS=GZIP"]],
+                         ids=["chunks_f32", "shards_f64"])
+def test_discard_lsb_copy_read_by_zarr_python(options, work):
+    from osgeo import gdal
+
+    tool_cmd("zarr-python")
+    gdal.UseExceptions()
+    dtype = "float32" if "DISCARD_LSB=13" in options else "float64"
+    values = data_for("bitround", dtype, 4)
+    src = gdal.GetDriverByName("MEM").Create("", SHAPE[1], SHAPE[0], 1,
+                                             gdal.GDT_Float32 if dtype == "float32"
+                                             else gdal.GDT_Float64)
+    src.GetRasterBand(1).WriteArray(values)
+    store = work / "lossy.zarr"
+    gdal.Translate(str(store), src, format="Zarr3", creationOptions=options)
+    assert "numcodecs.bitround" in codec_names(array_meta(store, "lossy"))
+    mine = gdal_read(store, "lossy").astype(dtype)
+    assert np.count_nonzero(mine != values) > 100  # rounded
+    assert_same_bits(zp_read(store, "lossy", dtype), mine, "zarr-python reading DISCARD_LSB")

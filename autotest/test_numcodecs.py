@@ -113,3 +113,44 @@ def test_checksum_mismatch_names_the_chunk(tmp_path):
         read_all(tmp_path, "u2")
     msg = str(e.value)
     assert "c/1/0" in msg and "numcodecs.crc32 checksum mismatch" in msg, msg
+
+
+def translate_float(tmp_path, name, options, dtype=gdal.GDT_Float32):
+    rng = np.random.default_rng(9)
+    values = (rng.standard_normal((40, 50)) * 300).astype("f4")
+    src = gdal.GetDriverByName("MEM").Create("", 50, 40, 1, dtype)
+    src.GetRasterBand(1).WriteArray(values)
+    out = tmp_path / name
+    gdal.Translate(str(out), src, format="Zarr3", creationOptions=options)
+    return values, out
+
+
+def stored_bytes(store):
+    return sum(p.stat().st_size for p in store.rglob("c/*/*") if p.is_file())
+
+
+@pytest.mark.parametrize("extra", [[], ["SHARD_CHUNK_SHAPE=10,25"]], ids=["chunks", "shards"])
+def test_discard_lsb_writes_bitround(tmp_path, extra):
+    values, out = translate_float(tmp_path, "lossy.zarr",
+                                  ["BLOCKSIZE=20,50", "DISCARD_LSB=16"] + extra)
+    _, plain = translate_float(tmp_path, "plain.zarr", ["BLOCKSIZE=20,50"] + extra)
+    meta = json.loads((out / "lossy" / "zarr.json").read_text())
+    codecs = meta["codecs"][0]["configuration"]["codecs"] if extra else meta["codecs"]
+    assert codecs[0] == c("numcodecs.bitround", keepbits=7), codecs
+    b = values.view("i4").astype("i8")
+    want = ((b + ((b >> 16) & 1) + (1 << 15) - 1) >> 16 << 16).astype("i4")
+    got = gdal.Open(str(out)).ReadAsArray()
+    np.testing.assert_array_equal(got.view("i4"), want)
+    assert stored_bytes(out) < 0.8 * stored_bytes(plain)
+
+
+@pytest.mark.parametrize("value,dtype,says", [
+    ("3", gdal.GDT_Int16, "floating-point"),
+    ("24", gdal.GDT_Float32, "DISCARD_LSB"),
+    ("x", gdal.GDT_Float64, "DISCARD_LSB"),
+])
+def test_discard_lsb_refusals(tmp_path, value, dtype, says):
+    with pytest.raises(RuntimeError) as e:
+        translate_float(tmp_path, "bad.zarr", [f"DISCARD_LSB={value}"], dtype)
+    assert says in str(e.value), str(e.value)
+    assert not (tmp_path / "bad.zarr").exists()

@@ -148,6 +148,18 @@ void SetCompressor(zarr3::ArrayBuilder& b, CSLConstList options) {
         b.blosc(cname, blosc_level, shuffle);
 }
 
+// DISCARD_LSB (as GDAL's GTiff driver names it): the number of low mantissa bits of floating-point
+// values rounded away, written as the numcodecs.bitround filter.
+void SetFilters(zarr3::ArrayBuilder& b, const zarr3::DataType& dtype, CSLConstList options) {
+    const char* d = CSLFetchNameValue(options, "DISCARD_LSB");
+    if (!d) return;
+    if (dtype.kind != zarr3::DTypeKind::Float)
+        Fail("DISCARD_LSB", d, "applies to floating-point data types, not " + dtype.name);
+    const int mantissa = dtype.size == 2 ? 10 : dtype.size == 4 ? 23 : 52;
+    const auto n = static_cast<int>(ParseInt("DISCARD_LSB", d, 0, mantissa));
+    if (n > 0) b.filter("numcodecs.bitround", {{"keepbits", mantissa - n}});
+}
+
 // DIMENSION_NAMES (comma separated, one per axis, non-empty and distinct)
 // overrides the names of the request.
 std::vector<std::string> DimensionNames(const ArrayCreateRequest& req, const char* dn) {
@@ -223,6 +235,7 @@ zarr3::ArrayMetadata BuildArrayMetadata(const ArrayCreateRequest& req, CSLConstL
     zarr3::ArrayBuilder b(req.shape, req.dtype);
     SetLayout(b, req.shape, layout);
     SetCompressor(b, options);
+    SetFilters(b, req.dtype, options);
     b.dimension_names(DimensionNames(req, dn));
     if (req.fill) b.fill_value(*req.fill);
     try {

@@ -44,6 +44,9 @@ inline constexpr const char* kOpenOptionList =
     "    <Value>NONE</Value><Value>BYTE</Value><Value>BIT</Value>" \
     "<Value>noshuffle</Value><Value>shuffle</Value><Value>bitshuffle</Value>" \
     "  </Option>" \
+    "  <Option name='DISCARD_LSB' type='int' min='0' description='Floating-point data: " \
+    "number of low mantissa bits rounded away (half to even) to help compression, written " \
+    "as the numcodecs.bitround filter (lossy)'/>" \
     "  <Option name='DIMENSION_NAMES' type='string' description='Comma separated dimension " \
     "names, one per axis, slowest axis first'/>"
 // clang-format on

@@ -103,6 +103,11 @@ ArrayBuilder& ArrayBuilder::crc32c() {
     return compressor("crc32c");
 }
 
+ArrayBuilder& ArrayBuilder::filter(std::string name, json config) {
+    filters_.push_back(named_codec(std::move(name), std::move(config)));
+    return *this;
+}
+
 ArrayBuilder& ArrayBuilder::compressor(std::string name, json config) {
     compressors_.push_back(named_codec(std::move(name), std::move(config)));
     return *this;
@@ -194,9 +199,10 @@ void ArrayBuilder::check_sharding(const ChunkGrid& grid) const {
 
 json ArrayBuilder::codecs_json() const {
     // string: vlen-utf8 takes the place of bytes.
-    json codecs = json::array({dtype_.is_variable()
-                                   ? json{{"name", "vlen-utf8"}, {"configuration", json::object()}}
-                                   : bytes_codec(endian_)});
+    json codecs(filters_);
+    codecs.push_back(dtype_.is_variable()
+                         ? json{{"name", "vlen-utf8"}, {"configuration", json::object()}}
+                         : bytes_codec(endian_));
     for (const auto& c : compressors_)
         codecs.push_back(c);
     if (sharding_) return json::array({sharding_->to_json(codecs)});

@@ -154,6 +154,31 @@ TEST(ArrayBuilder, RegularZstdDocument) {
     EXPECT_EQ(to_json(parse_array_metadata(to_json(m), "again")), expected);
 }
 
+TEST(ArrayBuilder, FiltersComeFirstInsideTheShard) {
+    const json bitround = {{"name", "numcodecs.bitround"}, {"configuration", {{"keepbits", 7}}}};
+    const json zstd = {{"name", "zstd"}, {"configuration", {{"level", 3}, {"checksum", false}}}};
+    const DataType f32 = data_type_from_name("float32");
+    const json plain = to_json(ArrayBuilder({40, 40}, f32)
+                                   .regular_chunk_shape({20, 20})
+                                   .zstd(3)
+                                   .filter("numcodecs.bitround", {{"keepbits", 7}})
+                                   .build())["codecs"];
+    EXPECT_EQ(plain, json::array({bitround, kBytesLE, zstd}));
+    const json sharded = to_json(ArrayBuilder({40, 40}, f32)
+                                     .regular_chunk_shape({20, 20})
+                                     .sharding(ShardingCodecBuilder({10, 10}))
+                                     .filter("numcodecs.bitround", {{"keepbits", 7}})
+                                     .build())["codecs"];
+    ASSERT_EQ(sharded.size(), 1u);
+    EXPECT_EQ(sharded[0]["configuration"]["codecs"], json::array({bitround, kBytesLE}));
+    // A filter the data type cannot take is a codec error naming it.
+    const Failure f = build_error(ArrayBuilder({4}, u16())
+                                      .regular_chunk_shape({4})
+                                      .filter("numcodecs.bitround", {{"keepbits", 3}}));
+    EXPECT_EQ(f.part, BuildPart::Codecs);
+    EXPECT_NE(f.message.find("numcodecs.bitround"), std::string::npos) << f.message;
+}
+
 TEST(ArrayBuilder, ShardedRectilinearFromText) {
     const ArrayMetadata m = ArrayBuilder({80, 90}, u16())
                                 .chunk_shapes_text("[[32,32,16],[[30,3]]]")

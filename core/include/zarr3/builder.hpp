@@ -66,8 +66,10 @@ class ArrayBuilder {
 
     ArrayBuilder& sharding(ShardingCodecBuilder sharding);
 
-    // Codecs of each chunk (inner chunk when sharded): bytes with this
-    // endianness ("little" by default), then bytes->bytes codecs in call order.
+    // Codecs of each chunk (inner chunk when sharded): array->array filters in
+    // call order, bytes with this endianness ("little" by default), then
+    // bytes->bytes codecs in call order.
+    ArrayBuilder& filter(std::string name, nlohmann::json config = nullptr);
     ArrayBuilder& bytes_endian(std::string endian);
     ArrayBuilder& zstd(int level, bool checksum = false);
     ArrayBuilder& gzip(int level);
@@ -108,7 +110,7 @@ class ArrayBuilder {
     bool pad_chunk_shapes_ = false;
     std::optional<ShardingCodecBuilder> sharding_;
     std::string endian_ = "little";
-    std::vector<nlohmann::json> compressors_;
+    std::vector<nlohmann::json> filters_, compressors_;
     std::optional<Bytes> fill_;
     bool fill_null_ = false;
     std::vector<std::optional<std::string>> names_;

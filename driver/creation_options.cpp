@@ -155,7 +155,7 @@ void SetFilters(zarr3::ArrayBuilder& b, const zarr3::DataType& dtype, CSLConstLi
     if (!d) return;
     if (dtype.kind != zarr3::DTypeKind::Float)
         Fail("DISCARD_LSB", d, "applies to floating-point data types, not " + dtype.name);
-    const int mantissa = dtype.size == 2 ? 10 : dtype.size == 4 ? 23 : 52;
+    const auto mantissa = static_cast<int>(zarr3::mantissa_bits(dtype));
     const auto n = static_cast<int>(ParseInt("DISCARD_LSB", d, 0, mantissa));
     if (n > 0) b.filter("numcodecs.bitround", {{"keepbits", mantissa - n}});
 }

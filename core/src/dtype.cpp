@@ -207,6 +207,11 @@ void parse_int(const json& j, const DataType& dt, Bytes& out, const std::string&
 
 } // namespace
 
+unsigned mantissa_bits(const DataType& dt) {
+    if (dt.kind != DTypeKind::Float) return 0;
+    return dt.size == 2 ? 10 : dt.size == 4 ? 23 : 52;
+}
+
 float half_to_float(uint16_t h) {
     const uint32_t sign = static_cast<uint32_t>(h & 0x8000u) << 16;
     const uint32_t exp = (h >> 10) & 0x1f;

@@ -60,6 +60,10 @@ void utf8_to_utf32(const std::string& text, uint8_t* out, size_t nbytes);
 // surrogates are invalid), or npos when all of it is valid.
 size_t invalid_utf8_at(std::string_view text);
 
+// Explicit mantissa bits of a floating-point type (float16 10, float32 23, float64 52); 0 for
+// any other type.
+unsigned mantissa_bits(const DataType& dt);
+
 // IEEE half <-> single conversions (exact for every half value, round-to-nearest-even back).
 float half_to_float(uint16_t h);
 uint16_t float_to_half(float f);

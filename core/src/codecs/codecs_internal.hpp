@@ -28,6 +28,24 @@ std::string get_choice(const nlohmann::json& obj, const char* member, const std:
                        const std::string& where, std::initializer_list<const char*> choices,
                        std::optional<std::string> def);
 
+// A bytes->bytes codec written back as {"name": name, "configuration": config} (no
+// "configuration" when config is null): gzip, the checksums and the numcodecs compressors.
+class ConfiguredBytesCodec : public BytesToBytesCodec {
+  public:
+    ConfiguredBytesCodec(std::string name, nlohmann::json config)
+        : name_(std::move(name)), config_(std::move(config)) {}
+    std::string name() const override { return name_; }
+    nlohmann::json to_json() const override {
+        nlohmann::json j = {{"name", name_}};
+        if (!config_.is_null()) j["configuration"] = config_;
+        return j;
+    }
+
+  protected:
+    std::string name_;
+    nlohmann::json config_;
+};
+
 std::shared_ptr<ArrayToArrayCodec> make_transpose(const nlohmann::json& config,
                                                   const ChunkSpec& spec, const std::string& where);
 std::shared_ptr<ArrayToArrayCodec>

@@ -92,26 +92,20 @@ using ChecksumFn = uint32_t (*)(ByteView);
 uint32_t crc32c_of(ByteView d) {
     return crc32c(d);
 }
-uint32_t zlib_crc32_of(ByteView d) { // zlib's crc32/adler32 take 32-bit lengths
-    uLong c = crc32(0L, Z_NULL, 0);
+// zlib's crc32 or adler32 of `d`, fed in pieces (they take 32-bit lengths).
+template <uLong (*F)(uLong, const Bytef*, uInt)> uint32_t zlib_checksum_of(ByteView d) {
+    uLong c = F(0L, Z_NULL, 0);
     for (size_t off = 0; off < d.size(); off += size_t(1) << 30)
-        c = crc32(c, d.data() + off, uInt(std::min<size_t>(d.size() - off, size_t(1) << 30)));
-    return uint32_t(c);
-}
-uint32_t zlib_adler32_of(ByteView d) {
-    uLong c = adler32(0L, Z_NULL, 0);
-    for (size_t off = 0; off < d.size(); off += size_t(1) << 30)
-        c = adler32(c, d.data() + off, uInt(std::min<size_t>(d.size() - off, size_t(1) << 30)));
+        c = F(c, d.data() + off, uInt(std::min<size_t>(d.size() - off, size_t(1) << 30)));
     return uint32_t(c);
 }
 
 // A 32-bit little-endian checksum of the value, after it (crc32c; numcodecs' crc32c) or
 // before it (numcodecs' crc32 and adler32 by default), verified on decode.
-class Checksum32Codec : public BytesToBytesCodec {
+class Checksum32Codec : public ConfiguredBytesCodec {
   public:
     Checksum32Codec(std::string name, ChecksumFn fn, bool at_start, nlohmann::json config)
-        : name_(std::move(name)), fn_(fn), at_start_(at_start), config_(std::move(config)) {}
-    std::string name() const override { return name_; }
+        : ConfiguredBytesCodec(std::move(name), std::move(config)), fn_(fn), at_start_(at_start) {}
     Bytes encode(ByteView decoded) const override {
         Bytes out(decoded.size() + 4);
         const size_t body = at_start_ ? 4 : 0;
@@ -139,17 +133,10 @@ class Checksum32Codec : public BytesToBytesCodec {
         return Bytes(body.begin(), body.end());
     }
     std::optional<uint64_t> encoded_size(uint64_t n) const override { return n + 4; }
-    nlohmann::json to_json() const override {
-        nlohmann::json j = {{"name", name_}};
-        if (!config_.is_null()) j["configuration"] = config_;
-        return j;
-    }
 
   private:
-    std::string name_;
     ChecksumFn fn_;
     bool at_start_;
-    nlohmann::json config_;
 };
 
 } // namespace
@@ -168,8 +155,8 @@ std::shared_ptr<BytesToBytesCodec> make_numcodecs_checksum(const std::string& na
     const std::string loc =
         get_choice(obj, "location", name, where, {"start", "end"}, crc32c ? "end" : "start");
     const ChecksumFn fn = crc32c                        ? &crc32c_of
-                          : name == "numcodecs.adler32" ? &zlib_adler32_of
-                                                        : &zlib_crc32_of;
+                          : name == "numcodecs.adler32" ? &zlib_checksum_of<adler32>
+                                                        : &zlib_checksum_of<crc32>;
     return std::make_shared<Checksum32Codec>(name, fn, loc == "start", obj);
 }
 

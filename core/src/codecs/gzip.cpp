@@ -72,11 +72,10 @@ struct CompressorDeleter {
 };
 #endif
 
-class GzipCodec : public BytesToBytesCodec {
+class GzipCodec : public ConfiguredBytesCodec {
   public:
     GzipCodec(int level, bool zlib, std::string name, nlohmann::json config)
-        : level_(level), zlib_(zlib), name_(std::move(name)), config_(std::move(config)) {}
-    std::string name() const override { return name_; }
+        : ConfiguredBytesCodec(std::move(name), std::move(config)), level_(level), zlib_(zlib) {}
     Bytes encode(ByteView decoded) const override {
 #ifdef ZARR3_HAVE_LIBDEFLATE
         std::unique_ptr<libdeflate_compressor, CompressorDeleter> c(
@@ -116,15 +115,9 @@ class GzipCodec : public BytesToBytesCodec {
     }
 #endif
 
-    nlohmann::json to_json() const override {
-        return {{"name", name_}, {"configuration", config_}};
-    }
-
   private:
     int level_;
     bool zlib_;
-    std::string name_;
-    nlohmann::json config_;
 };
 
 } // namespace

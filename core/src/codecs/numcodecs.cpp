@@ -279,11 +279,11 @@ class DeltaCodec : public NumcodecsFilter {
 };
 
 // ------------------------------------------------------------------ shuffle
-class ShuffleCodec : public BytesToBytesCodec {
+class ShuffleCodec : public ConfiguredBytesCodec {
   public:
     ShuffleCodec(nlohmann::json config, uint64_t elementsize, std::string where)
-        : config_(std::move(config)), size_(elementsize), where_(std::move(where)) {}
-    std::string name() const override { return "numcodecs.shuffle"; }
+        : ConfiguredBytesCodec("numcodecs.shuffle", std::move(config)), size_(elementsize),
+          where_(std::move(where)) {}
     Bytes encode(ByteView decoded) const override { return run(decoded, true); }
     Bytes decode(ByteView encoded, std::optional<uint64_t> expected,
                  uint64_t max_size) const override {
@@ -297,9 +297,6 @@ class ShuffleCodec : public BytesToBytesCodec {
         return run(encoded, false);
     }
     std::optional<uint64_t> encoded_size(uint64_t n) const override { return n; }
-    nlohmann::json to_json() const override {
-        return {{"name", name()}, {"configuration", config_}};
-    }
 
   private:
     Bytes run(ByteView in, bool enc) const {
@@ -318,18 +315,17 @@ class ShuffleCodec : public BytesToBytesCodec {
         return out;
     }
 
-    nlohmann::json config_;
     uint64_t size_;
     std::string where_;
 };
 
 // ---------------------------------------------------------------------- lz4
 // numcodecs' LZ4: the decoded size as a little-endian int32, then one LZ4 block.
-class Lz4Codec : public BytesToBytesCodec {
+class Lz4Codec : public ConfiguredBytesCodec {
   public:
     Lz4Codec(nlohmann::json config, int acceleration, std::string where)
-        : config_(std::move(config)), acceleration_(acceleration), where_(std::move(where)) {}
-    std::string name() const override { return "numcodecs.lz4"; }
+        : ConfiguredBytesCodec("numcodecs.lz4", std::move(config)), acceleration_(acceleration),
+          where_(std::move(where)) {}
     Bytes encode(ByteView decoded) const override {
         if (decoded.size() > size_t(LZ4_MAX_INPUT_SIZE))
             throw Error(prefix(where_, name()) + std::to_string(decoded.size()) +
@@ -365,22 +361,17 @@ class Lz4Codec : public BytesToBytesCodec {
         if (r != size) throw FormatError(prefix(where_, name()) + "corrupt or truncated LZ4 block");
         return out;
     }
-    nlohmann::json to_json() const override {
-        return {{"name", name()}, {"configuration", config_}};
-    }
 
   private:
-    nlohmann::json config_;
     int acceleration_;
     std::string where_;
 };
 
 // A bytes->bytes codec under another name (numcodecs.gzip, numcodecs.zstd).
-class RenamedCodec : public BytesToBytesCodec {
+class RenamedCodec : public ConfiguredBytesCodec {
   public:
     RenamedCodec(std::shared_ptr<BytesToBytesCodec> inner, std::string name, nlohmann::json config)
-        : inner_(std::move(inner)), name_(std::move(name)), config_(std::move(config)) {}
-    std::string name() const override { return name_; }
+        : ConfiguredBytesCodec(std::move(name), std::move(config)), inner_(std::move(inner)) {}
     Bytes encode(ByteView d) const override { return inner_->encode(d); }
     void encode_into(ByteView d, Bytes& out) const override { inner_->encode_into(d, out); }
     Bytes decode(ByteView e, std::optional<uint64_t> x, uint64_t max) const override {
@@ -393,14 +384,9 @@ class RenamedCodec : public BytesToBytesCodec {
         return inner_->encoded_size(n);
     }
     uint64_t max_encoded_size(uint64_t n) const override { return inner_->max_encoded_size(n); }
-    nlohmann::json to_json() const override {
-        return {{"name", name_}, {"configuration", config_}};
-    }
 
   private:
     std::shared_ptr<BytesToBytesCodec> inner_;
-    std::string name_;
-    nlohmann::json config_;
 };
 
 } // namespace
@@ -414,7 +400,7 @@ std::shared_ptr<ArrayToArrayCodec> make_numcodecs_filter(const std::string& name
         if (spec.dtype.kind != DTypeKind::Float)
             throw FormatError(prefix(where, name) + "applies to floating-point data types, not " +
                               spec.dtype.name);
-        const unsigned mantissa = spec.dtype.size == 2 ? 10 : spec.dtype.size == 4 ? 23 : 52;
+        const unsigned mantissa = mantissa_bits(spec.dtype);
         const auto keep = get_int(obj, "keepbits", name, where, 0, mantissa, std::nullopt);
         return std::make_shared<BitRoundCodec>(obj, mantissa - unsigned(keep), where);
     }
@@ -477,15 +463,10 @@ std::shared_ptr<BytesToBytesCodec> make_numcodecs_bytes(const std::string& name,
         const auto size = get_int(obj, "elementsize", name, where, 0, 1 << 20, 4);
         return std::make_shared<ShuffleCodec>(obj, uint64_t(size), where);
     }
-    if (name == "numcodecs.zlib") {
+    if (name == "numcodecs.zlib" || name == "numcodecs.gzip") {
         const auto obj = config_object(config, name, where, {"level"});
         const auto level = get_int(obj, "level", name, where, 0, 9, 1);
-        return make_deflate(true, int(level), name, obj);
-    }
-    if (name == "numcodecs.gzip") {
-        const auto obj = config_object(config, name, where, {"level"});
-        const auto level = get_int(obj, "level", name, where, 0, 9, 1);
-        return make_deflate(false, int(level), name, obj);
+        return make_deflate(name == "numcodecs.zlib", int(level), name, obj);
     }
     if (name == "numcodecs.zstd") {
         const auto obj = config_object(config, name, where, {"level", "checksum"});

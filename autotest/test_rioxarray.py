@@ -116,3 +116,30 @@ def test_open_rasterio_two_variable_store_is_a_dataset(tmp_path):
             assert tuple(r[n].rio.transform().to_gdal()) == (1000.0, 10.0, 0.0, 2000.0, 0.0, -10.0)
     finally:
         r.close()
+
+
+def test_to_raster_from_a_geotiff_dataarray_round_trips(tmp_path):
+    """`da.rio.to_raster("x.zarr", driver="Zarr3")` on a DataArray opened from a GeoTIFF: rioxarray passes the
+    source's GeoTIFF settings on (COMPRESS=deflate, BLOCKXSIZE/BLOCKYSIZE, TILED, INTERLEAVE); the store is
+    written with the deflate (gzip) codec and square chunks and reads back equal (issue 32, part 1)."""
+    tif = tmp_path / "src.tif"
+    gdal.Translate(str(tif), gdal.Open(str(_src_tif(tmp_path))),
+                   creationOptions=["COMPRESS=DEFLATE", "TILED=YES", "BLOCKXSIZE=128", "BLOCKYSIZE=128"])
+    out = tmp_path / "x.zarr"
+    with rioxarray.open_rasterio(str(tif)) as da:
+        da.rio.to_raster(str(out), driver="Zarr3")
+        expected = da.values.copy()
+    import json
+    meta = json.loads((out / "data" / "zarr.json").read_text())  # x.zarr: the default name is "data"
+    assert meta["chunk_grid"]["configuration"]["chunk_shape"][-2:] == [128, 128]
+    assert any(c["name"] == "gzip" for c in meta["codecs"])
+    with rioxarray.open_rasterio(str(out)) as back:
+        assert back.rio.crs.to_epsg() == EPSG
+        assert tuple(back.rio.transform().to_gdal()) == GT
+        assert np.array_equal(back.values, expected)
+
+
+def _src_tif(d):
+    p = d / "pattern.tif"
+    geotiff(p, 3)
+    return p

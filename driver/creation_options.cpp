@@ -59,7 +59,9 @@ int64_t ParseInt(const std::string& option, const std::string& text, int64_t lo,
 }
 
 // "a,b,c" or "[a,b,c]" -> positive integers; fewer entries than `rank` are
-// padded with leading 1s (the band/time axes of classic rasters).
+// padded with leading 1s (the band/time axes of classic rasters). A single
+// value N on an array of two or more axes means N x N on the last two (the
+// spatial axes), as GDAL's BLOCKSIZE does for COG.
 std::vector<uint64_t> ParseShapeList(const std::string& option, const std::string& text,
                                      size_t rank) {
     std::string t = Trim(text);
@@ -72,6 +74,10 @@ std::vector<uint64_t> ParseShapeList(const std::string& option, const std::strin
         Fail(option, text,
              "expected 1 to " + std::to_string(rank) +
                  " comma separated positive integers (slowest axis first)");
+    if (out.size() == 1 && rank >= 2) {
+        const uint64_t n = out.front();
+        out = {n, n};
+    }
     out.insert(out.begin(), rank - out.size(), 1);
     return out;
 }
@@ -107,8 +113,9 @@ std::string BloscShuffle(const char* value) {
 // A warning for each given option that the chosen compressor ignores.
 void WarnIgnored(CSLConstList options, const std::string& comp) {
     static const std::pair<const char*, const char*> kOwner[] = {
-        {"ZSTD_LEVEL", "ZSTD"},   {"ZSTD_CHECKSUM", "ZSTD"}, {"GZIP_LEVEL", "GZIP"},
-        {"BLOSC_CNAME", "BLOSC"}, {"BLOSC_CLEVEL", "BLOSC"}, {"BLOSC_SHUFFLE", "BLOSC"}};
+        {"ZSTD_LEVEL", "ZSTD"},    {"ZSTD_CHECKSUM", "ZSTD"}, {"GZIP_LEVEL", "GZIP"},
+        {"ZLEVEL", "GZIP"},        {"BLOSC_CNAME", "BLOSC"},  {"BLOSC_CLEVEL", "BLOSC"},
+        {"BLOSC_SHUFFLE", "BLOSC"}};
     for (const auto& [option, owner] : kOwner)
         if (CSLFetchNameValue(options, option) && comp != owner)
             CPLError(CE_Warning, CPLE_IllegalArg,
@@ -117,19 +124,30 @@ void WarnIgnored(CSLConstList options, const std::string& comp) {
                      option, owner, comp.c_str());
 }
 
+// COMPRESS as GDAL users pass it (any case; GTiff's DEFLATE and ZLIB are the
+// gzip codec every Zarr reader has, LZ4 is blosc with lz4) -> the codec name.
+std::string CompressorName(const std::string& value) {
+    const std::string v = Upper(Trim(value));
+    if (v == "DEFLATE" || v == "ZLIB") return "GZIP";
+    if (v == "LZ4") return "BLOSC";
+    return v;
+}
+
 // COMPRESS and its level options onto the builder. Every level option is
 // validated even when another compressor is selected (and then ignored with
 // a warning).
 void SetCompressor(zarr3::ArrayBuilder& b, CSLConstList options) {
-    const std::string comp = Upper(Trim(CSLFetchNameValueDef(options, "COMPRESS", "ZSTD")));
+    const std::string comp = CompressorName(CSLFetchNameValueDef(options, "COMPRESS", "ZSTD"));
+    const bool lz4 = Upper(Trim(CSLFetchNameValueDef(options, "COMPRESS", ""))) == "LZ4";
     const char* zl = CSLFetchNameValue(options, "ZSTD_LEVEL");
     const char* gl = CSLFetchNameValue(options, "GZIP_LEVEL");
+    if (!gl) gl = CSLFetchNameValue(options, "ZLEVEL"); // GTiff's DEFLATE level
     const char* bc = CSLFetchNameValue(options, "BLOSC_CNAME");
     const char* bl = CSLFetchNameValue(options, "BLOSC_CLEVEL");
     const auto zstd_level = static_cast<int>(zl ? ParseInt("ZSTD_LEVEL", zl, -131072, 22) : 3);
     const auto gzip_level = static_cast<int>(gl ? ParseInt("GZIP_LEVEL", gl, 0, 9) : 6);
     const auto blosc_level = static_cast<int>(bl ? ParseInt("BLOSC_CLEVEL", bl, 0, 9) : 5);
-    const std::string cname = bc ? Lower(Trim(bc)) : "lz4";
+    const std::string cname = bc && !lz4 ? Lower(Trim(bc)) : "lz4";
     static const std::set<std::string> cnames = {"lz4",  "lz4hc",  "blosclz",
                                                  "zstd", "snappy", "zlib"};
     if (!cnames.count(cname))
@@ -137,8 +155,11 @@ void SetCompressor(zarr3::ArrayBuilder& b, CSLConstList options) {
     const std::string shuffle = BloscShuffle(CSLFetchNameValue(options, "BLOSC_SHUFFLE"));
     if (comp != "NONE" && comp != "ZSTD" && comp != "GZIP" && comp != "BLOSC")
         Fail("COMPRESS", CSLFetchNameValueDef(options, "COMPRESS", ""),
-             "expected NONE, ZSTD, GZIP or BLOSC");
+             "expected NONE, ZSTD, GZIP (also DEFLATE, ZLIB), BLOSC or LZ4 (blosc with lz4)");
     WarnIgnored(options, comp);
+    if (lz4 && bc)
+        CPLError(CE_Warning, CPLE_IllegalArg,
+                 "Zarr3: creation option BLOSC_CNAME is ignored: COMPRESS=LZ4 is blosc with lz4");
     const bool zstd_checksum = CPLTestBool(CSLFetchNameValueDef(options, "ZSTD_CHECKSUM", "NO"));
     if (comp == "ZSTD")
         b.zstd(zstd_level, zstd_checksum);
@@ -183,19 +204,37 @@ std::vector<std::string> DimensionNames(const ArrayCreateRequest& req, const cha
 struct LayoutOptions {
     const char* chunk_shapes = nullptr;      // CHUNK_SHAPES
     const char* block_size = nullptr;        // BLOCKSIZE
+    const char* block_x = nullptr;           // BLOCKXSIZE (GTiff's name)
+    const char* block_y = nullptr;           // BLOCKYSIZE (GTiff's name)
     const char* shard_chunk_shape = nullptr; // SHARD_CHUNK_SHAPE
 };
+
+// BLOCKXSIZE / BLOCKYSIZE: the default chunking with the given spatial edges
+// (the last axis is x, the one before it y).
+zarr3::Shape BlockXY(const zarr3::Shape& shape, const LayoutOptions& o) {
+    zarr3::Shape c = DefaultChunks(shape);
+    const size_t r = shape.size();
+    if (o.block_x && r >= 1)
+        c[r - 1] = static_cast<uint64_t>(ParseInt("BLOCKXSIZE", o.block_x, 1, INT64_MAX));
+    if (o.block_y && r >= 2)
+        c[r - 2] = static_cast<uint64_t>(ParseInt("BLOCKYSIZE", o.block_y, 1, INT64_MAX));
+    return c;
+}
 
 // CHUNK_SHAPES (core's grammar), BLOCKSIZE or the default chunking, and
 // SHARD_CHUNK_SHAPE, onto the builder.
 void SetLayout(zarr3::ArrayBuilder& b, const zarr3::Shape& shape, const LayoutOptions& o) {
-    if (o.chunk_shapes && o.block_size)
-        throw zarr3::Error("creation options CHUNK_SHAPES and BLOCKSIZE are mutually exclusive");
+    const bool xy = o.block_x || o.block_y;
+    if ((o.chunk_shapes != nullptr) + (o.block_size != nullptr) + xy > 1)
+        throw zarr3::Error("creation options CHUNK_SHAPES, BLOCKSIZE and BLOCKXSIZE/BLOCKYSIZE "
+                           "are mutually exclusive");
     const size_t rank = shape.size();
     if (o.chunk_shapes)
         b.chunk_shapes_text(o.chunk_shapes, /*pad_leading=*/true);
     else if (o.block_size && rank > 0)
         b.regular_chunk_shape(ParseShapeList("BLOCKSIZE", o.block_size, rank));
+    else if (xy && rank > 0)
+        b.regular_chunk_shape(BlockXY(shape, o));
     else
         b.regular_chunk_shape(DefaultChunks(shape));
     if (o.shard_chunk_shape)
@@ -210,6 +249,8 @@ void SetLayout(zarr3::ArrayBuilder& b, const zarr3::Shape& shape, const LayoutOp
     case zarr3::BuildPart::ChunkGrid:
         if (o.chunk_shapes) Fail("CHUNK_SHAPES", o.chunk_shapes, e.what());
         if (o.block_size) Fail("BLOCKSIZE", o.block_size, e.what());
+        if (o.block_x) Fail("BLOCKXSIZE", o.block_x, e.what());
+        if (o.block_y) Fail("BLOCKYSIZE", o.block_y, e.what());
         break;
     case zarr3::BuildPart::Sharding:
         if (o.shard_chunk_shape) Fail("SHARD_CHUNK_SHAPE", o.shard_chunk_shape, e.what());
@@ -223,15 +264,34 @@ void SetLayout(zarr3::ArrayBuilder& b, const zarr3::Shape& shape, const LayoutOp
     throw zarr3::Error(std::string("creation options: ") + e.what());
 }
 
+// GTiff's creation options that mean nothing for Zarr (rioxarray and scripts
+// written for GeoTIFF pass them on): one warning naming those given.
+void WarnGTiffOnly(CSLConstList options) {
+    static const char* const kGTiffOnly[] = {"TILED",       "PREDICTOR",    "INTERLEAVE",
+                                             "PHOTOMETRIC", "BIGTIFF",      "COPY_SRC_OVERVIEWS",
+                                             "SPARSE_OK",   "JPEG_QUALITY", "PROFILE"};
+    std::string given;
+    for (const char* name : kGTiffOnly)
+        if (CSLFetchNameValue(options, name))
+            given += (given.empty() ? "" : ", ") + std::string(name);
+    if (!given.empty())
+        CPLError(CE_Warning, CPLE_NotSupported,
+                 "Zarr3: GeoTIFF creation options ignored (they have no meaning for Zarr): %s",
+                 given.c_str());
+}
+
 } // namespace
 
 zarr3::ArrayMetadata BuildArrayMetadata(const ArrayCreateRequest& req, CSLConstList options) {
     LayoutOptions layout;
     layout.chunk_shapes = CSLFetchNameValue(options, "CHUNK_SHAPES");
     layout.block_size = CSLFetchNameValue(options, "BLOCKSIZE");
+    layout.block_x = CSLFetchNameValue(options, "BLOCKXSIZE");
+    layout.block_y = CSLFetchNameValue(options, "BLOCKYSIZE");
     layout.shard_chunk_shape = CSLFetchNameValue(options, "SHARD_CHUNK_SHAPE");
     const char* dn = CSLFetchNameValue(options, "DIMENSION_NAMES");
 
+    WarnGTiffOnly(options);
     zarr3::ArrayBuilder b(req.shape, req.dtype);
     SetLayout(b, req.shape, layout);
     SetCompressor(b, options);

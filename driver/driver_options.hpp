@@ -18,12 +18,18 @@ inline constexpr const char* kOpenOptionList =
     "[edge,count] runs per axis, e.g. [[31,28,31,30],256,256] or [[[10,3],5],512,512]; " \
     "fewer entries than axes: the leading axes get edge 1'/>" \
     "  <Option name='BLOCKSIZE' type='string' description='Regular chunk shape, comma " \
-    "separated, slowest axis first; fewer entries than axes: the leading axes get 1'/>" \
+    "separated, slowest axis first; fewer entries than axes: the leading axes get 1; one " \
+    "value N on two or more axes: N x N spatial chunks'/>" \
+    "  <Option name='BLOCKXSIZE' type='int' min='1' description='Chunk width (GTiff name; " \
+    "the other axes keep the default chunking)'/>" \
+    "  <Option name='BLOCKYSIZE' type='int' min='1' description='Chunk height (GTiff name)'/>" \
     "  <Option name='SHARD_CHUNK_SHAPE' type='string' description='Inner chunk shape: when " \
-    "set, chunks become shards (sharding_indexed codec) holding inner chunks of this shape'/>" \
+    "set, chunks become shards (sharding_indexed codec) holding inner chunks of this shape " \
+    "(one value N: N x N spatial inner chunks)'/>" \
     "  <Option name='COMPRESS' type='string-select' default='ZSTD' description='Compressor " \
     "of each chunk (inner chunk when sharded)'>" \
     "    <Value>NONE</Value><Value>ZSTD</Value><Value>GZIP</Value><Value>BLOSC</Value>" \
+    "<Value>DEFLATE</Value><Value>ZLIB</Value><Value>LZ4</Value>" \
     "  </Option>" \
     "  <Option name='ZSTD_LEVEL' type='int' min='-131072' max='22' default='3' " \
     "description='zstd compression level (COMPRESS=ZSTD)'/>" \
@@ -31,6 +37,8 @@ inline constexpr const char* kOpenOptionList =
     "description='Write a zstd content checksum, verified on read (COMPRESS=ZSTD)'/>" \
     "  <Option name='GZIP_LEVEL' type='int' min='0' max='9' default='6' " \
     "description='gzip compression level (COMPRESS=GZIP)'/>" \
+    "  <Option name='ZLEVEL' type='int' min='0' max='9' description='GTiff name of " \
+    "GZIP_LEVEL (COMPRESS=DEFLATE)'/>" \
     "  <Option name='BLOSC_CNAME' type='string-select' default='lz4' " \
     "description='Compressor inside blosc (COMPRESS=BLOSC)'>" \
     "    <Value>lz4</Value><Value>lz4hc</Value><Value>blosclz</Value><Value>zstd</Value>" \
@@ -48,7 +56,16 @@ inline constexpr const char* kOpenOptionList =
     "number of low mantissa bits rounded away (half to even) to help compression, written " \
     "as the numcodecs.bitround filter (lossy)'/>" \
     "  <Option name='DIMENSION_NAMES' type='string' description='Comma separated dimension " \
-    "names, one per axis, slowest axis first'/>"
+    "names, one per axis, slowest axis first'/>" \
+    "  <Option name='TILED' type='string' description='GeoTIFF option, ignored (warning)'/>" \
+    "  <Option name='PREDICTOR' type='string' description='GeoTIFF option, ignored'/>" \
+    "  <Option name='INTERLEAVE' type='string' description='GeoTIFF option, ignored'/>" \
+    "  <Option name='PHOTOMETRIC' type='string' description='GeoTIFF option, ignored'/>" \
+    "  <Option name='BIGTIFF' type='string' description='GeoTIFF option, ignored'/>" \
+    "  <Option name='COPY_SRC_OVERVIEWS' type='string' description='GeoTIFF option, ignored'/>" \
+    "  <Option name='SPARSE_OK' type='string' description='GeoTIFF option, ignored'/>" \
+    "  <Option name='JPEG_QUALITY' type='string' description='GeoTIFF option, ignored'/>" \
+    "  <Option name='PROFILE' type='string' description='GeoTIFF option, ignored'/>"
 // clang-format on
 
 inline constexpr const char* kCreationOptionList =

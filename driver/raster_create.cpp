@@ -64,6 +64,23 @@ struct Prepared {
     bool consolidated = false; // CREATE_CONSOLIDATED_METADATA (consolidation.hpp)
 };
 
+// The array name when ARRAY_NAME is not given: the store name without its
+// extension, or "data" when that name is not a plain key or is one of the
+// names the plugin writes beside the array (x, y, spatial_ref, zarr.json).
+std::string DefaultArrayName(const std::string& root, const std::string& xdim,
+                             const std::string& ydim) {
+    const std::string base = CPLGetBasename(root.c_str());
+    try {
+        zarr3::validate_key(base);
+    } catch (const std::exception&) {
+        return "data";
+    }
+    if (base.empty() || base.find('/') != std::string::npos || base == "zarr.json" ||
+        IsGeoRefArrayName(base, xdim, ydim))
+        return "data";
+    return base;
+}
+
 // Validates everything and builds the metadata; nothing is written here.
 Prepared Prepare(const char* name, int xsize, int ysize, int nbands, GDALDataType type,
                  CSLConstList options, bool strict) {
@@ -91,7 +108,8 @@ Prepared Prepare(const char* name, int xsize, int ysize, int nbands, GDALDataTyp
     const size_t r = req.shape.size();
     p.xdim = dn.size() == r && dn[r - 1] ? *dn[r - 1] : "x";
     p.ydim = dn.size() == r && dn[r - 2] ? *dn[r - 2] : "y";
-    p.array_name = CSLFetchNameValueDef(options, "ARRAY_NAME", CPLGetBasename(p.root.c_str()));
+    const char* given_name = CSLFetchNameValue(options, "ARRAY_NAME");
+    p.array_name = given_name ? given_name : DefaultArrayName(p.root, p.xdim, p.ydim);
     try {
         zarr3::validate_key(p.array_name);
     } catch (const std::exception& e) {

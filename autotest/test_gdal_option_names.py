@@ -153,3 +153,29 @@ def test_given_array_name_that_collides_is_still_refused(tmp_path):
 def test_default_array_name_is_the_store_name(tmp_path):
     out, _ = copy(tmp_path, [], 1, name="ndvi.zarr")
     assert array_meta(out)[0] == "ndvi"
+
+
+# ------------------------------------------------------------- output folders (issue 32, part)
+
+
+def test_missing_parent_folder_is_an_error(tmp_path):
+    out = tmp_path / "no_such_dir" / "out.zarr"
+    with pytest.raises(RuntimeError, match=r"the folder .*no_such_dir does not exist"):
+        gdal.Translate(str(out), source(), format="Zarr3")
+    assert not (tmp_path / "no_such_dir").exists()
+
+
+def test_parent_that_is_a_file_names_the_os_cause(tmp_path):
+    (tmp_path / "afile").write_text("not a folder")
+    with pytest.raises(RuntimeError, match=r"cannot create the folder \(Not a directory\)"):
+        gdal.Translate(str(tmp_path / "afile" / "out.zarr"), source(), format="Zarr3")
+    assert (tmp_path / "afile").read_text() == "not a folder"
+
+
+def test_vsimem_parents_are_created():
+    out = "/vsimem/option_names/deep/er/out.zarr"
+    try:
+        gdal.Translate(out, source(), format="Zarr3")
+        assert gdal.Open(out).RasterXSize == W
+    finally:
+        gdal.GetDriverByName("Zarr3").Delete(out)

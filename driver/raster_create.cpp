@@ -18,6 +18,8 @@
 #include "cpl_vsi.h"
 
 #include <algorithm>
+#include <cerrno>
+#include <cstring>
 #ifdef __linux__
 #include <sys/mman.h>
 #endif
@@ -138,15 +140,30 @@ Prepared Prepare(const char* name, int xsize, int ysize, int nbands, GDALDataTyp
     return p;
 }
 
+// The store's folder. A local store's parent folder must exist (as GTiff
+// requires: a typo in a path is an error, not a new tree of folders); the
+// error names the OS cause. Virtual file systems (/vsimem/, object stores)
+// have no real folders: their parents are created as needed.
+void MakeStoreFolder(const std::string& root) {
+    const bool local = !STARTS_WITH(root.c_str(), "/vsi");
+    errno = 0;
+    if (VSIMkdir(root.c_str(), 0755) == 0) return;
+    const int err = errno;
+    VSIStatBufL st;
+    if (VSIStatL(root.c_str(), &st) == 0 && VSI_ISDIR(st.st_mode)) return;
+    if (!local && VSIMkdirRecursive(root.c_str(), 0755) == 0) return;
+    std::string parent = CPLGetPath(root.c_str());
+    if (parent.empty()) parent = ".";
+    if (local && VSIStatL(parent.c_str(), &st) != 0)
+        throw zarr3::Error(root + ": cannot create the store: the folder " + parent +
+                           " does not exist");
+    throw zarr3::Error(root + ": cannot create the folder" +
+                       (err ? std::string(" (") + std::strerror(err) + ")" : std::string()));
+}
+
 std::unique_ptr<Zarr3RasterDataset> CreateDataset(const Prepared& p, bool deferred) {
     if (p.leftover) RemoveCreated(p.root, false);
-    // VSIMkdirRecursive fails on a bare relative name ("out.zarr": its parent
-    // is ""), so try a plain mkdir first.
-    if (VSIMkdir(p.root.c_str(), 0755) != 0 && VSIMkdirRecursive(p.root.c_str(), 0755) != 0) {
-        VSIStatBufL st;
-        if (VSIStatL(p.root.c_str(), &st) != 0 || !VSI_ISDIR(st.st_mode))
-            throw zarr3::Error(p.root + ": cannot create the folder");
-    }
+    MakeStoreFolder(p.root);
     // A .aux.xml left by an earlier store of this name would describe the
     // old data (GDAL's Create removes it through Delete the same way).
     VSIUnlink((p.root + ".aux.xml").c_str());

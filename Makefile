@@ -37,7 +37,9 @@ test: deps build
 	echo "SUMMARY: ctest $$((ct_total - ct_failed)) passed, $$ct_failed failed; pytest $$(count passed) passed, $$py_failed failed, $$(count skipped) skipped"; \
 	exit $$rc
 
-demo: deps build
+# The demo needs the plugin and the tool only (the test suites are built by `make test`).
+demo: deps configure
+	cmake --build $(BUILD_DIR) -j$(JOBS) --target gdal_Zarr3 zarr3
 	@bash scripts/demo.sh $(ABS_BUILD_DIR)
 
 install: build

@@ -27,12 +27,15 @@ apt_install_missing() {
     fi
   fi
   export DEBIAN_FRONTEND=noninteractive
+  # Another apt (unattended-upgrades, a second terminal) holding the lock: wait for it, up to
+  # 10 minutes, instead of failing at once with "Could not get lock".
+  local lock=(-o DPkg::Lock::Timeout=600)
   # Update the package lists once if they are empty or the install fails for lack of them.
   if ! compgen -G "/var/lib/apt/lists/*_Packages" >/dev/null; then
-    $SUDO apt-get update -q
+    $SUDO apt-get "${lock[@]}" update -q
   fi
-  if ! $SUDO apt-get install -y -q --no-install-recommends "${missing[@]}" </dev/null; then
-    $SUDO apt-get update -q
-    $SUDO apt-get install -y -q --no-install-recommends "${missing[@]}" </dev/null
+  if ! $SUDO apt-get "${lock[@]}" install -y -q --no-install-recommends "${missing[@]}" </dev/null; then
+    $SUDO apt-get "${lock[@]}" update -q
+    $SUDO apt-get "${lock[@]}" install -y -q --no-install-recommends "${missing[@]}" </dev/null
   fi
 }

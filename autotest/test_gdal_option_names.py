@@ -179,3 +179,16 @@ def test_vsimem_parents_are_created():
         assert gdal.Open(out).RasterXSize == W
     finally:
         gdal.GetDriverByName("Zarr3").Delete(out)
+
+
+def test_sample_time_coordinate_counts_every_day():
+    """The demo sample's time coordinate: its fill value is not a real day (0 was 2023-01-01, which
+    `gdalmdiminfo -stats` then left out as nodata)."""
+    from pathlib import Path
+    sample = Path(__file__).resolve().parent.parent / "data" / "daily_t2m_2023.zarr"
+    ds = gdal.OpenEx(f'ZARR3:"{sample}"', gdal.OF_MULTIDIM_RASTER)
+    t = ds.GetRootGroup().OpenMDArray("time")
+    values = t.ReadAsArray()
+    assert values[0] == 0 and len(values) == 365
+    stats = t.ComputeStatistics(False)
+    assert stats.valid_count == 365

@@ -97,6 +97,7 @@ def main():
     plain_array(
         out, "time", np.arange(NT, dtype="<i8"), ["time"],
         {"units": "days since 2023-01-01", "calendar": "proleptic_gregorian", "standard_name": "time", "axis": "T"},
+        fill=-(2**63),  # not 0: 0 is 2023-01-01, a real day (the int64 minimum is numpy's NaT)
     )
     plain_array(
         out, "spatial_ref", np.array(0, dtype="<i4"), None,

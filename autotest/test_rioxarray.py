@@ -143,3 +143,19 @@ def _src_tif(d):
     p = d / "pattern.tif"
     geotiff(p, 3)
     return p
+
+
+def test_time_axis_is_a_datetime_dimension():
+    """A band axis with a CF time coordinate opens as a `time` dimension with datetime values (through the
+    NETCDF_DIM_* metadata rioxarray reads), so `sel(time=...)` works (issue 32, part)."""
+    sample = Path(__file__).resolve().parent.parent / "data" / "daily_t2m_2023.zarr"
+    with rioxarray.open_rasterio(str(sample)) as da:
+        assert da.dims[0] == "time" and da.sizes["time"] == 365
+        # datetime64, or cftime dates (xarray's choice for this calendar and version): both select by date
+        first = da["time"].values[0]
+        assert np.issubdtype(da["time"].dtype, np.datetime64) or type(first).__module__.startswith("cftime")
+        assert str(first)[:10] == "2023-01-01"
+        day = da.sel(time="2023-02-01")
+        ds = gdal.Open(str(sample))
+        expected = ds.GetRasterBand(32).ReadAsArray()
+        assert np.array_equal(np.squeeze(day.values), expected)

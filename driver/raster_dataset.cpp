@@ -2,12 +2,15 @@
 // dataset-level view (axes -> X/Y/bands, metadata, georeferencing).
 #include "raster_dataset.hpp"
 
+#include "band_axis_labels.hpp"
+
 #include "array_mapping.hpp"
 #include "consolidation.hpp"
 #include "gdal_types.hpp"
 #include "georef.hpp"
 #include "io_options.hpp"
 #include "limits.hpp"
+#include "md_group.hpp"
 #include "raster_overviews.hpp"
 #include "temporal.hpp"
 #include "vsi_store.hpp"
@@ -218,65 +221,93 @@ void Zarr3RasterDataset::PublishAttributesJson() {
     GDALDataset::SetMetadata(const_cast<char**>(items), kAttributesDomain);
 }
 
-// Band metadata: index and coordinate value of each band along each band axis.
+// Band metadata: index and coordinate value of each band along each band axis;
+// descriptions show CF time coordinates as dates (band_axis_labels.hpp).
 void Zarr3RasterDataset::LoadBandCoordinates() {
     const auto& m = array_->metadata();
     const std::string group = ParentPath(array_->path());
-    std::vector<std::optional<std::vector<double>>> values(band_axes_.size());
-    std::vector<std::optional<std::vector<std::string>>> texts(band_axes_.size()); // time, string
-    std::vector<std::string> names(band_axes_.size()), units(band_axes_.size());
+    std::vector<BandAxisCoordinate> axes(band_axes_.size());
+    std::vector<std::optional<std::vector<std::string>>> dates(band_axes_.size());
     for (size_t k = 0; k < band_axes_.size(); ++k) {
         const size_t a = band_axes_[k];
-        names[k] = a < m.dimension_names.size() && m.dimension_names[a] ? *m.dimension_names[a]
-                                                                        : "dim" + std::to_string(a);
+        auto& ax = axes[k];
+        ax.name = a < m.dimension_names.size() && m.dimension_names[a] ? *m.dimension_names[a]
+                                                                       : "dim" + std::to_string(a);
         try {
-            auto var = FindArrayUpwards(store_, group, names[k]);
+            auto var = FindArrayUpwards(store_, group, ax.name);
             if (var && var->metadata().rank() == 1 && var->metadata().shape[0] == m.shape[a]) {
                 ConfigureArray(*var);
-                values[k] = ReadCoordinateValues(*var, 1000000);
-                texts[k] = TemporalCoordinateText(*var, 1000000);
+                ax.values = ReadCoordinateValues(*var, 1000000);
+                ax.texts = TemporalCoordinateText(*var, 1000000);
+                ax.temporal_dtype = ax.texts.has_value();
                 if (var->metadata().dtype.is_variable() && m.shape[a] <= 1000000) { // labels
-                    texts[k] = var->read_strings(zarr3::Selection::all(var->metadata().shape));
-                    values[k].emplace();
+                    ax.texts = var->read_strings(zarr3::Selection::all(var->metadata().shape));
+                    ax.values.emplace();
                 }
-                auto u = var->metadata().attributes.find("units");
-                if (u != var->metadata().attributes.end() && u->is_string()) units[k] = *u;
+                const auto& attrs = var->metadata().attributes;
+                auto u = attrs.find("units");
+                if (u != attrs.end() && u->is_string()) ax.units = *u;
+                auto c = attrs.find("calendar");
+                if (c != attrs.end() && c->is_string()) ax.calendar = *c;
+                ax.nc_units = ax.units.empty() && ax.temporal_dtype
+                                  ? TemporalUnit(var->metadata().dtype)
+                                  : ax.units;
+                if (ax.values && !ax.texts) dates[k] = CfTimeLabels(*ax.values, ax.units);
             }
         } catch (const zarr3::Error& e) {
             CPLError(CE_Warning, CPLE_AppDefined, "%s; no band metadata from coordinate \"%s\"",
-                     e.what(), names[k].c_str());
+                     e.what(), ax.name.c_str());
+            axes[k].values.reset();
+            axes[k].texts.reset();
         }
     }
-    for (int b = 1; b <= nBands; ++b) {
-        uint64_t rem = static_cast<uint64_t>(b - 1);
-        std::vector<uint64_t> idx(band_axes_.size());
-        for (size_t k = band_axes_.size(); k-- > 0;) {
-            idx[k] = rem % band_shape_[k];
-            rem /= band_shape_[k];
-        }
-        GDALRasterBand* band = papoBands[b - 1];
-        std::string desc;
-        (void)band;
-        for (size_t k = 0; k < band_axes_.size(); ++k) {
-            auto& derived = band_props_[static_cast<size_t>(b - 1)].derived;
-            derived["DIM_" + names[k] + "_INDEX"] = std::to_string(idx[k]);
-            std::string item = names[k] + "=";
-            if (values[k]) {
-                const std::string v =
-                    texts[k] ? (*texts[k])[idx[k]] : CPLSPrintf("%.17g", (*values[k])[idx[k]]);
-                derived[names[k]] = v;
-                if (!units[k].empty()) derived[names[k] + "#units"] = units[k];
-                item += v;
-            } else {
-                item += std::to_string(idx[k]);
-            }
-            desc += (desc.empty() ? "" : ", ") + item;
-        }
-        for (const auto& [key, value] : band_props_[static_cast<size_t>(b - 1)].derived)
-            band->GDALMajorObject::SetMetadataItem(key.c_str(), value.c_str());
-        band_props_[static_cast<size_t>(b - 1)].derived_description = desc;
-        band->GDALMajorObject::SetDescription(desc.c_str());
+    for (int b = 1; b <= nBands; ++b)
+        LabelBand(b, axes, dates);
+    const CPLStringList nc = NetcdfDimDatasetItems(axes);
+    for (int i = 0; i < nc.size(); ++i) {
+        char* key = nullptr;
+        const char* value = CPLParseNameValue(nc[i], &key);
+        if (key && value && !GDALMajorObject::GetMetadataItem(key))
+            GDALMajorObject::SetMetadataItem(key, value);
+        CPLFree(key);
     }
+}
+
+// Band b's derived metadata (index, coordinate value and units per band axis,
+// NETCDF_DIM_<name> for numeric axes) and derived description.
+void Zarr3RasterDataset::LabelBand(
+    int b, const std::vector<BandAxisCoordinate>& axes,
+    const std::vector<std::optional<std::vector<std::string>>>& dates) {
+    uint64_t rem = static_cast<uint64_t>(b - 1);
+    std::vector<uint64_t> idx(band_axes_.size());
+    for (size_t k = band_axes_.size(); k-- > 0;) {
+        idx[k] = rem % band_shape_[k];
+        rem /= band_shape_[k];
+    }
+    GDALRasterBand* band = papoBands[b - 1];
+    auto& props = band_props_[static_cast<size_t>(b - 1)];
+    std::string desc;
+    for (size_t k = 0; k < axes.size(); ++k) {
+        const auto& ax = axes[k];
+        props.derived["DIM_" + ax.name + "_INDEX"] = std::to_string(idx[k]);
+        std::string item = ax.name + "=";
+        if (ax.values) {
+            const std::string v =
+                ax.texts ? (*ax.texts)[idx[k]] : CPLSPrintf("%.17g", (*ax.values)[idx[k]]);
+            props.derived[ax.name] = v;
+            if (!ax.units.empty()) props.derived[ax.name + "#units"] = ax.units;
+            if (!ax.texts || ax.temporal_dtype)
+                props.derived["NETCDF_DIM_" + ax.name] = CPLSPrintf("%.17g", (*ax.values)[idx[k]]);
+            item += dates[k] ? (*dates[k])[idx[k]] : v;
+        } else {
+            item += std::to_string(idx[k]);
+        }
+        desc += (desc.empty() ? "" : ", ") + item;
+    }
+    for (const auto& [key, value] : props.derived)
+        band->GDALMajorObject::SetMetadataItem(key.c_str(), value.c_str());
+    props.derived_description = desc;
+    band->GDALMajorObject::SetDescription(desc.c_str());
 }
 
 Zarr3RasterDataset::~Zarr3RasterDataset() {

@@ -3,6 +3,7 @@
 #pragma once
 
 #include "array_mapping.hpp"
+#include "band_axis_labels.hpp"
 #include "gdal_compat.hpp"
 #include "gdal_pam.h"
 #include "gdal_priv.h"
@@ -112,6 +113,8 @@ class Zarr3RasterDataset final : public GDALPamDataset {
     void PublishMetadata();
     void PublishAttributesJson();
     void LoadBandCoordinates();
+    void LabelBand(int band, const std::vector<BandAxisCoordinate>& axes,
+                   const std::vector<std::optional<std::vector<std::string>>>& dates);
     // Band properties from / into the attributes (raster_band_metadata.cpp).
     void LoadBandProps();
     void ApplyBandProps();

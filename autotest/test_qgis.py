@@ -228,3 +228,13 @@ def test_two_variable_store_offers_its_two_data_arrays(qgs, stores):
         assert (lyr.width(), lyr.height()) == (30, 20) and lyr.crs().authid() == f"EPSG:{EPSG}"
         v, ok = lyr.dataProvider().sample(QgsPointXY(1000.0 + 10.0 * 7 + 5.0, 2000.0 - 10.0 * 3 - 5.0), 1)
         assert ok and v == 3 * 30 + 7 + 1000 * i
+
+
+def test_band_list_shows_dates(qgs):
+    """QGIS's band list of a daily series names each band by its date (issue 32, part)."""
+    sample = Path(__file__).resolve().parent.parent / "data" / "daily_t2m_2023.zarr"
+    layer = QgsRasterLayer(str(sample), "t2m", "gdal")
+    assert layer.isValid()
+    assert layer.bandCount() == 365
+    assert "2023-01-01" in layer.bandName(1), layer.bandName(1)
+    assert "2023-02-01" in layer.bandName(32), layer.bandName(32)

@@ -192,3 +192,9 @@ def test_sample_time_coordinate_counts_every_day():
     assert values[0] == 0 and len(values) == 365
     stats = t.ComputeStatistics(False)
     assert stats.valid_count == 365
+
+
+def test_append_coord_without_append_dim_is_refused(tmp_path):
+    with pytest.raises(RuntimeError, match="APPEND_COORD needs APPEND_DIM"):
+        copy(tmp_path, ["APPEND_COORD=2024-01-01"])
+    assert not (tmp_path / "out.zarr").exists()

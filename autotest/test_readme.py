@@ -156,6 +156,9 @@ def test_readme_outputs_are_what_the_examples_say(readme_run):
     info = next(r for i, r in results.items() if "gdalinfo_nomd_data" in i)
     assert info["stdout"].startswith("Driver: Zarr3/") and "Band 365 " in info["stdout"], info["stdout"][:500]
     assert 'ID["EPSG",4326]' in info["stdout"]
+    assert "Description = time=2023-07-15" in info["stdout"]  # the bands are dates
+    mdd = next(r for i, r in results.items() if "mdd_ZARR3" in i)
+    assert "CHUNK_GRID=" in mdd["stdout"] and '"rectilinear"' in mdd["stdout"], mdd["stdout"]
     # Rectilinear rows 12 + 20, sharded with 4 x 32 inner chunks, zstd inside.
     meta = zarr_json(work / "out.zarr" / "out" / "zarr.json")
     assert meta["chunk_grid"]["name"] == "rectilinear"

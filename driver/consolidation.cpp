@@ -3,6 +3,7 @@
 
 #include "cpl_string.h"
 #include "zarr3/array.hpp"
+#include "zarr3/array_lock.hpp"
 #include "zarr3/consolidated.hpp"
 
 namespace zarr3drv {
@@ -27,6 +28,12 @@ std::shared_ptr<zarr3::Store> ConsolidatingIfPresent(std::shared_ptr<zarr3::Stor
         // an unreadable root is reported by the open itself
     }
     return ConsolidatingIf(std::move(store), present);
+}
+
+void RefreshConsolidated(zarr3::Store& store) {
+    const auto lock = zarr3::lock_array(store, "");
+    const auto root = zarr3::read_node_json(store, "");
+    if (root && zarr3::has_consolidated(*root)) zarr3::write_consolidated(store);
 }
 
 } // namespace zarr3drv

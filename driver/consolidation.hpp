@@ -17,5 +17,9 @@ std::shared_ptr<zarr3::Store> ConsolidatingIf(std::shared_ptr<zarr3::Store> stor
 // Wrapped when the store's root zarr.json already carries consolidated metadata
 // (an update open), so that later writes keep it current instead of dropping it.
 std::shared_ptr<zarr3::Store> ConsolidatingIfPresent(std::shared_ptr<zarr3::Store> store);
+// When the root zarr.json carries consolidated metadata, rewrites it from every
+// node's zarr.json as stored now (never from the old consolidated copies),
+// under the root's lock (zarr3::lock_array). Call after a write's switch.
+void RefreshConsolidated(zarr3::Store& store);
 
 } // namespace zarr3drv

@@ -3,13 +3,16 @@
 // merging) is core's zarr3::appended_metadata.
 #include "raster_append.hpp"
 
+#include "consolidation.hpp"
 #include "gdal_types.hpp"
 #include "io_options.hpp"
 #include "raster_dataset.hpp"
 #include "unfinished_copy.hpp"
 #include "vsi_store.hpp"
+#include "zarr3/array_lock.hpp"
 #include "zarr3/builder.hpp"
 #include "zarr3/compact.hpp"
+#include "zarr3/consolidated.hpp"
 #include "zarr3_driver.hpp"
 
 #include "cpl_string.h"
@@ -135,36 +138,48 @@ namespace {
 
 struct Target {
     std::shared_ptr<zarr3::Store> store;
-    std::shared_ptr<zarr3::Array> array;
+    std::shared_ptr<zarr3::Array> array; // as its zarr.json read under the lock
+    zarr3::NodeSnapshot seen;            // that read, checked again before the switch
     std::string dim;
-    size_t axis = 0;
 };
 
-// The array to append to: ARRAY_NAME, or the one array of the root group
-// with dimension `dim` and rank 3 ([dim, y, x]).
-Target FindTarget(const std::string& root, CSLConstList options) {
-    Target t;
-    t.dim = DimOf(options);
-    t.store = std::make_shared<VSIStore>(root, true);
-    auto g = zarr3::Group::open(t.store, "");
+// A store with nothing cached: every metadata read goes to the storage (on
+// remote file systems, GDAL's cached object properties are dropped too).
+std::shared_ptr<zarr3::Store> FreshStore(const std::string& root) {
+    if (IsRemoteVSIPath(root)) VSICurlPartialClearCache(root.c_str());
+    return std::make_shared<VSIStore>(root, true);
+}
+
+// The path of the array to append to: ARRAY_NAME, or the one array of the
+// root group with dimension `dim` (names only: the listing may come from
+// consolidated metadata; nothing read here decides where to write).
+std::string TargetPath(const std::string& root, const std::string& dim, CSLConstList options) {
+    if (const char* given = CSLFetchNameValue(options, "ARRAY_NAME")) return given;
+    auto g = zarr3::Group::open(FreshStore(root), "");
     std::vector<std::string> names;
-    if (const char* given = CSLFetchNameValue(options, "ARRAY_NAME")) {
-        names.push_back(given);
-    } else {
-        for (const auto& n : g->array_names()) {
-            const auto a = g->open_array(n);
-            const auto& dn = a->metadata().dimension_names;
-            if (dn.size() >= 2 &&
-                std::any_of(dn.begin(), dn.end(), [&](const auto& d) { return d && *d == t.dim; }))
-                names.push_back(n);
-        }
+    for (const auto& n : g->array_names()) {
+        const auto a = g->open_array(n);
+        const auto& dn = a->metadata().dimension_names;
+        if (dn.size() >= 2 &&
+            std::any_of(dn.begin(), dn.end(), [&](const auto& d) { return d && *d == dim; }))
+            names.push_back(n);
     }
     if (names.size() != 1)
-        throw zarr3::Error(root + ": APPEND_DIM=" + t.dim + ": " +
+        throw zarr3::Error(root + ": APPEND_DIM=" + dim + ": " +
                            (names.empty() ? std::string("no array has that dimension")
                                           : "several arrays have that dimension") +
                            "; name the array with -co ARRAY_NAME=<name>");
-    t.array = g->open_array(names[0]);
+    return names[0];
+}
+
+// The array at `path` from its own zarr.json, read now (the caller holds its
+// lock): its length is where the append writes.
+Target OpenAppendTarget(const std::shared_ptr<zarr3::Store>& store, const std::string& path,
+                  const std::string& dim) {
+    Target t;
+    t.dim = dim;
+    t.store = store;
+    t.array = zarr3::open_array_fresh(store, path, t.seen);
     ConfigureArray(*t.array);
     const auto& m = t.array->metadata();
     if (m.rank() != 3 || m.dimension_names.empty() || !m.dimension_names[0] ||
@@ -172,6 +187,9 @@ Target FindTarget(const std::string& root, CSLConstList options) {
         throw zarr3::Error(
             t.array->describe() + ": APPEND_DIM=" + t.dim + " needs an array of dimensions [" +
             t.dim + ", y, x] (classic layout); this one has rank " + std::to_string(m.rank()));
+    if (path == dim)
+        throw zarr3::Error(t.array->describe() + ": the array has the name of its dimension " +
+                           dim + ", which names the coordinate array");
     return t;
 }
 
@@ -258,20 +276,32 @@ void WritePixels(GDALDataset* src, zarr3::Array& out, uint64_t start, GDALProgre
     out.flush();
 }
 
-// Writes the coordinate values of the new indices [start, start + n) and
-// the coordinate's zarr.json (before the data array's).
-void ExtendCoordinate(const Target& t, GDALDataset* src, CSLConstList options, uint64_t start) {
+// The coordinate's part of an append: its values stored, its zarr.json (the
+// switch) not yet written. `out` is null when there is no coordinate array.
+struct CoordinateStep {
+    std::unique_ptr<zarr3::ArrayLock> lock;
+    std::shared_ptr<zarr3::Array> out;
+    zarr3::NodeSnapshot seen;
+};
+
+// Locks the coordinate array <dim>, reads its zarr.json now and stores the
+// values of the new indices [start, start + n). Its length must be at least
+// `start` (the data array's): more only where a killed append left values.
+CoordinateStep WriteCoordinateValues(const Target& t, GDALDataset* src, CSLConstList options,
+                                     uint64_t start) {
     const int n = src->GetRasterCount();
     const auto texts = CoordinateTexts(src, options, n);
+    CoordinateStep step;
+    step.lock = zarr3::lock_array(*t.store, t.dim);
     std::shared_ptr<zarr3::Array> c;
     try {
-        c = zarr3::Array::open(t.store, t.dim);
+        c = zarr3::open_array_fresh(t.store, t.dim, step.seen);
     } catch (const zarr3::NotFound&) {
         if (!texts.empty())
             CPLError(CE_Warning, CPLE_AppDefined,
                      "%s: no coordinate array %s; the coordinate value is not recorded",
                      t.store->uri().c_str(), t.dim.c_str());
-        return;
+        return step;
     }
     const auto& cm = c->metadata();
     if (cm.rank() != 1 || cm.shape[0] < start)
@@ -293,12 +323,18 @@ void ExtendCoordinate(const Target& t, GDALDataset* src, CSLConstList options, u
     const zarr3::Shape shape{start + static_cast<uint64_t>(n)};
     nm.grid.resize(shape);
     nm.shape = shape;
-    auto out = zarr3::Array::open(t.store, t.dim, nm);
-    out->write(zarr3::Selection{{start}, {static_cast<uint64_t>(n)}, {}}, values.data());
-    out->flush();
-    zarr3::test_kill_point("append-coord-chunks");
-    out->write_metadata();
-    zarr3::update_consolidated_entry(*t.store, "", t.dim, zarr3::to_json(nm));
+    step.out = zarr3::Array::open(t.store, t.dim, nm);
+    step.out->write(zarr3::Selection{{start}, {static_cast<uint64_t>(n)}, {}}, values.data());
+    step.out->flush();
+    return step;
+}
+
+// Error naming the node unless its zarr.json still reads as `seen`, read
+// through a store with nothing cached (stores without locks: another writer
+// appended meanwhile).
+void RequireUnchanged(const std::string& root, const std::string& path,
+                      const zarr3::NodeSnapshot& seen) {
+    zarr3::require_node_unchanged(*FreshStore(root), path, seen, "append");
 }
 
 // The per-band attribute lists (band_descriptions, band_metadata;
@@ -327,6 +363,25 @@ void ExtendBandAttributes(nlohmann::json& attrs, GDALDataset* src, uint64_t old_
     }
 }
 
+// The switches, data array last: the coordinate's zarr.json, then the
+// array's (its new length), each after checking that no other writer changed
+// either node since it was read; then the root's consolidated metadata,
+// rewritten from the nodes as stored (RefreshConsolidated).
+void Switch(const std::string& root, const Target& t, CoordinateStep& coord, zarr3::Array& out) {
+    zarr3::test_pause_point("append-switch");
+    RequireUnchanged(root, t.array->path(), t.seen);
+    if (coord.out) {
+        RequireUnchanged(root, t.dim, coord.seen);
+        zarr3::test_kill_point("append-coord-chunks");
+        coord.out->write_metadata();
+    }
+    zarr3::test_kill_point("append-coord");
+    RequireUnchanged(root, t.array->path(), t.seen);
+    out.write_metadata(); // last: the array's new length
+    RefreshConsolidated(*t.store);
+    zarr3::test_kill_point("append-meta");
+}
+
 } // namespace
 
 GDALDataset* Zarr3AppendCopy(const char* name, GDALDataset* src, CSLConstList options,
@@ -336,7 +391,14 @@ GDALDataset* Zarr3AppendCopy(const char* name, GDALDataset* src, CSLConstList op
     std::unique_ptr<Zarr3RasterDataset> ds;
     const bool ok = Guard(root, [&] {
         if (src->GetRasterCount() == 0) throw zarr3::Error("the source has no raster bands");
-        const Target t = FindTarget(root, options);
+        const std::string dim = DimOf(options);
+        const std::string path = TargetPath(root, dim, options);
+        auto store = FreshStore(root);
+        // Held across reading the length, writing and the switch: appends
+        // to this array (other processes on local stores, other threads of
+        // this process everywhere) wait for each other.
+        const auto lock = zarr3::lock_array(*store, path);
+        const Target t = OpenAppendTarget(store, path, dim);
         CheckCompatible(t, src);
         const auto& m = t.array->metadata();
         const uint64_t start = m.shape[0];
@@ -347,11 +409,8 @@ GDALDataset* Zarr3AppendCopy(const char* name, GDALDataset* src, CSLConstList op
         ConfigureArray(*out);
         WritePixels(src, *out, start, progress, progress_data);
         zarr3::test_kill_point("append-chunks");
-        ExtendCoordinate(t, src, options, start);
-        zarr3::test_kill_point("append-coord");
-        out->write_metadata(); // last: the array's new length
-        zarr3::update_consolidated_entry(*t.store, "", t.array->path(), zarr3::to_json(nm));
-        zarr3::test_kill_point("append-meta");
+        auto coord = WriteCoordinateValues(t, src, options, start);
+        Switch(root, t, coord, *out);
         ds = Zarr3RasterDataset::Open(t.store, out, false);
         ds->SetDescription(root.c_str());
         progress(1.0, "", progress_data);

@@ -94,6 +94,17 @@ void require_node_unchanged(Store& store, const std::string& path, const NodeSna
                 "object store, must be serialized by the caller)");
 }
 
+ArrayMetadata set_array_attributes(const std::shared_ptr<Store>& store, const std::string& path,
+                                   const nlohmann::json& attributes) {
+    const auto lock = lock_array(*store, path);
+    NodeSnapshot seen;
+    auto a = open_array_fresh(store, path, seen);
+    ArrayMetadata m = a->metadata();
+    m.attributes = attributes;
+    Array::open(store, path, m)->write_metadata();
+    return m;
+}
+
 void test_pause_point(const char* step) {
     const char* at = std::getenv("ZARR3_TEST_PAUSE_AT");
     if (!at || std::strcmp(at, step) != 0) return;

@@ -2,6 +2,7 @@
 #include "zarr3/consolidated.hpp"
 
 #include "zarr3/array.hpp"
+#include "zarr3/array_lock.hpp"
 #include "zarr3/metadata.hpp"
 
 #include <mutex>
@@ -88,6 +89,7 @@ class ConsolidatingStore final : public Store {
             json j = json::parse(value.begin(), value.end(), nullptr, false);
             if (j.is_object() && j.value("node_type", "") == "group") {
                 std::lock_guard lk(mu_);
+                const auto root_lock = lock_array(*inner_, ""); // other processes' refreshes
                 put_json(*inner_, key, with_consolidated(std::move(j), *inner_));
                 return;
             }
@@ -108,6 +110,7 @@ class ConsolidatingStore final : public Store {
   private:
     void refresh() {
         std::lock_guard lk(mu_);
+        const auto root_lock = lock_array(*inner_, ""); // other processes' refreshes
         const auto root = read_node_json(*inner_, "");
         if (root && root->is_object() && root->value("node_type", "") == "group")
             put_json(*inner_, "zarr.json", with_consolidated(*root, *inner_));

@@ -3,11 +3,18 @@
 // untouched (bytes and mtime) and add a single [1, 1000] run to the JSON.
 #include "test_util.hpp"
 #include "zarr3/array.hpp"
+#include "zarr3/array_lock.hpp"
+#include "zarr3/compact.hpp"
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <atomic>
+#include <chrono>
 #include <filesystem>
+#include <functional>
 #include <map>
+#include <thread>
 
 using namespace zarr3;
 using nlohmann::json;
@@ -201,4 +208,183 @@ TEST(DailyAppend, ShrinkKeepsEdgesAndRegrowReusesThem) {
         ASSERT_TRUE(after.count(path)) << path;
         EXPECT_EQ(after.at(path).bytes, st.bytes) << path;
     }
+}
+
+// Appends under the array lock (array_lock.hpp, issue 33 #5 and #6): the
+// length comes from the array's zarr.json read under the lock; stores
+// without locks detect a concurrent switch instead of losing a step.
+namespace {
+
+// One day appended as an appending tool does it: lock, read the length from
+// zarr.json, write the chunk, check, switch. `between` runs after the chunk
+// is written and before the check (another writer, in the conflict tests).
+void append_day(const std::shared_ptr<Store>& store, float day,
+                const std::function<void()>& between = {}) {
+    const auto lock = lock_array(*store, "t2m");
+    NodeSnapshot seen;
+    auto a = open_array_fresh(store, "t2m", seen);
+    const uint64_t start = a->metadata().shape[0];
+    auto nm = appended_metadata(a->metadata(), 0, 1, a->describe());
+    auto out = Array::open(store, "t2m", nm);
+    const std::vector<float> v(kDay, day);
+    out->write(days(start, 1), v.data());
+    out->flush();
+    if (between) between();
+    require_node_unchanged(*store, "t2m", seen, "append");
+    out->write_metadata();
+}
+
+// The first value of every day of the array, in order.
+std::vector<float> stored_days(const std::shared_ptr<Store>& store) {
+    auto a = Array::open(store, "t2m");
+    const uint64_t n = a->metadata().shape[0];
+    std::vector<float> all(n * kDay);
+    a->read(days(0, n), all.data());
+    std::vector<float> out;
+    for (uint64_t d = 0; d < n; ++d)
+        out.push_back(all[d * kDay]);
+    return out;
+}
+
+// Another process's view of the same storage: a different uri, so that the
+// in-process mutex does not exclude it (as a second process would not be).
+class OtherProcess final : public Store {
+  public:
+    explicit OtherProcess(std::shared_ptr<Store> inner) : inner_(std::move(inner)) {}
+    std::string uri() const override { return inner_->uri() + "#other"; }
+    std::optional<Bytes> get(const std::string& k) override { return inner_->get(k); }
+    std::optional<uint64_t> size(const std::string& k) override { return inner_->size(k); }
+    std::optional<Bytes> get_versioned(const std::string& k, ObjectVersion& v) override {
+        return inner_->get_versioned(k, v);
+    }
+    void put(const std::string& k, ByteView v) override { inner_->put(k, v); }
+    void erase(const std::string& k) override { inner_->erase(k); }
+    std::vector<std::string> list_dir(const std::string& p) override { return inner_->list_dir(p); }
+    std::unique_ptr<StoreLock> lock(const std::string& k) override { return inner_->lock(k); }
+
+  private:
+    std::shared_ptr<Store> inner_;
+};
+
+// Array t2m holding day 0.
+void new_t2m(const std::shared_ptr<Store>& store) {
+    auto a = Array::create(store, "t2m", make_meta(json::array({1}), 1, codecs_plain()));
+    const std::vector<float> v(kDay, 0.0f);
+    a->write(days(0, 1), v.data());
+    a->flush();
+}
+
+// Each store on its own thread appends `per_thread` days, all starting
+// together, each pausing between its read and its switch (where an unlocked
+// writer would lose the other's day). Errors are counted, not thrown.
+void threads_append(const std::vector<std::shared_ptr<Store>>& stores, int per_thread) {
+    std::atomic<size_t> ready{0}, errors{0};
+    std::vector<std::thread> threads;
+    for (size_t k = 0; k < stores.size(); ++k)
+        threads.emplace_back([&, k] {
+            ++ready;
+            while (ready < stores.size())
+                std::this_thread::yield();
+            for (int i = 0; i < per_thread; ++i) {
+                try {
+                    append_day(stores[k], static_cast<float>(100 * (k + 1) + i),
+                               [] { std::this_thread::sleep_for(std::chrono::milliseconds(2)); });
+                } catch (const std::exception&) {
+                    ++errors;
+                }
+            }
+        });
+    for (auto& t : threads)
+        t.join();
+    EXPECT_EQ(errors, 0u);
+}
+
+void expect_every_day(const std::shared_ptr<Store>& store, size_t writers, int per_thread) {
+    auto got = stored_days(store);
+    ASSERT_EQ(got.size(), 1 + writers * static_cast<size_t>(per_thread));
+    std::sort(got.begin(), got.end());
+    std::vector<float> want{0.0f};
+    for (size_t k = 0; k < writers; ++k)
+        for (int i = 0; i < per_thread; ++i)
+            want.push_back(static_cast<float>(100 * (k + 1) + i));
+    std::sort(want.begin(), want.end());
+    EXPECT_EQ(got, want);
+}
+
+} // namespace
+
+TEST(ArrayLock, ThreadsAppendingToAMemoryStoreKeepEveryDay) {
+    auto store = std::make_shared<MemoryStore>();
+    new_t2m(store);
+    EXPECT_FALSE(lock_array(*store, "t2m")->across_processes());
+    threads_append({store, store, store, store}, 10);
+    expect_every_day(store, 4, 10);
+}
+
+TEST(ArrayLock, SeparateFileStoresOnOneFolderKeepEveryDay) {
+    testutil::TempDir tmp;
+    auto first = std::make_shared<FileStore>(tmp.str());
+    new_t2m(first);
+    EXPECT_TRUE(lock_array(*first, "t2m")->across_processes());
+    // Another uri: only the fcntl lock on t2m/zarr.json.lock excludes them.
+    auto second = std::make_shared<OtherProcess>(std::make_shared<FileStore>(tmp.str()));
+    threads_append({first, second, second}, 8);
+    expect_every_day(first, 3, 8);
+    EXPECT_FALSE(fs::exists(tmp.path / "t2m" / "zarr.json.lock"));
+}
+
+TEST(ArrayLock, WithoutLocksAConcurrentSwitchIsAConflictNotALostDay) {
+    auto mem = std::make_shared<MemoryStore>();
+    new_t2m(mem);
+    auto other = std::make_shared<OtherProcess>(mem);
+    try {
+        append_day(mem, 1.0f, [&] { append_day(other, 2.0f); });
+        FAIL() << "the interrupted append switched";
+    } catch (const Error& e) {
+        const std::string msg = e.what();
+        EXPECT_NE(msg.find("t2m/zarr.json"), std::string::npos) << msg;
+        EXPECT_NE(msg.find("changed by another writer during this append"), std::string::npos)
+            << msg;
+    }
+    // The other writer's day is kept; nothing of the failed switch shows.
+    EXPECT_EQ(stored_days(mem), (std::vector<float>{0.0f, 2.0f}));
+}
+
+TEST(ArrayLock, SameBytesWithAnotherVersionIsAConflict) {
+    auto mem = std::make_shared<MemoryStore>();
+    Array::create(mem, "t2m", make_meta(json::array({1}), 1, codecs_plain()));
+    const NodeSnapshot seen = snapshot_node(*mem, "t2m");
+    ASSERT_TRUE(seen.version.known());
+    EXPECT_NO_THROW(require_node_unchanged(*mem, "t2m", seen, "append"));
+    const auto bytes = *mem->get("t2m/zarr.json");
+    mem->put("t2m/zarr.json", bytes); // rewritten: a new ETag-like version
+    EXPECT_THROW(require_node_unchanged(*mem, "t2m", seen, "append"), Error);
+    mem->erase("t2m/zarr.json");
+    try {
+        require_node_unchanged(*mem, "t2m", seen, "append");
+        FAIL();
+    } catch (const Error& e) {
+        EXPECT_NE(std::string(e.what()).find("it is gone"), std::string::npos);
+    }
+}
+
+TEST(ArrayLock, FreshOpenIgnoresStaleConsolidatedMetadata) {
+    auto mem = std::make_shared<MemoryStore>();
+    Group::create(mem, "");
+    new_t2m(mem);
+    json root = *read_node_json(*mem, "");
+    root["consolidated_metadata"] = {{"kind", "inline"},
+                                     {"must_understand", false},
+                                     {"metadata", {{"t2m", *read_node_json(*mem, "t2m")}}}};
+    const std::string text = root.dump();
+    mem->put("zarr.json", ByteView(reinterpret_cast<const uint8_t*>(text.data()), text.size()));
+    append_day(mem, 1.0f);
+    append_day(mem, 2.0f);
+    // The consolidated copy still says one day; a write must not use it.
+    const auto g = Group::open(mem, "");
+    ASSERT_EQ(g->array_names(), std::vector<std::string>{"t2m"}); // listed from the copy
+    EXPECT_EQ(g->open_array("t2m")->metadata().shape[0], 1u);
+    NodeSnapshot seen;
+    EXPECT_EQ(open_array_fresh(mem, "t2m", seen)->metadata().shape[0], 3u);
+    EXPECT_EQ(stored_days(mem), (std::vector<float>{0.0f, 1.0f, 2.0f}));
 }

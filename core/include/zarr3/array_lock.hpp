@@ -60,6 +60,13 @@ std::shared_ptr<Array> open_array_fresh(std::shared_ptr<Store> store, const std:
 void require_node_unchanged(Store& store, const std::string& path, const NodeSnapshot& seen,
                             const std::string& what);
 
+// Rewrites the attributes of the array at `path` under its lock, every other
+// member of zarr.json (shape, grid, codecs) as stored now, never from a copy
+// read earlier (an update-mode dataset must not undo an append made since it
+// opened). Returns the metadata written. NotFound / FormatError naming the file.
+ArrayMetadata set_array_attributes(const std::shared_ptr<Store>& store, const std::string& path,
+                                   const nlohmann::json& attributes);
+
 // Test hooks. ZARR3_TEST_NO_STORE_LOCKS=1: lock_array takes only the
 // in-process mutex (a local store behaves as an object store across
 // processes). ZARR3_TEST_PAUSE_AT=<step>: test_pause_point(<step>) sleeps

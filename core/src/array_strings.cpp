@@ -2,8 +2,10 @@
 // the vlen-utf8 codec) through the same selection planner and chunk grid as
 // numeric arrays, one std::string per element.
 #include "array_detail.hpp"
+#include "chunk_bounds.hpp"
 #include "string_region.hpp"
 #include "zarr3/limits.hpp"
+#include "zarr3/sharding.hpp"
 
 #include <algorithm>
 
@@ -12,6 +14,17 @@ namespace zarr3 {
 using array_detail::rethrow_for_chunk;
 using array_detail::run_tasks;
 using array_detail::valid_extent;
+
+namespace {
+
+// The sharding codec of a chain that is sharding_indexed alone (no transpose
+// before it, no bytes->bytes codec after it): its shards are read by region.
+const ShardingCodec* partial_string_shards(const CodecChain& codecs) {
+    if (!codecs.supports_partial_read()) return nullptr;
+    return dynamic_cast<const ShardingCodec*>(&codecs.array_to_bytes());
+}
+
+} // namespace
 
 void Array::require_kind(bool strings, const char* what) const {
     if (meta_.dtype.is_variable() == strings) return;
@@ -44,17 +57,27 @@ std::vector<std::string> Array::read_strings(const Selection& sel) const {
         const std::string key = chunk_key(t.idx);
         try {
             const ChunkSpec spec = meta_.chunk_spec(t.idx);
-            const auto data = store_->get(key);
+            StoreByteSource src(*store_, key);
+            // A shard: its index, then only the inner chunks the region needs.
+            if (const ShardingCodec* sh = partial_string_shards(meta_.codecs)) {
+                if (!sh->read_strings_region(src, spec, t.region, out, t.view_offset, ps.strides))
+                    for_each_region_element(
+                        spec.shape, t.region, t.view_offset, ps.strides,
+                        [&](uint64_t, int64_t dst) { out[size_t(dst)] = fill; });
+                return;
+            }
+            ObjectVersion ignored;
+            const auto data =
+                read_stored_chunk(src, max_stored_chunk_bytes(meta_.codecs, spec), spec, ignored);
             if (!data) {
                 for_each_region_element(spec.shape, t.region, t.view_offset, ps.strides,
                                         [&](uint64_t, int64_t dst) { out[size_t(dst)] = fill; });
                 return;
             }
             StringChunk chunk = meta_.codecs.decode_strings(*data, spec);
-            for_each_region_element(spec.shape, t.region, t.view_offset, ps.strides,
-                                    [&](uint64_t src, int64_t dst) {
-                                        out[size_t(dst)] = std::move(chunk[size_t(src)]);
-                                    });
+            for_each_region_element(
+                spec.shape, t.region, t.view_offset, ps.strides,
+                [&](uint64_t at, int64_t dst) { out[size_t(dst)] = std::move(chunk[size_t(at)]); });
         } catch (...) {
             rethrow_for_chunk(store_->uri() + "/" + key);
         }
@@ -87,7 +110,10 @@ void Array::write_strings(const Selection& sel, const std::vector<std::string>& 
             if (!array_detail::covers_chunk(t.region, valid)) {
                 // Other writers of this store keep their elements of the chunk.
                 held = store_->lock(key);
-                if (const auto existing = store_->get(key))
+                StoreByteSource src(*store_, key);
+                ObjectVersion ignored;
+                if (const auto existing = read_stored_chunk(
+                        src, max_stored_chunk_bytes(meta_.codecs, spec), spec, ignored))
                     chunk = meta_.codecs.decode_strings(*existing, spec);
             }
             if (chunk.empty()) chunk.assign(static_cast<size_t>(spec.num_elements()), fill);

@@ -2,9 +2,12 @@
 // plus the small ChunkSpec / ByteSource members declared in codec.hpp.
 #include "zarr3/codec.hpp"
 
+#include "chunk_bounds.hpp"
+
 #include "zarr3/chunk_grid.hpp"
 #include "zarr3/limits.hpp"
 
+#include <algorithm>
 #include <cstring>
 
 namespace zarr3 {
@@ -23,6 +26,41 @@ uint64_t ChunkSpec::num_bytes() const {
 
 std::string StoreByteSource::describe() const {
     return store_.uri() + "/" + key_;
+}
+
+std::optional<Bytes> ByteSource::read_all_bounded(uint64_t limit, ObjectVersion& version) {
+    struct Restore {
+        uint64_t& limit;
+        uint64_t saved;
+        ~Restore() { limit = saved; }
+    } restore{read_limit_, read_limit_};
+    read_limit_ = std::min(limit, read_limit_);
+    auto v = read_all_versioned(version);
+    if (v && v->size() > limit) throw_too_large(describe(), v->size(), limit);
+    return v;
+}
+
+uint64_t max_stored_chunk_bytes(const CodecChain& codecs, const ChunkSpec& spec) {
+    return std::min(codecs.max_encoded_size(spec), max_decoded_chunk_bytes());
+}
+
+std::optional<Bytes> read_stored_chunk(ByteSource& src, uint64_t limit, const ChunkSpec& spec,
+                                       ObjectVersion& version) {
+    try {
+        return src.read_all_bounded(limit, version);
+    } catch (const FormatError& e) {
+        const std::string msg = e.what();
+        if (msg.find("exceeds the limit of") == std::string::npos) throw;
+        std::string shape;
+        for (size_t i = 0; i < spec.shape.size(); ++i)
+            shape += (i ? "," : "") + std::to_string(spec.shape[i]);
+        throw FormatError(msg + " (the stored chunk of shape [" + shape + "] " + spec.dtype.name +
+                          " can hold at most " + std::to_string(limit) +
+                          " bytes: what its codecs can produce, never above the decoded-chunk "
+                          "limit of " +
+                          std::to_string(max_decoded_chunk_bytes()) +
+                          " bytes, ZARR3_MAX_CHUNK_BYTES)");
+    }
 }
 
 std::optional<std::vector<Bytes>> MemoryByteSource::read_ranges(const std::vector<ByteRange>& r) {
@@ -296,7 +334,8 @@ bool CodecChain::read_region(ByteSource& src, const ChunkSpec& spec, const Regio
     // The whole chunk is decoded (once, into `out` or one scratch buffer):
     // refuse one above the cap before reading or allocating anything.
     check_decoded_chunk_size(spec.num_bytes(), spec.shape, src.describe());
-    auto data = src.read_all();
+    ObjectVersion ignored;
+    auto data = read_stored_chunk(src, max_stored_chunk_bytes(*this, spec), spec, ignored);
     if (!data) return false;
     const size_t elem = spec.dtype.size;
     bool whole = region.count == spec.shape;

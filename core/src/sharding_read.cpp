@@ -1,7 +1,9 @@
 // sharding_indexed: whole-shard decode and partial reads (index, then the
 // coalesced byte ranges of the inner chunks a region needs).
+#include "chunk_bounds.hpp"
 #include "selection.hpp"
 #include "sharding_detail.hpp"
+#include "zarr3/limits.hpp"
 
 #include <algorithm>
 #include <numeric>
@@ -222,10 +224,17 @@ struct ShardingCodec::PartialRead {
         if (!key.empty()) opt.index_cache->invalidate(key);
     }
 
+    // The most the stored shard may hold (its codecs' bound, at most the
+    // decoded-chunk cap: a larger shard is read by index and ranges).
+    uint64_t whole_bound() const {
+        return std::min(codec.max_encoded_size(spec), max_decoded_chunk_bytes());
+    }
+    bool whole_allowed() const { return codec.max_encoded_size(spec) <= max_decoded_chunk_bytes(); }
+
     // One request for the whole shard, index included; false when absent.
     bool read_whole() const {
         ObjectVersion version;
-        auto whole = src.read_all_versioned(version);
+        auto whole = read_stored_chunk(src, whole_bound(), spec, version);
         if (!whole) {
             forget_index();
             return false;
@@ -293,8 +302,23 @@ struct ShardingCodec::PartialRead {
         return Attempt::Done;
     }
 
+    // Refuses, before any data request, an index entry claiming more bytes
+    // than the inner codecs can produce for one inner chunk.
+    void check_inner_sizes(const ShardIndex& idx) const {
+        const uint64_t bound = max_stored_chunk_bytes(codec.inner_, prep->inner_spec);
+        for (const auto& t : tasks)
+            if (!idx.empty(t.lin) && idx.nbytes(t.lin) > bound)
+                throw FormatError("shard " + what + ": index entry of " +
+                                  detail::inner_chunk_name(cps, t.lin) + " claims " +
+                                  std::to_string(idx.nbytes(t.lin)) + " bytes, more than the " +
+                                  std::to_string(bound) +
+                                  " bytes its codecs can produce (at most the decoded-chunk "
+                                  "limit, ZARR3_MAX_CHUNK_BYTES); refused before reading");
+    }
+
     // Reads and decodes the inner chunks with `idx`.
     Attempt read_with(const ShardIndex& idx, bool cached) const {
+        check_inner_sizes(idx);
         const detail::InnerFetch f = detail::plan_inner_fetch(idx, tasks, opt.coalesce_gap);
         std::vector<Bytes> fetched;
         if (const Attempt a = fetch_data(idx, cached, f.ranges, fetched); a != Attempt::Done)
@@ -364,7 +388,12 @@ struct ShardingCodec::PartialRead {
                 use_cache = false; // a stale cached index: not counted as a race
                 continue;
             }
-            if (++changes >= kMaxVersionRetries) return read_whole();
+            if (++changes >= kMaxVersionRetries) {
+                if (whole_allowed()) return read_whole();
+                throw ObjectChanged("shard " + what + " changed during each of " +
+                                    std::to_string(changes) +
+                                    " reads and is too large to read in one request");
+            }
         }
     }
 };
@@ -373,8 +402,9 @@ bool ShardingCodec::read_partial(ByteSource& src, const ChunkSpec& spec, const R
                                  const StridedView& out, const ReadOptions& opt) const {
     const PartialRead read(*this, src, spec, region, out, opt);
     if (read.tasks.empty()) return true; // empty selection: nothing to read
-    // Every inner chunk needed: one request for the whole shard.
-    if (read.all) return read.read_whole();
+    // Every inner chunk needed: one request for the whole shard, unless the
+    // shard may hold more than the decoded-chunk cap.
+    if (read.all && read.whole_allowed()) return read.read_whole();
     return read.run();
 }
 

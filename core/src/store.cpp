@@ -1,6 +1,8 @@
 // Store implementations: in-memory, local files (atomic rename), counting wrapper.
 #include "zarr3/store.hpp"
 
+#include "zarr3/limits.hpp"
+
 #include <algorithm>
 #include <atomic>
 #include <cerrno>
@@ -38,7 +40,14 @@ std::string range_text(const ByteRange& r) {
 
 void throw_too_large(const std::string& where, uint64_t n, uint64_t limit) {
     throw FormatError(where + ": " + std::to_string(n) + " bytes exceeds the limit of " +
-                      std::to_string(limit) + " bytes");
+                      std::to_string(limit) + " bytes; refused before reading");
+}
+
+std::optional<Bytes> Store::get_bounded_versioned(const std::string& key, uint64_t limit,
+                                                  ObjectVersion& version) {
+    auto v = get_versioned(key, version);
+    if (v && v->size() > limit) throw_too_large(uri() + "/" + key, v->size(), limit);
+    return v;
 }
 
 std::optional<Bytes> Store::get_bounded(const std::string& key, uint64_t limit) {
@@ -128,6 +137,17 @@ std::optional<Bytes> MemoryStore::get_versioned(const std::string& key, ObjectVe
     version = {};
     auto it = data_.find(key);
     if (it == data_.end()) return std::nullopt;
+    version = memory_version(versions_[key]);
+    return it->second;
+}
+
+std::optional<Bytes> MemoryStore::get_bounded_versioned(const std::string& key, uint64_t limit,
+                                                        ObjectVersion& version) {
+    std::lock_guard lk(mu_);
+    version = {};
+    auto it = data_.find(key);
+    if (it == data_.end()) return std::nullopt;
+    if (it->second.size() > limit) throw_too_large(uri_ + "/" + key, it->second.size(), limit);
     version = memory_version(versions_[key]);
     return it->second;
 }
@@ -278,6 +298,19 @@ std::optional<Bytes> FileStore::get(const std::string& key) {
 }
 
 std::optional<Bytes> FileStore::get_versioned(const std::string& key, ObjectVersion& version) {
+    // A whole value is a chunk or shard: at most the decoded-chunk cap.
+    return get_bounded_versioned(key, max_decoded_chunk_bytes(), version);
+}
+
+std::optional<Bytes> FileStore::get_bounded(const std::string& key, uint64_t limit) {
+    ObjectVersion ignored;
+    return get_bounded_versioned(key, limit, ignored);
+}
+
+// The size comes from fstat of the open file, checked against `limit` before
+// the buffer is allocated (a sparse file may claim gigabytes it never holds).
+std::optional<Bytes> FileStore::get_bounded_versioned(const std::string& key, uint64_t limit,
+                                                      ObjectVersion& version) {
     version = {};
     const std::string p = path_of(key);
     Fd f{::open(p.c_str(), O_RDONLY | O_CLOEXEC)};
@@ -289,6 +322,8 @@ std::optional<Bytes> FileStore::get_versioned(const std::string& key, ObjectVers
         struct stat st {};
         if (::fstat(f.fd, &st) != 0) throw Error(p + ": cannot stat");
         if (S_ISDIR(st.st_mode)) return std::nullopt;
+        if (static_cast<uint64_t>(st.st_size) > limit)
+            throw_too_large(p, static_cast<uint64_t>(st.st_size), limit);
         Bytes out(static_cast<size_t>(st.st_size));
         read_exact(f.fd, out.data(), out.size(), 0, p);
         struct stat after {};
@@ -427,6 +462,16 @@ std::optional<uint64_t> CountingStore::size(const std::string& key) {
 
 std::optional<Bytes> CountingStore::get_bounded(const std::string& key, uint64_t limit) {
     auto r = inner_->get_bounded(key, limit);
+    std::lock_guard lk(mu_);
+    ++c_.gets;
+    if (r) c_.bytes += r->size();
+    log_.push_back("get " + key);
+    return r;
+}
+
+std::optional<Bytes> CountingStore::get_bounded_versioned(const std::string& key, uint64_t limit,
+                                                          ObjectVersion& version) {
+    auto r = inner_->get_bounded_versioned(key, limit, version);
     std::lock_guard lk(mu_);
     ++c_.gets;
     if (r) c_.bytes += r->size();

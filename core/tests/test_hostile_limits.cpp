@@ -1,12 +1,16 @@
 // Bounded work for hostile metadata (issue 15): the JSON value budget, zstd
 // frames without a content size decoded straight into the chunk, and the
 // decoded-chunk cap checked before allocating.
+#include "address_space_guard.hpp"
+#include "test_util.hpp"
 #include "zarr3/array.hpp"
 #include "zarr3/limits.hpp"
 
 #include <chrono>
 #include <cstring>
+#include <filesystem>
 #include <gtest/gtest.h>
+#include <unistd.h>
 
 using namespace zarr3;
 using nlohmann::json;
@@ -262,4 +266,170 @@ TEST(HostileChunk, DefaultCapRefusesAFourGiBChunkOfATenElementArray) {
     const std::string msg = error_of([&] { a->read(Selection{{0}, {1}, {}}, &one); });
     EXPECT_NE(msg.find("4294967296 bytes"), std::string::npos) << msg;
     EXPECT_NE(msg.find("arr/c/0"), std::string::npos) << msg;
+}
+
+// ------------------------------------------------- stored and claimed sizes (issue 33 #11)
+
+namespace {
+
+constexpr uint64_t kSparse = 3584ull << 20; // 3.5 GiB
+
+// An array of shape [n] uint8 in one chunk of n, under `codecs`.
+std::shared_ptr<Array> one_chunk_array(const std::shared_ptr<Store>& store, uint64_t n,
+                                       const json& codecs) {
+    const json meta = {
+        {"zarr_format", 3},
+        {"node_type", "array"},
+        {"shape", {n}},
+        {"data_type", "uint8"},
+        {"chunk_grid", {{"name", "regular"}, {"configuration", {{"chunk_shape", {n}}}}}},
+        {"chunk_key_encoding", {{"name", "default"}}},
+        {"fill_value", 0},
+        {"codecs", codecs}};
+    const std::string text = meta.dump();
+    store->put("arr/zarr.json",
+               ByteView(reinterpret_cast<const uint8_t*>(text.data()), text.size()));
+    return Array::open(store, "arr");
+}
+
+// The message of the error a one-element read throws; "bad_alloc" when it
+// tried to allocate past the address-space guard.
+std::string one_element_error(const Array& a) {
+    try {
+        uint8_t one = 0;
+        a.read(Selection{{0}, {1}, {}}, &one);
+    } catch (const Error& e) {
+        return e.what();
+    } catch (const std::bad_alloc&) {
+        return "bad_alloc";
+    }
+    return "(no error)";
+}
+
+// A store whose value `key` claims `claim` bytes (as a HEAD or a sparse file
+// would): the claim is refused when above the limit a bounded read passes;
+// an unbounded read "allocates" it (recorded, then std::bad_alloc).
+class ClaimingStore : public MemoryStore {
+  public:
+    ClaimingStore(std::string key, uint64_t claim) : key_(std::move(key)), claim_(claim) {}
+    std::optional<uint64_t> size(const std::string& k) override {
+        return k == key_ ? std::optional<uint64_t>(claim_) : MemoryStore::size(k);
+    }
+    std::optional<Bytes> get(const std::string& k) override {
+        if (k == key_) allocate();
+        return MemoryStore::get(k);
+    }
+    std::optional<Bytes> get_versioned(const std::string& k, ObjectVersion& v) override {
+        if (k == key_) allocate();
+        return MemoryStore::get_versioned(k, v);
+    }
+    std::optional<Bytes> get_bounded_versioned(const std::string& k, uint64_t limit,
+                                               ObjectVersion& v) override {
+        limits.push_back(limit);
+        if (k == key_ && claim_ > limit) throw_too_large(uri() + "/" + k, claim_, limit);
+        return get_versioned(k, v);
+    }
+    std::vector<uint64_t> limits; // the limit of each bounded read
+    bool allocated = false;
+
+  private:
+    [[noreturn]] void allocate() {
+        allocated = true;
+        throw std::bad_alloc();
+    }
+    std::string key_;
+    uint64_t claim_;
+};
+
+} // namespace
+
+TEST(HostileStored, SparseChunkFileIsRefusedBeforeAllocatingNamingKeySizeAndBound) {
+    testutil::TempDir tmp;
+    auto store = std::make_shared<FileStore>(tmp.str());
+    // 8 KiB chunk, bytes codec: the stored chunk holds exactly 8192 bytes.
+    auto a = one_chunk_array(store, 8192, json::array({{{"name", "bytes"}}}));
+    std::filesystem::create_directories(tmp.path / "arr" / "c");
+    const std::string chunk = (tmp.path / "arr" / "c" / "0").string();
+    { std::ofstream(chunk).put('x'); }
+    ASSERT_EQ(::truncate(chunk.c_str(), static_cast<off_t>(kSparse)), 0);
+    testutil::AddressSpaceGuard guard(1ull << 30);
+    const std::string msg = one_element_error(*a);
+    EXPECT_NE(msg.find("arr/c/0"), std::string::npos) << msg;
+    EXPECT_NE(msg.find(std::to_string(kSparse) + " bytes"), std::string::npos) << msg;
+    EXPECT_NE(msg.find("limit of 8192 bytes"), std::string::npos) << msg;
+    EXPECT_NE(msg.find("ZARR3_MAX_CHUNK_BYTES"), std::string::npos) << msg;
+}
+
+TEST(HostileStored, CompressedChunkBoundIsTheCompressorsWorstCase) {
+    // zstd after bytes: at most n + n/8 + 4096 bytes for n = 8192.
+    auto store = std::make_shared<ClaimingStore>("arr/c/0", kSparse);
+    auto a = one_chunk_array(
+        store, 8192,
+        json::array({{{"name", "bytes"}}, {{"name", "zstd"}, {"configuration", {{"level", 1}}}}}));
+    store->put("arr/c/0", Bytes(10, 0));
+    const std::string msg = one_element_error(*a);
+    EXPECT_FALSE(store->allocated) << "the claimed size was allocated";
+    EXPECT_NE(msg.find("arr/c/0"), std::string::npos) << msg;
+    EXPECT_NE(msg.find(std::to_string(kSparse)), std::string::npos) << msg;
+    EXPECT_NE(msg.find("limit of " + std::to_string(8192 + 1024 + 4096)), std::string::npos) << msg;
+}
+
+TEST(HostileStored, Crc32cBoundIsExactlyFourMore) {
+    auto store = std::make_shared<ClaimingStore>("arr/c/0", 1ull << 31);
+    auto a = one_chunk_array(store, 100, json::array({{{"name", "bytes"}}, {{"name", "crc32c"}}}));
+    store->put("arr/c/0", Bytes(104, 0));
+    const std::string msg = one_element_error(*a);
+    EXPECT_FALSE(store->allocated);
+    ASSERT_FALSE(store->limits.empty());
+    EXPECT_EQ(store->limits.back(), 104u);
+    EXPECT_NE(msg.find("2147483648"), std::string::npos) << msg;
+}
+
+TEST(HostileStored, NoChunkBoundIsAboveTheCap) {
+    Limits lim(0, 4096);
+    auto store = std::make_shared<ClaimingStore>("arr/c/0", 1ull << 31);
+    // Decoded 4000 bytes (below the cap); zstd's worst case is above it.
+    auto a = one_chunk_array(store, 4000, json::array({{{"name", "bytes"}}, {{"name", "zstd"}}}));
+    store->put("arr/c/0", Bytes(10, 0));
+    const std::string msg = one_element_error(*a);
+    EXPECT_FALSE(store->allocated);
+    ASSERT_FALSE(store->limits.empty());
+    EXPECT_EQ(store->limits.back(), 4096u);
+    EXPECT_NE(msg.find("limit of 4096 bytes"), std::string::npos) << msg;
+}
+
+TEST(HostileStored, ValidChunksStillReadThroughTheBoundedPath) {
+    testutil::TempDir tmp;
+    auto store = std::make_shared<FileStore>(tmp.str());
+    auto a = one_chunk_array(store, 8192, json::array({{{"name", "bytes"}}, {{"name", "zstd"}}}));
+    const Bytes data = pattern(8192);
+    a->write(Selection::all({8192}), data.data());
+    Bytes back(8192);
+    Array::open(store, "arr")->read(Selection::all({8192}), back.data());
+    EXPECT_EQ(back, data);
+}
+
+TEST(HostileStored, FileStoreWholeGetsAreBoundedByTheCap) {
+    Limits lim(0, 1 << 20);
+    testutil::TempDir tmp;
+    FileStore store(tmp.str());
+    const std::string p = tmp.str() + "/big";
+    { std::ofstream(p).put('x'); }
+    ASSERT_EQ(::truncate(p.c_str(), static_cast<off_t>(kSparse)), 0);
+    testutil::AddressSpaceGuard guard(1ull << 30);
+    ObjectVersion v;
+    const std::string msg = [&]() -> std::string {
+        try {
+            store.get_versioned("big", v);
+        } catch (const FormatError& e) {
+            return e.what();
+        } catch (const std::bad_alloc&) {
+            return "bad_alloc";
+        }
+        return "(no error)";
+    }();
+    EXPECT_NE(msg.find(std::to_string(kSparse) + " bytes exceeds the limit of 1048576"),
+              std::string::npos)
+        << msg;
+    EXPECT_THROW(store.get_bounded("big", 100), FormatError);
 }

@@ -1,10 +1,12 @@
 // Shard index entries are validated against the shard size on partial reads
 // too: the store reports the size with the index range at no extra request.
+#include "address_space_guard.hpp"
 #include "test_util.hpp"
 #include "zarr3/array.hpp"
 #include "zarr3/sharding.hpp"
 
 #include <cstring>
+#include <fcntl.h>
 #include <gtest/gtest.h>
 #include <unistd.h>
 
@@ -58,6 +60,51 @@ TEST(ShardBounds, CountingStoreSeesOneRangeCallPerFreshIndex) {
     EXPECT_EQ(v, 7);
     EXPECT_EQ(counting->counts().sizes, 0u);
     EXPECT_EQ(counting->counts().range_calls, 2u); // index + one inner chunk
+}
+
+// Issue 33 #11: an index entry claiming gigabytes inside a sparse shard file
+// of that size is refused before the range is read (the inner codecs, a
+// bytes codec of 4x4 uint8, produce exactly 16 bytes).
+TEST(ShardBounds, EntryClaimingMoreThanTheInnerCodecsProduceIsRefusedBeforeReading) {
+    testutil::TempDir tmp;
+    auto store = std::make_shared<FileStore>(tmp.str());
+    auto a = Array::create(store, "a", parse_array_metadata(sharded_uint8(false), "t"));
+    std::vector<uint8_t> d(64, 5);
+    a->write(Selection::all({8, 8}), d.data());
+    auto shard = *store->get("a/c/0/0");
+    ASSERT_EQ(shard.size(), 128u);
+    // The same shard in a 3.5 GiB sparse file, its index moved to the end,
+    // inner chunk (0,0) claiming 3 GiB from offset 0.
+    const uint64_t size = 3584ull << 20, claim = 3ull << 30, zero = 0;
+    std::vector<uint8_t> index(shard.begin() + 64, shard.end());
+    std::memcpy(index.data(), &zero, 8);
+    std::memcpy(index.data() + 8, &claim, 8);
+    const std::string path = tmp.str() + "/a/c/0/0";
+    const int fd = ::open(path.c_str(), O_WRONLY | O_TRUNC);
+    ASSERT_GE(fd, 0);
+    ASSERT_EQ(::pwrite(fd, shard.data(), 64, 0), 64);
+    ASSERT_EQ(::pwrite(fd, index.data(), 64, static_cast<off_t>(size - 64)), 64);
+    ::close(fd);
+    ShardIndexCache::global().clear();
+    auto b = Array::open(store, "a");
+    testutil::AddressSpaceGuard guard(1ull << 30);
+    std::string msg = "(no error)";
+    try {
+        uint8_t one = 0;
+        b->read(Selection{{0, 0}, {1, 1}, {1, 1}}, &one);
+    } catch (const Error& e) {
+        msg = e.what();
+    } catch (const std::bad_alloc&) {
+        msg = "bad_alloc";
+    }
+    EXPECT_NE(msg.find("a/c/0/0"), std::string::npos) << msg;
+    EXPECT_NE(msg.find("inner chunk (0,0)"), std::string::npos) << msg;
+    EXPECT_NE(msg.find(std::to_string(claim) + " bytes"), std::string::npos) << msg;
+    EXPECT_NE(msg.find("the 16 bytes its codecs can produce"), std::string::npos) << msg;
+    // The other inner chunks still read.
+    uint8_t v = 0;
+    b->read(Selection{{5, 5}, {1, 1}, {1, 1}}, &v);
+    EXPECT_EQ(v, 5);
 }
 
 } // namespace

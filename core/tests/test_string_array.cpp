@@ -4,6 +4,7 @@
 #include "test_util.hpp"
 #include "zarr3/array.hpp"
 #include "zarr3/builder.hpp"
+#include "zarr3/limits.hpp"
 
 #include <gtest/gtest.h>
 
@@ -170,4 +171,109 @@ TEST(StringArray, ZarrPythonStoreReadsExactly) {
     EXPECT_EQ(data_type_to_json(a->metadata().dtype), ex["data_type"]);
     EXPECT_EQ(a->read_strings(Selection::all(a->metadata().shape)),
               ex["text"].get<std::vector<std::string>>());
+}
+
+// ------------------------------------------- string shards (issue 33 #10)
+
+namespace {
+
+uint64_t g_cap = 0; // ZARR3_MAX_CHUNK_BYTES for the test; 0 = default
+
+std::optional<uint64_t> cap_source(Limit which) {
+    if (which != Limit::DecodedChunkBytes || g_cap == 0) return std::nullopt;
+    return g_cap;
+}
+
+struct Cap {
+    explicit Cap(uint64_t bytes) {
+        g_cap = bytes;
+        set_limit_source(&cap_source);
+    }
+    ~Cap() {
+        set_limit_source(nullptr);
+        g_cap = 0;
+    }
+};
+
+// One shard of 8 strings of 300 KiB each (2.4 MiB of text) in inner chunks
+// of 2, zstd inside the shard: a few KiB stored.
+std::vector<std::string> long_strings(const std::shared_ptr<Store>& store) {
+    const DataType dt = parse_data_type(json("string"), "t");
+    auto a = Array::create(store, "s",
+                           ArrayBuilder({8}, dt)
+                               .regular_chunk_shape({8})
+                               .sharding(ShardingCodecBuilder({2}))
+                               .zstd(1)
+                               .build());
+    std::vector<std::string> v;
+    for (int i = 0; i < 8; ++i)
+        v.push_back(std::string(300 << 10, char('a' + i)));
+    a->write_strings(Selection::all({8}), v);
+    return v;
+}
+
+} // namespace
+
+TEST(StringShards, OneElementReadFetchesOnlyItsInnerChunk) {
+    auto mem = std::make_shared<MemoryStore>();
+    const auto v = long_strings(mem);
+    const uint64_t stored = mem->size("s/c/0").value();
+    Cap cap(1 << 20); // 1 MiB: less than the shard's 2.4 MiB of text
+    auto counting = std::make_shared<CountingStore>(mem);
+    auto a = Array::open(counting, "s");
+    counting->reset();
+    EXPECT_EQ(a->read_strings(Selection{{5}, {1}, {1}}), (std::vector<std::string>{v[5]}));
+    for (const auto& line : counting->log())
+        EXPECT_NE(line, "get s/c/0") << "the whole shard was read";
+    EXPECT_EQ(counting->counts().range_calls, 2u); // index + one inner chunk
+    EXPECT_LT(counting->counts().bytes, stored);
+}
+
+TEST(StringShards, DecodedTextIsBoundedInBytesNotElements) {
+    auto store = std::make_shared<MemoryStore>();
+    const auto v = long_strings(store);
+    auto a = Array::open(store, "s");
+    {
+        Cap cap(1 << 20);
+        // 8 elements (256 bytes of string objects) but 2.4 MiB of text.
+        const std::string msg = error_of([&] { a->read_strings(Selection::all({8})); });
+        EXPECT_NE(msg.find("s/c/0"), std::string::npos) << msg;
+        EXPECT_NE(msg.find("ZARR3_MAX_CHUNK_BYTES"), std::string::npos) << msg;
+        EXPECT_NE(msg.find("limit of 1048576"), std::string::npos) << msg;
+        // A partial write merges the stored shard, decoded whole: refused too.
+        const std::string w = error_of([&] { a->write_strings(Selection{{0}, {1}, {1}}, {"x"}); });
+        EXPECT_NE(w.find("ZARR3_MAX_CHUNK_BYTES"), std::string::npos) << w;
+        // Two inner chunks (1.2 MiB of text): refused; one reads.
+        EXPECT_NE(error_of([&] { a->read_strings(Selection{{2}, {4}, {1}}); }), "");
+        EXPECT_EQ(a->read_strings(Selection{{2}, {2}, {1}}),
+                  (std::vector<std::string>{v[2], v[3]}));
+    }
+    Cap big(4 << 20);
+    EXPECT_EQ(a->read_strings(Selection::all({8})), v);
+    EXPECT_EQ(a->read_strings(Selection{{1}, {4}, {2}}),
+              (std::vector<std::string>{v[1], v[3], v[5], v[7]}));
+}
+
+TEST(StringShards, RegionReadsMatchWholeReadsWithFillAndSteps) {
+    auto store = std::make_shared<MemoryStore>();
+    const DataType dt = parse_data_type(json("string"), "t");
+    auto a = Array::create(store, "s",
+                           ArrayBuilder({6, 6}, dt)
+                               .regular_chunk_shape({4, 4})
+                               .sharding(ShardingCodecBuilder({2, 2}))
+                               .build());
+    std::vector<std::string> v(36);
+    for (size_t i = 0; i < v.size(); ++i)
+        v[i] = i % 5 == 0 ? "" : "v" + std::to_string(i);
+    a->write_strings(Selection::all({6, 6}), v);
+    auto b = Array::open(store, "s");
+    EXPECT_EQ(b->read_strings(Selection::all({6, 6})), v);
+    std::vector<std::string> want;
+    for (uint64_t r = 1; r < 6; r += 2)
+        for (uint64_t c = 0; c < 6; c += 3)
+            want.push_back(v[r * 6 + c]);
+    EXPECT_EQ(b->read_strings(Selection{{1, 0}, {3, 2}, {2, 3}}), want);
+    // A missing shard reads as the fill value.
+    store->erase("s/c/1/1");
+    EXPECT_EQ(b->read_strings(Selection{{5, 5}, {1, 1}, {1, 1}}), (std::vector<std::string>{""}));
 }

@@ -55,13 +55,26 @@ class ByteSource {
         version = {};
         return read_ranges_sized(r, total);
     }
+    // read_all_versioned of a value that may hold at most `limit` bytes (what
+    // the codecs can produce for the chunk): FormatError naming the value,
+    // its size and `limit` when larger. A store source passes `limit` to the
+    // store, which refuses before allocating (codec_chain.cpp).
+    std::optional<Bytes> read_all_bounded(uint64_t limit, ObjectVersion& version);
+
+  protected:
+    // The most a store source's read_all / read_all_versioned may allocate;
+    // read_all_bounded sets it for the duration of its call.
+    uint64_t read_limit_ = kMaxChunkBytes;
 };
 
 class StoreByteSource : public ByteSource {
   public:
     StoreByteSource(Store& store, std::string key) : store_(store), key_(std::move(key)) {}
     std::string describe() const override;
-    std::optional<Bytes> read_all() override { return store_.get(key_); }
+    std::optional<Bytes> read_all() override {
+        ObjectVersion ignored;
+        return store_.get_bounded_versioned(key_, read_limit_, ignored);
+    }
     std::optional<std::vector<Bytes>> read_ranges(const std::vector<ByteRange>& r) override {
         return store_.get_ranges(key_, r);
     }
@@ -72,7 +85,7 @@ class StoreByteSource : public ByteSource {
     }
     std::string cache_key() const override { return store_.uri() + "|" + key_; }
     std::optional<Bytes> read_all_versioned(ObjectVersion& version) override {
-        return store_.get_versioned(key_, version);
+        return store_.get_bounded_versioned(key_, read_limit_, version);
     }
     std::optional<std::vector<Bytes>> read_ranges_versioned(const std::vector<ByteRange>& r,
                                                             std::optional<uint64_t>& total,

@@ -83,6 +83,16 @@ class ShardingCodec : public ArrayToBytesCodec {
     bool handles_strings() const override { return inner_.array_to_bytes().handles_strings(); }
     Bytes encode_strings(const StringChunk& values, const ChunkSpec& spec) const override;
     StringChunk decode_strings(ByteView encoded, const ChunkSpec& spec) const override;
+    // The elements of `region` of the `string` shard behind `src`: its index,
+    // then only the inner chunks the region needs (each refused before
+    // reading when its index entry claims more than the inner codecs can
+    // produce; at most ZARR3_MAX_CHUNK_BYTES of stored bytes fetched at once).
+    // Region element k goes to out[view_offset + sum(k_d * view_strides[d])].
+    // The text kept from one shard is bounded by ZARR3_MAX_CHUNK_BYTES
+    // (counted in bytes). False when the shard is absent.
+    bool read_strings_region(ByteSource& src, const ChunkSpec& spec, const Region& region,
+                             std::vector<std::string>& out, int64_t view_offset,
+                             const std::vector<int64_t>& view_strides) const;
     bool supports_partial_read() const override { return true; }
     bool read_partial(ByteSource& src, const ChunkSpec& spec, const Region& region,
                       const StridedView& out, const ReadOptions& opt) const override;

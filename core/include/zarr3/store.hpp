@@ -110,6 +110,13 @@ class Store {
     // FormatError naming the key when larger. The default asks size() first;
     // stores that learn the size with the value (one HTTP GET) override it.
     virtual std::optional<Bytes> get_bounded(const std::string& key, uint64_t limit);
+    // get_versioned() of a value of at most `limit` bytes: FormatError naming
+    // the key, its size and `limit` when larger, refused BEFORE allocating by
+    // the stores that learn the size first (files: fstat; HTTP: the answer's
+    // headers). The default reads through get_versioned() and checks after
+    // (wrappers should forward to their inner store).
+    virtual std::optional<Bytes> get_bounded_versioned(const std::string& key, uint64_t limit,
+                                                       ObjectVersion& version);
     // get_ranges that also reports the value's total size when the store
     // learns it without an extra request (a file's fstat, an HTTP
     // Content-Range); `total` stays empty otherwise.
@@ -231,6 +238,8 @@ class MemoryStore : public Store {
     std::optional<uint64_t> size(const std::string& key) override;
     // The version is a process-wide counter taken at each put.
     std::optional<Bytes> get_versioned(const std::string& key, ObjectVersion& version) override;
+    std::optional<Bytes> get_bounded_versioned(const std::string& key, uint64_t limit,
+                                               ObjectVersion& version) override;
     std::optional<std::vector<Bytes>> get_ranges_versioned(const std::string& key,
                                                            const std::vector<ByteRange>& ranges,
                                                            std::optional<uint64_t>& total,
@@ -263,6 +272,9 @@ class FileStore : public Store {
     // Versions: device, inode, size, mtime and ctime (ns) of the open file,
     // taken after reading; all ranges come from one open file.
     std::optional<Bytes> get_versioned(const std::string& key, ObjectVersion& version) override;
+    std::optional<Bytes> get_bounded(const std::string& key, uint64_t limit) override;
+    std::optional<Bytes> get_bounded_versioned(const std::string& key, uint64_t limit,
+                                               ObjectVersion& version) override;
     std::optional<std::vector<Bytes>> get_ranges_versioned(const std::string& key,
                                                            const std::vector<ByteRange>& ranges,
                                                            std::optional<uint64_t>& total,
@@ -296,6 +308,8 @@ class CountingStore : public Store {
                                                        std::optional<uint64_t>& total) override;
     std::optional<uint64_t> size(const std::string& key) override;
     std::optional<Bytes> get_bounded(const std::string& key, uint64_t limit) override;
+    std::optional<Bytes> get_bounded_versioned(const std::string& key, uint64_t limit,
+                                               ObjectVersion& version) override;
     // Counted as get and get_ranges.
     std::optional<Bytes> get_versioned(const std::string& key, ObjectVersion& version) override;
     std::optional<std::vector<Bytes>> get_ranges_versioned(const std::string& key,

@@ -8,6 +8,7 @@
 #include "overview_build.hpp"
 
 #include "georef.hpp"
+#include "path_guard.hpp"
 #include "raster_dataset.hpp"
 #include "raster_overviews.hpp"
 #include "zarr3_driver.hpp"
@@ -21,6 +22,7 @@
 #include <cctype>
 #include <cmath>
 #include <cstdlib>
+#include <set>
 
 namespace zarr3drv {
 
@@ -51,15 +53,36 @@ class OverviewBuilder {
     std::string NewLevel(int factor, Size s, const std::vector<Level>& levels) const;
     void WriteLayout(const std::vector<Level>& levels);
     std::string GroupPath() const { return ParentPath(ds_.array_->path()); }
+    std::string GroupWhere() const {
+        return ds_.store_->uri() + "/" + zarr3::join_key(GroupPath(), "zarr.json");
+    }
+    void CheckCanBuild();
+    std::vector<std::string> Doomed(const PyramidOf& pyr) const;
     std::string BaseName() const;
 
     Zarr3RasterDataset& ds_;
+    std::set<std::string> taken_; // assets of the group's layout (other pyramids' too)
 };
 
 namespace {
 
 uint64_t CeilDiv(uint64_t a, uint64_t b) {
     return (a + b - 1) / b;
+}
+
+// Removes the multiscales attribute and its zarr_conventions entry.
+void EraseMultiscales(nlohmann::json& attrs) {
+    attrs.erase("multiscales");
+    if (auto it = attrs.find("zarr_conventions"); it != attrs.end() && it->is_array()) {
+        auto& l = *it;
+        l.erase(std::remove_if(l.begin(), l.end(),
+                               [](const nlohmann::json& c) {
+                                   return c.is_object() &&
+                                          c.value("uuid", "") == zarr3::kMultiscalesUuid;
+                               }),
+                l.end());
+        if (l.empty()) attrs.erase("zarr_conventions");
+    }
 }
 
 // GDAL resampling name -> the convention's lower-case name.
@@ -111,8 +134,9 @@ std::string OverviewBuilder::NewLevel(int factor, Size s, const std::vector<Leve
     for (int k = 0;; ++k) {
         name = "ovr_" + std::to_string(factor) + "x" + (k ? "_" + std::to_string(k) : "");
         const std::string gpath = zarr3::join_key(GroupPath(), name);
-        const bool used = std::any_of(levels.begin(), levels.end(),
-                                      [&](const Level& l) { return l.asset == name; });
+        const bool used =
+            taken_.count(name) > 0 || std::any_of(levels.begin(), levels.end(),
+                                                  [&](const Level& l) { return l.asset == name; });
         if (!used && !zarr3::read_node_json(*ds_.store_, gpath)) break;
         if (k > 1000) throw zarr3::Error(ds_.array_->describe() + ": no free level name");
     }
@@ -223,7 +247,20 @@ void OverviewBuilder::WriteLayout(const std::vector<Level>& levels) {
     }
     auto group = zarr3::Group::open(ds_.store_, GroupPath());
     nlohmann::json attrs = group->metadata().attributes;
+    // Other pyramids of the group (one per variable) stay as they are.
+    if (const auto old = zarr3::parse_multiscales(attrs, GroupWhere())) {
+        zarr3::Multiscales merged = *old;
+        for (size_t k = 0; k < old->layout.size(); ++k)
+            if (old->layout[k].asset == base.asset) {
+                merged = zarr3::without_pyramid_of(*old, k).value_or(zarr3::Multiscales{});
+                break;
+            }
+        for (auto& l : ms.layout)
+            merged.layout.push_back(std::move(l));
+        ms = std::move(merged);
+    }
     zarr3::write_multiscales(attrs, ms);
+    (void)zarr3::parse_multiscales(attrs, GroupWhere()); // never write a layout that does not hold
     // The spatial convention (registered above) names the axes that
     // spatial:shape counts; GDAL 3.13 drops levels whose shape it cannot match.
     if (iy != SIZE_MAX) attrs["spatial:dimensions"] = {ds_.ydim_, ds_.xdim_};
@@ -233,11 +270,7 @@ void OverviewBuilder::WriteLayout(const std::vector<Level>& levels) {
 void OverviewBuilder::Build(const std::string& resampling, const std::vector<int>& factors,
                             GDALProgressFunc progress, void* progress_data, CSLConstList options) {
     const std::string where = ds_.array_->describe();
-    if (ds_.array_->path().empty())
-        throw zarr3::Error(where + ": the array is the store root; overviews need a group");
-    if (auto pyr = FindPyramid(*ds_.store_, ds_.array_->path());
-        pyr && pyr->level != zarr3::base_level(pyr->ms))
-        throw zarr3::Error(where + ": is a level of a multiscales pyramid, not its base");
+    CheckCanBuild();
     ds_.FlushCache(false);
     const uint64_t W = static_cast<uint64_t>(ds_.nRasterXSize);
     const uint64_t H = static_cast<uint64_t>(ds_.nRasterYSize);
@@ -287,32 +320,96 @@ void OverviewBuilder::Build(const std::string& resampling, const std::vector<int
     ds_.FlushOverviews(false);
 }
 
-// gdaladdo -clean: the levels' arrays and the multiscales attribute go.
-void OverviewBuilder::Clean() {
-    auto pyr = FindPyramid(*ds_.store_, ds_.array_->path());
-    ds_.overviews_.clear();
-    if (!pyr) return;
-    for (size_t k = 0; k < pyr->ms.layout.size(); ++k) {
-        if (k == pyr->level) continue;
-        const std::string dir = ds_.store_->uri() + "/" + pyr->ArrayPath(k);
-        VSIStatBufL st;
-        if (VSIStatL(dir.c_str(), &st) == 0 && VSIRmdirRecursive(dir.c_str()) != 0)
-            throw zarr3::Error(dir + ": cannot remove the overview level");
+// Everything that would make gdaladdo fail half way, checked before
+// anything is written.
+void OverviewBuilder::CheckCanBuild() {
+    const std::string where = ds_.array_->describe();
+    if (ds_.array_->path().empty())
+        throw zarr3::Error(where + ": the array is the store root; overviews need a group");
+    // A malformed attribute throws here (naming the group and the member).
+    const auto pyr = FindPyramid(*ds_.store_, ds_.array_->path());
+    if (pyr && !pyr->suffix.empty())
+        throw zarr3::Error(where + ": its multiscales pyramid (in /" + pyr->group +
+                           ") is laid out as groups holding every array of a level; gdaladdo "
+                           "does not rewrite such a pyramid (the other arrays would lose their "
+                           "levels): nothing changed");
+    if (pyr && pyr->level != zarr3::base_level(pyr->ms))
+        throw zarr3::Error(where + ": is a level of a multiscales pyramid, not its base " +
+                           "(build the overviews of /" + pyr->ArrayPath(0) + ")");
+    auto group = zarr3::Group::open(ds_.store_, GroupPath());
+    if (const auto ms = zarr3::parse_multiscales(group->metadata().attributes, GroupWhere()))
+        for (const auto& l : ms->layout)
+            taken_.insert(l.asset);
+}
+
+// The array paths -clean removes: the levels of this array's own pyramid
+// that the reader opened as its overviews (zarr3::clean_set decides).
+std::vector<std::string> OverviewBuilder::Doomed(const PyramidOf& pyr) const {
+    const auto& full = pyr.full;
+    const size_t root = zarr3::root_of(full, pyr.full_level);
+    std::vector<std::string> paths;
+    for (size_t k = 0; k < full.layout.size(); ++k) {
+        std::string p = zarr3::join_key(pyr.group, full.layout[k].asset);
+        if (k != root && zarr3::root_of(full, k) == root) {
+            // GDAL's layout: a level group holding an array named like the base.
+            const auto j = zarr3::read_node_json(*ds_.store_, p);
+            if (j && zarr3::node_type_of(*j, p) == zarr3::NodeType::Group)
+                p = zarr3::join_key(p, BaseName());
+        }
+        paths.push_back(p);
     }
+    std::vector<std::string> accepted;
+    for (const auto& o : ds_.overviews_)
+        accepted.push_back(o->array_->path());
+    return zarr3::clean_set(full, root, paths, accepted);
+}
+
+// gdaladdo -clean: the array's own pyramid leaves the multiscales attribute
+// (other pyramids of the group stay), then the level arrays the reader
+// accepted as its overviews are removed, each checked first to hold only
+// store content and to be reached through no symbolic link; a level group
+// left empty goes too. Nothing else is removed: never the base, another
+// array, a level the reader refused, or anything outside the store.
+void OverviewBuilder::Clean() {
+    const std::string where = ds_.array_->describe();
+    const auto pyr = FindPyramid(*ds_.store_, ds_.array_->path()); // malformed: throws
+    if (!pyr) {
+        ds_.overviews_.clear();
+        return;
+    }
+    if (!pyr->suffix.empty())
+        throw zarr3::Error(where + ": its multiscales pyramid (in /" + pyr->group +
+                           ") is laid out as groups holding every array of a level; -clean does "
+                           "not remove them: nothing removed");
+    if (pyr->level != zarr3::base_level(pyr->ms))
+        throw zarr3::Error(where + ": is a level of a multiscales pyramid, not its base; run " +
+                           "-clean on /" + pyr->ArrayPath(zarr3::base_level(pyr->ms)) +
+                           ": nothing removed");
+    const std::string root = ds_.store_->uri();
+    const auto doomed = Doomed(*pyr);
+    for (const auto& p : doomed)
+        CheckRemovable(root, p); // throws naming the path: nothing changed yet
     auto group = zarr3::Group::open(ds_.store_, pyr->group);
     nlohmann::json attrs = group->metadata().attributes;
-    attrs.erase("multiscales");
-    if (auto it = attrs.find("zarr_conventions"); it != attrs.end() && it->is_array()) {
-        auto& l = *it;
-        l.erase(std::remove_if(l.begin(), l.end(),
-                               [](const nlohmann::json& c) {
-                                   return c.is_object() &&
-                                          c.value("uuid", "") == zarr3::kMultiscalesUuid;
-                               }),
-                l.end());
-        if (l.empty()) attrs.erase("zarr_conventions");
-    }
+    if (auto rest = zarr3::without_pyramid_of(pyr->full, pyr->full_level))
+        zarr3::write_multiscales(attrs, *rest);
+    else
+        EraseMultiscales(attrs);
     group->set_attributes(attrs);
+    ds_.overviews_.clear();
+    for (const auto& p : doomed) {
+        std::string error;
+        if (!RemoveStoreFolder(root + "/" + p, error))
+            throw zarr3::Error(root + "/" + p + ": cannot remove the overview level (" + error +
+                               ")");
+        // The level group (GDAL's layout) when nothing else is left in it.
+        const std::string parent = ParentPath(p);
+        const bool level_group =
+            std::any_of(pyr->full.layout.begin(), pyr->full.layout.end(), [&](const auto& l) {
+                return zarr3::join_key(pyr->group, l.asset) == parent;
+            });
+        if (level_group && parent != pyr->group) RemoveEmptyGroup(root + "/" + parent);
+    }
 }
 
 CPLErr Zarr3RasterDataset::IBuildOverviews(const char* resampling, int n_overviews,

@@ -46,4 +46,20 @@ class PathGuard {
 // paths: VSIRmdirRecursive / VSIUnlink. False with `error` set on failure.
 bool RemoveTree(const std::string& path, std::string& error);
 
+// Deletes that remove only what they verified as store content (zarr.json,
+// chunk files, node and chunk folders, a writer's side files), never
+// following a symbolic link (a link is removed itself, never its target).
+// Implemented beside the folder scan in unfinished_copy.cpp.
+
+// zarr3::Error naming the path unless `rel` (a key under the store folder
+// `root`) is a folder reached through no symbolic link below `root` and
+// holding nothing but store content.
+void CheckRemovable(const std::string& root, const std::string& rel);
+// Removes the store content of the folder `dir` as the scan verified it,
+// then the folders left empty. False with `error` naming what was left
+// (entries that are no store content, or that appeared meanwhile).
+bool RemoveStoreFolder(const std::string& dir, std::string& error);
+// Removes the group folder `dir` when it holds nothing but its zarr.json.
+void RemoveEmptyGroup(const std::string& dir);
+
 } // namespace zarr3drv

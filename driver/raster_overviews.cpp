@@ -43,39 +43,71 @@ std::string BaseName(const std::string& path) {
     return s == std::string::npos ? path : path.substr(s + 1);
 }
 
-// Level of `rel` in the layout: the asset itself or an array inside it.
+// Level of `rel` in the layout: the asset itself (preferred) or an array
+// inside it (the longest such asset).
 std::optional<std::pair<size_t, std::string>> LevelOf(const std::vector<std::string>& assets,
                                                       const std::string& rel) {
+    std::optional<std::pair<size_t, std::string>> best;
     for (size_t k = 0; k < assets.size(); ++k) {
         const std::string& a = assets[k];
         if (rel == a) return std::make_pair(k, std::string());
-        if (rel.size() > a.size() && rel.compare(0, a.size(), a) == 0 && rel[a.size()] == '/')
-            return std::make_pair(k, rel.substr(a.size() + 1));
+        if (rel.size() > a.size() && rel.compare(0, a.size(), a) == 0 && rel[a.size()] == '/' &&
+            (!best || a.size() > assets[best->first].size()))
+            best = std::make_pair(k, rel.substr(a.size() + 1));
     }
-    return std::nullopt;
+    return best;
 }
 
-// The base asset of a layout, read leniently (levels are hidden even when
-// the attribute is broken): the strict answer, else the first valid asset
-// derived from nothing, else the first valid asset.
-std::optional<std::string> LenientBase(const nlohmann::json& attrs) {
+bool AtOrUnder(const std::string& path, const std::string& node) {
+    return path == node || (path.size() > node.size() && path.compare(0, node.size(), node) == 0 &&
+                            path[node.size()] == '/');
+}
+
+// Bases and levels of a layout (asset paths relative to the group). Strict
+// when the attribute parses (each level paired with its own base); read
+// leniently otherwise (levels are hidden even when the attribute is broken:
+// the entries derived from something, the bases being the entries derived
+// from nothing, else the first valid asset).
+struct LevelSets {
+    std::vector<std::pair<std::string, std::string>> levels; // (asset, its base asset)
+    std::vector<std::string> bases;
+};
+
+LevelSets LayoutLevels(const nlohmann::json& attrs) {
+    LevelSets out;
     try {
-        if (auto ms = zarr3::parse_multiscales(attrs, ""))
-            return ms->layout[zarr3::base_level(*ms)].asset;
-        return std::nullopt;
+        const auto ms = zarr3::parse_multiscales(attrs, "");
+        if (!ms) return out;
+        for (size_t k = 0; k < ms->layout.size(); ++k) {
+            const size_t r = zarr3::root_of(*ms, k);
+            if (r == k)
+                out.bases.push_back(ms->layout[k].asset);
+            else
+                out.levels.emplace_back(ms->layout[k].asset, ms->layout[r].asset);
+        }
+        return out;
     } catch (const zarr3::FormatError&) {
     }
     const auto& lay = attrs["multiscales"].value("layout", nlohmann::json());
-    if (!lay.is_array()) return std::nullopt;
-    std::optional<std::string> first;
+    if (!lay.is_array()) return out;
+    std::vector<std::string> derived;
     for (const auto& l : lay) {
         if (!l.is_object() || !l.contains("asset") || !l["asset"].is_string()) continue;
         const std::string a = l["asset"].get<std::string>();
         if (!zarr3::is_valid_key(a)) continue;
-        if (!l.contains("derived_from") || l["derived_from"].is_null()) return a;
-        if (!first) first = a;
+        if (!l.contains("derived_from") || l["derived_from"].is_null())
+            out.bases.push_back(a);
+        else
+            derived.push_back(a);
     }
-    return first;
+    if (out.bases.empty() && !derived.empty()) {
+        out.bases.push_back(derived.front());
+        derived.erase(derived.begin());
+    }
+    for (const auto& d : derived)
+        for (const auto& b : out.bases)
+            out.levels.emplace_back(d, b);
+    return out;
 }
 
 } // namespace
@@ -106,17 +138,27 @@ std::set<std::string> CoarserPyramidLevels(zarr3::Store& store,
         }
         if (!attrs || !attrs->contains("multiscales") || !(*attrs)["multiscales"].is_object())
             continue;
-        // Everything in the group outside the base is a level (or belongs
-        // to one), unless the base is not there at all.
-        const auto base = LenientBase(*attrs);
-        if (!base) continue;
-        const auto in_base = [&](const std::string& p) {
-            const auto rel = RelativeTo(p, g);
-            return rel && LevelOf({*base}, *rel).has_value();
+        // The arrays at or inside a level whose base is there, never one at
+        // or inside a base: other arrays of the group stay subdatasets.
+        const LevelSets sets = LayoutLevels(*attrs);
+        const auto present = [&](const std::string& asset) {
+            const std::string node = zarr3::join_key(g, asset);
+            return std::any_of(array_paths.begin(), array_paths.end(),
+                               [&](const std::string& p) { return AtOrUnder(p, node); });
         };
-        if (std::none_of(array_paths.begin(), array_paths.end(), in_base)) continue;
-        for (const auto& p : array_paths)
-            if (RelativeTo(p, g) && !in_base(p)) hidden.insert(p);
+        for (const auto& p : array_paths) {
+            const auto rel = RelativeTo(p, g);
+            if (!rel) continue;
+            const bool in_base =
+                std::any_of(sets.bases.begin(), sets.bases.end(),
+                            [&](const std::string& b) { return AtOrUnder(*rel, b); });
+            if (in_base) continue;
+            for (const auto& [level, base] : sets.levels)
+                if (AtOrUnder(*rel, level) && present(base)) {
+                    hidden.insert(p);
+                    break;
+                }
+        }
     }
     return hidden;
 }
@@ -135,11 +177,14 @@ std::optional<PyramidOf> FindPyramid(zarr3::Store& store, const std::string& arr
             assets.push_back(l.asset);
         const auto level = LevelOf(assets, *RelativeTo(array_path, g));
         if (!level) return std::nullopt; // the array is no level of this pyramid
+        // Only the levels of the array's own base (several pyramids may
+        // share the layout, one per variable).
         PyramidOf out;
         out.group = g;
         out.suffix = level->second;
-        out.level = level->first;
-        out.ms = std::move(*ms);
+        out.full_level = level->first;
+        out.ms = zarr3::pyramid_of(*ms, level->first, &out.level);
+        out.full = std::move(*ms);
         out.group_attributes = std::move(*attrs);
         return out;
     }

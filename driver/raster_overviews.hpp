@@ -24,10 +24,12 @@ std::set<std::string> CoarserPyramidLevels(zarr3::Store& store,
 
 // The pyramid the array at `array_path` belongs to.
 struct PyramidOf {
-    std::string group;  // group holding the multiscales attribute
-    std::string suffix; // "" (array-based layout) or the array path inside each level group
-    size_t level = 0;   // the array's own level in ms.layout
-    zarr3::Multiscales ms;
+    std::string group;       // group holding the multiscales attribute
+    std::string suffix;      // "" (array-based layout) or the array path inside each level group
+    size_t level = 0;        // the array's own level in ms.layout
+    zarr3::Multiscales ms;   // the array's own pyramid: its base and the levels derived from it
+    zarr3::Multiscales full; // the whole attribute (other bases and their levels too)
+    size_t full_level = 0;   // the array's own level in full.layout
     nlohmann::json group_attributes;
     // Array path of level `k`.
     std::string ArrayPath(size_t k) const;

@@ -21,6 +21,7 @@
 #include <filesystem>
 #include <functional>
 #include <string_view>
+#include <sys/stat.h>
 #include <unistd.h>
 
 namespace zarr3drv {
@@ -87,19 +88,6 @@ std::set<std::string> FolderEntries(const std::string& root) {
         if (!n.empty() && n != "." && n != "..") out.insert(n);
     }
     return out;
-}
-
-void RemoveCreated(const std::string& root, bool folder_existed,
-                   const std::set<std::string>& kept) {
-    CPLErrorStateBackuper keep;
-    CPLErrorHandlerPusher quiet(CPLQuietErrorHandler);
-    std::string error;
-    if (!folder_existed) {
-        RemoveTree(root, error);
-        return;
-    }
-    for (const auto& n : FolderEntries(root))
-        if (!kept.count(n)) RemoveTree(root + "/" + n, error);
 }
 
 // ------------------------------------------------------- what a folder holds
@@ -228,15 +216,19 @@ class Scanner {
             if (e.type == EntryType::Other) {
                 Foreign(r);
             } else if (e.type == EntryType::File) {
-                if (IsStoreFile(e.name, role, has_json))
+                if (IsStoreFile(e.name, role, has_json)) {
                     ++store_files_;
-                else
+                    files_.push_back(r);
+                } else {
                     Foreign(r);
+                }
             } else if (e.name == "c" && !role.under_c) {
                 Walk(dir + "/c", r, FolderRole{true, false, false}, depth + 1);
+                dirs_.push_back(r);
             } else if (AllDigits(e.name) && (role.under_c || role.v2_keys || has_json)) {
                 Walk(dir + "/" + e.name, r, FolderRole{role.under_c, !role.under_c, false},
                      depth + 1);
+                dirs_.push_back(r);
             } else if (!role.under_c && !role.v2_keys && zarr3::is_valid_key(e.name) &&
                        e.name[0] != '.') {
                 const std::string sub = dir + "/" + e.name;
@@ -244,6 +236,7 @@ class Scanner {
                     StatExists(sub + "/zarr.json"))
                     out_.nested_store = e.name;
                 Walk(sub, r, FolderRole{}, depth + 1); // a child group or array
+                dirs_.push_back(r);
             } else {
                 Foreign(r + "/");
             }
@@ -251,6 +244,10 @@ class Scanner {
     }
 
     size_t store_files() const { return store_files_; }
+    // What the walk verified as store content (relative paths): files, and
+    // folders deepest first.
+    const std::vector<std::string>& files() const { return files_; }
+    const std::vector<std::string>& dirs() const { return dirs_; }
 
     static bool StatExists(const std::string& path) {
         VSIStatBufL st;
@@ -260,6 +257,7 @@ class Scanner {
   private:
     FolderScan& out_;
     size_t store_files_ = 0;
+    std::vector<std::string> files_, dirs_;
 };
 
 // Shallow: the top-level entries are store files, "c", or node folders that
@@ -292,7 +290,24 @@ void ScanShallow(const std::string& root, const std::vector<Entry>& entries, Fol
 
 } // namespace
 
+namespace {
+
+// What the full walk verified, for a removal of exactly that.
+struct Verified {
+    std::vector<std::string> files, dirs;
+};
+
+FolderScan ScanFolderImpl(const std::string& root, bool shallow, Verified* verified);
+
+} // namespace
+
 FolderScan ScanFolder(const std::string& root, bool shallow) {
+    return ScanFolderImpl(root, shallow, nullptr);
+}
+
+namespace {
+
+FolderScan ScanFolderImpl(const std::string& root, bool shallow, Verified* verified) {
     FolderScan out;
     VSIStatBufL st;
     if (VSIStatExL(root.c_str(), &st, VSI_STAT_EXISTS_FLAG | VSI_STAT_NATURE_FLAG) != 0) {
@@ -329,6 +344,7 @@ FolderScan ScanFolder(const std::string& root, bool shallow) {
         Scanner scanner(out);
         scanner.Walk(root, "", FolderRole{false, false, true}, 0);
         store_files = scanner.store_files();
+        if (verified) *verified = {scanner.files(), scanner.dirs()};
     }
     if (out.foreign_count)
         out.kind = FolderScan::Kind::Foreign;
@@ -338,6 +354,8 @@ FolderScan ScanFolder(const std::string& root, bool shallow) {
         out.kind = store_files ? FolderScan::Kind::Incomplete : FolderScan::Kind::NoStore;
     return out;
 }
+
+} // namespace
 
 bool LooksLikeIncompleteStore(const std::string& root) {
     if (!IsPosixPath(root) && !STARTS_WITH(root.c_str(), "/vsimem/")) return false;
@@ -355,6 +373,139 @@ std::string ForeignList(const FolderScan& scan) {
     if (scan.foreign_count > scan.foreign.size())
         out += " and " + std::to_string(scan.foreign_count - scan.foreign.size()) + " more";
     return out;
+}
+
+// ------------------------------------------------- removing verified content
+
+namespace {
+
+// A small text file (at most 1 MiB read).
+std::string ReadSmallFile(const std::string& path) {
+    std::string text;
+    VSILFILE* fp = VSIFOpenL(path.c_str(), "rb");
+    if (!fp) return text;
+    char buf[65536];
+    size_t n;
+    while (text.size() < (1u << 20) && (n = VSIFReadL(buf, 1, sizeof(buf), fp)) > 0)
+        text.append(buf, n);
+    VSIFCloseL(fp);
+    return text;
+}
+
+bool IsLink(const std::string& path) {
+    struct stat st {};
+    return IsPosixPath(path) && ::lstat(path.c_str(), &st) == 0 && S_ISLNK(st.st_mode);
+}
+
+// Removes one verified file (a link itself, never its target); a folder
+// found in its place (changed since the scan) is left.
+bool RemoveVerifiedFile(const std::string& path) {
+    if (!IsPosixPath(path)) return VSIUnlink(path.c_str()) == 0;
+    struct stat st {};
+    if (::lstat(path.c_str(), &st) != 0) return errno == ENOENT;
+    if (S_ISDIR(st.st_mode)) return false;
+    return ::unlink(path.c_str()) == 0 || errno == ENOENT;
+}
+
+// Removes the folder when empty; false (left) otherwise.
+bool RemoveEmptyFolder(const std::string& path) {
+    if (IsPosixPath(path)) return ::rmdir(path.c_str()) == 0 || errno == ENOENT;
+    if (!FolderEntries(path).empty()) return false;
+    VSIRmdir(path.c_str());
+    return true;
+}
+
+// Removes exactly what `v` lists under `root`, then `root` when left empty
+// (`remove_root`). False with `error` naming what was left in place.
+bool RemoveVerified(const std::string& root, const Verified& v, bool remove_root,
+                    std::string& error) {
+    std::vector<std::string> left;
+    for (const auto& f : v.files)
+        if (!RemoveVerifiedFile(root + "/" + f)) left.push_back(f);
+    for (const auto& d : v.dirs)
+        if (!RemoveEmptyFolder(root + "/" + d)) left.push_back(d + "/");
+    if (remove_root && !RemoveEmptyFolder(root)) {
+        for (const auto& n : FolderEntries(root))
+            if (std::find(left.begin(), left.end(), n) == left.end() &&
+                std::find(left.begin(), left.end(), n + "/") == left.end())
+                left.push_back(n);
+        if (left.empty()) left.push_back(".");
+    }
+    if (left.empty()) return true;
+    error = "left in place, not verified as store content: ";
+    for (size_t i = 0; i < left.size() && i < kForeignNamed; ++i)
+        error += (i ? ", " : "") + left[i];
+    if (left.size() > kForeignNamed)
+        error += " and " + std::to_string(left.size() - kForeignNamed) + " more";
+    return false;
+}
+
+[[noreturn]] void ThrowNotRemovable(const std::string& path, const std::string& why) {
+    throw zarr3::Error(path + ": " + why + "; nothing removed");
+}
+
+} // namespace
+
+void CheckRemovable(const std::string& root, const std::string& rel) {
+    const std::string path = root + "/" + rel;
+    if (IsPosixPath(root)) {
+        // Every folder from the store root down: a real folder, no link.
+        std::string at = root;
+        size_t start = 0;
+        while (start <= rel.size()) {
+            const size_t slash = rel.find('/', start);
+            at += "/" + rel.substr(start, slash == std::string::npos ? slash : slash - start);
+            if (IsLink(at)) ThrowNotRemovable(path, at + " is a symbolic link (never followed)");
+            if (slash == std::string::npos) break;
+            start = slash + 1;
+        }
+    }
+    const FolderScan scan = ScanFolderImpl(path, false, nullptr);
+    if (scan.kind == FolderScan::Kind::Missing) return; // nothing to remove
+    if (scan.kind == FolderScan::Kind::NotFolder) ThrowNotRemovable(path, "not a folder");
+    if (scan.kind == FolderScan::Kind::Foreign)
+        ThrowNotRemovable(path, "it holds what a Zarr array does not (" + ForeignList(scan) + ")");
+}
+
+bool RemoveStoreFolder(const std::string& dir, std::string& error) {
+    if (IsLink(dir)) {
+        error = dir + " is a symbolic link (never followed)";
+        return false;
+    }
+    Verified v;
+    const FolderScan scan = ScanFolderImpl(dir, false, &v);
+    if (scan.kind == FolderScan::Kind::Missing) return true;
+    if (scan.kind == FolderScan::Kind::NotFolder) {
+        error = "not a folder";
+        return false;
+    }
+    return RemoveVerified(dir, v, true, error);
+}
+
+void RemoveEmptyGroup(const std::string& dir) {
+    if (IsLink(dir) || FolderEntries(dir) != std::set<std::string>{"zarr.json"}) return;
+    auto j = nlohmann::json::parse(ReadSmallFile(dir + "/zarr.json"), nullptr, false);
+    if (!j.is_object() || j.value("node_type", "") != "group") return;
+    if (RemoveVerifiedFile(dir + "/zarr.json")) RemoveEmptyFolder(dir);
+}
+
+void RemoveCreated(const std::string& root, bool folder_existed,
+                   const std::set<std::string>& kept) {
+    CPLErrorStateBackuper keep;
+    CPLErrorHandlerPusher quiet(CPLQuietErrorHandler);
+    if (IsLink(root)) return;
+    Verified v;
+    ScanFolderImpl(root, false, &v);
+    if (folder_existed) {
+        // Only what this copy added: entries not there before.
+        const auto added = [&](const std::string& rel) {
+            return kept.count(rel.substr(0, rel.find('/'))) == 0;
+        };
+        std::erase_if(v.files, [&](const std::string& f) { return !added(f); });
+        std::erase_if(v.dirs, [&](const std::string& d) { return !added(d); });
+    }
+    std::string error;
+    RemoveVerified(root, v, !folder_existed, error);
 }
 
 // ------------------------------------------------------------ delete, replace
@@ -410,8 +561,16 @@ std::string StoreRoot(const char* name) {
 
 CPLErr DeleteStore(const char* name) {
     const std::string root = RootOfName(name);
-    const FolderScan scan = ScanFolder(root, false);
     const char* r = root.c_str();
+    if (IsLink(root)) {
+        CPLError(CE_Failure, CPLE_AppDefined,
+                 "%s: a symbolic link; not deleted (links are never followed: delete the link "
+                 "itself, or name the store folder it leads to)",
+                 r);
+        return CE_Failure;
+    }
+    Verified verified;
+    const FolderScan scan = ScanFolderImpl(root, false, &verified);
     switch (scan.kind) {
     case FolderScan::Kind::Missing:
         CPLError(CE_Failure, CPLE_FileIO, "%s: not found; nothing deleted", r);
@@ -451,10 +610,11 @@ CPLErr DeleteStore(const char* name) {
         }
         break;
     }
-    // Symbolic links inside the store are removed, never followed.
+    // Exactly what the scan verified; symbolic links inside the store are
+    // removed, never followed.
     std::string error;
-    if (!RemoveTree(root, error)) {
-        CPLError(CE_Failure, CPLE_FileIO, "%s: cannot delete (%s)", r, error.c_str());
+    if (!RemoveVerified(root, verified, true, error)) {
+        CPLError(CE_Failure, CPLE_FileIO, "%s: not entirely deleted (%s)", r, error.c_str());
         return CE_Failure;
     }
     // The PAM side file (statistics, ...) belongs to the dataset.
@@ -466,10 +626,16 @@ CPLErr DeleteStore(const char* name) {
 bool PrepareTarget(const std::string& root) {
     if (root.empty()) return true; // the creator reports the empty name
     const char* r = root.c_str();
+    if (IsLink(root)) {
+        CPLError(CE_Failure, CPLE_AppDefined,
+                 "%s: a symbolic link; choose another name (links are never followed)", r);
+        return false;
+    }
     // A complete store is refused without walking its chunks.
+    Verified verified;
     const FolderScan scan = Scanner::StatExists(root + "/zarr.json")
                                 ? FolderScan{FolderScan::Kind::Store, false, {}, 0, {}}
-                                : ScanFolder(root, false);
+                                : ScanFolderImpl(root, false, &verified);
     switch (scan.kind) {
     case FolderScan::Kind::Missing:
     case FolderScan::Kind::Empty:
@@ -515,7 +681,7 @@ bool PrepareTarget(const std::string& root) {
     // What a killed copy left: replaced.
     CPLDebug("Zarr3", "%s: removing the incomplete store a copy left", r);
     std::string error;
-    if (!RemoveTree(root, error)) {
+    if (!RemoveVerified(root, verified, true, error)) {
         CPLError(CE_Failure, CPLE_FileIO, "%s: cannot remove the incomplete store there (%s)", r,
                  error.c_str());
         return false;

@@ -190,6 +190,76 @@ std::vector<size_t> overview_order(const Multiscales& ms) {
     return out;
 }
 
+size_t root_of(const Multiscales& ms, size_t i) {
+    size_t steps = 0;
+    while (i < ms.layout.size() && !ms.layout[i].derived_from.empty() &&
+           steps++ <= ms.layout.size()) {
+        size_t next = ms.layout.size();
+        for (size_t k = 0; k < ms.layout.size() && next == ms.layout.size(); ++k)
+            if (ms.layout[k].asset == ms.layout[i].derived_from) next = k;
+        if (next == ms.layout.size()) break; // unreachable after check_derivations
+        i = next;
+    }
+    return i;
+}
+
+Multiscales pyramid_of(const Multiscales& ms, size_t i, size_t* index) {
+    Multiscales out;
+    out.resampling_method = ms.resampling_method;
+    const size_t root = root_of(ms, i);
+    for (size_t k = 0; k < ms.layout.size(); ++k) {
+        if (root_of(ms, k) != root) continue;
+        if (k == i && index) *index = out.layout.size();
+        out.layout.push_back(ms.layout[k]);
+    }
+    return out;
+}
+
+std::optional<Multiscales> without_pyramid_of(const Multiscales& ms, size_t i) {
+    Multiscales out;
+    out.resampling_method = ms.resampling_method;
+    const size_t root = root_of(ms, i);
+    for (size_t k = 0; k < ms.layout.size(); ++k)
+        if (root_of(ms, k) != root) out.layout.push_back(ms.layout[k]);
+    if (out.layout.empty()) return std::nullopt;
+    return out;
+}
+
+namespace {
+
+// `a` is `b`, or one lies inside the other ("x" and "x/y").
+bool overlaps(const std::string& a, const std::string& b) {
+    const auto inside = [](const std::string& in, const std::string& of) {
+        return of.empty() ||
+               (in.size() > of.size() && in.compare(0, of.size(), of) == 0 && in[of.size()] == '/');
+    };
+    return a == b || inside(a, b) || inside(b, a);
+}
+
+} // namespace
+
+std::vector<std::string> clean_set(const Multiscales& ms, size_t base,
+                                   const std::vector<std::string>& array_paths,
+                                   const std::vector<std::string>& accepted) {
+    std::vector<std::string> out;
+    const size_t n = ms.layout.size();
+    if (base >= n || array_paths.size() != n || root_of(ms, base) != base) return out;
+    for (size_t k = 0; k < n; ++k) {
+        if (k == base || root_of(ms, k) != base) continue;
+        const std::string& p = array_paths[k];
+        if (p.empty() || std::find(accepted.begin(), accepted.end(), p) == accepted.end())
+            continue; // the reader did not open it as an overview: not ours
+        // Never a base's array, nor one another pyramid also names.
+        bool keep = false;
+        for (size_t r = 0; r < n && !keep; ++r)
+            keep = (r == base || root_of(ms, r) != base) && overlaps(p, array_paths[r]);
+        for (const auto& q : out)
+            keep = keep || overlaps(p, q);
+        if (!keep) out.push_back(p);
+    }
+    return out;
+}
+
 nlohmann::json multiscales_to_json(const Multiscales& ms) {
     nlohmann::json layout = nlohmann::json::array();
     for (const auto& l : ms.layout) {

@@ -119,3 +119,72 @@ TEST(Multiscales, WriteRoundTripsAndRegistersConventionsOnce) {
     EXPECT_EQ(attrs["multiscales"]["layout"][2]["spatial:shape"], json({50, 100}));
     EXPECT_EQ(attrs["multiscales"]["layout"][1]["transform"]["scale"], json({2.0, 2.0}));
 }
+
+namespace {
+
+// Two pyramids in one layout (GDAL's layout, one per variable of a group):
+// temp -> ovr_2x -> ovr_4x and precip -> ovr_2x_1.
+Multiscales two_pyramids() {
+    const auto ms = parse_multiscales(
+        attrs_with(json::array({{{"asset", "temp"}},
+                                {{"asset", "ovr_2x"}, {"derived_from", "temp"}},
+                                {{"asset", "precip"}},
+                                {{"asset", "ovr_4x"}, {"derived_from", "ovr_2x"}},
+                                {{"asset", "ovr_2x_1"}, {"derived_from", "precip"}}})),
+        "w");
+    return *ms;
+}
+
+std::vector<std::string> assets(const Multiscales& ms) {
+    std::vector<std::string> out;
+    for (const auto& l : ms.layout)
+        out.push_back(l.asset);
+    return out;
+}
+
+} // namespace
+
+TEST(Multiscales, SeveralPyramidsInOneLayoutAreKeptApart) {
+    const auto ms = two_pyramids();
+    EXPECT_EQ(root_of(ms, 3), 0u);
+    EXPECT_EQ(root_of(ms, 4), 2u);
+    size_t at = 99;
+    const auto temp = pyramid_of(ms, 3, &at);
+    EXPECT_EQ(assets(temp), (std::vector<std::string>{"temp", "ovr_2x", "ovr_4x"}));
+    EXPECT_EQ(at, 2u);
+    EXPECT_EQ(assets(pyramid_of(ms, 2)), (std::vector<std::string>{"precip", "ovr_2x_1"}));
+    EXPECT_EQ(overview_order(pyramid_of(ms, 2)), (std::vector<size_t>{1}));
+    const auto rest = without_pyramid_of(ms, 1);
+    ASSERT_TRUE(rest);
+    EXPECT_EQ(assets(*rest), (std::vector<std::string>{"precip", "ovr_2x_1"}));
+    EXPECT_FALSE(without_pyramid_of(pyramid_of(ms, 0), 0));
+}
+
+TEST(Multiscales, CleanSetHoldsOnlyAcceptedLevelsOfTheBasesOwnPyramid) {
+    const auto ms = two_pyramids();
+    const std::vector<std::string> paths = {"g/temp", "g/ovr_2x/temp", "g/precip", "g/ovr_4x/temp",
+                                            "g/ovr_2x_1/precip"};
+    const std::vector<std::string> all = paths;
+    EXPECT_EQ(clean_set(ms, 0, paths, all),
+              (std::vector<std::string>{"g/ovr_2x/temp", "g/ovr_4x/temp"}));
+    EXPECT_EQ(clean_set(ms, 2, paths, all), (std::vector<std::string>{"g/ovr_2x_1/precip"}));
+    // A level (not a base) cleans nothing; neither does a base whose levels
+    // the reader did not accept.
+    EXPECT_TRUE(clean_set(ms, 1, paths, all).empty());
+    EXPECT_TRUE(clean_set(ms, 0, paths, {"g/precip", "g/ovr_2x_1/precip"}).empty());
+    EXPECT_EQ(clean_set(ms, 0, paths, {"g/ovr_4x/temp"}),
+              (std::vector<std::string>{"g/ovr_4x/temp"}));
+}
+
+TEST(Multiscales, CleanSetNeverHoldsABaseOrAnotherPyramidsArray) {
+    const auto ms = two_pyramids();
+    // Hostile paths: a level naming the base, a folder holding the base, the
+    // other variable, or a level of the other pyramid.
+    const std::vector<std::string> paths = {"g/temp", "g/temp", "g/precip", "g",
+                                            "g/ovr_2x_1/precip"};
+    EXPECT_TRUE(clean_set(ms, 0, paths, paths).empty());
+    const std::vector<std::string> shared = {"g/temp", "g/ovr_2x_1/precip", "g/precip",
+                                             "g/ovr_4x/temp", "g/ovr_2x_1/precip"};
+    EXPECT_EQ(clean_set(ms, 0, shared, shared), (std::vector<std::string>{"g/ovr_4x/temp"}));
+    EXPECT_TRUE(clean_set(ms, 0, {"a"}, {"a"}).empty()); // sizes differ: nothing
+}

@@ -62,6 +62,29 @@ std::array<double, 2> level_scale_yx(const Multiscales& ms, size_t i);
 // the scale of level_scale_yx (finest first), ties in layout order.
 std::vector<size_t> overview_order(const Multiscales& ms);
 
+// Several pyramids may share one layout (one per variable of a group): the
+// levels derived, directly or not, from one base form its pyramid.
+// Index of the base level `i` derives from (itself for a base).
+size_t root_of(const Multiscales& ms, size_t i);
+
+// The pyramid of level `i`: its base and every level derived from that base,
+// in layout order (the layout-wide resampling_method kept). `*index` (when
+// given) receives the place of level `i` in the result.
+Multiscales pyramid_of(const Multiscales& ms, size_t i, size_t* index = nullptr);
+
+// `ms` without the pyramid of level `i` (the other bases and their levels
+// stay); nullopt when nothing else is left.
+std::optional<Multiscales> without_pyramid_of(const Multiscales& ms, size_t i);
+
+// Which levels -clean may delete: the levels of the pyramid whose base is
+// `base` (an index into `ms`) other than the base itself, and only those
+// whose array path `accepted` holds (what the reader opened as overviews).
+// `array_path(k)` gives level k's array path; a path that is the base's, an
+// ancestor or a descendant of it, or of another base, is never returned.
+std::vector<std::string> clean_set(const Multiscales& ms, size_t base,
+                                   const std::vector<std::string>& array_paths,
+                                   const std::vector<std::string>& accepted);
+
 // JSON of `ms` (the attribute's value), in layout order.
 nlohmann::json multiscales_to_json(const Multiscales& ms);
 

@@ -88,3 +88,82 @@ def test_queued_blocks_that_cannot_be_stored_fail_flush_and_keep_old_bytes(tmp_p
         np.testing.assert_array_equal(read_all(path), old)
     finally:
         disk.close()
+
+
+# ------------------------------------------------ issue 33 #9: storing errors
+class _no_exceptions:
+    """Return codes and the last error, as C callers see them."""
+
+    def __enter__(self):
+        self.was = gdal.GetUseExceptions()
+        gdal.DontUseExceptions()
+        gdal.PushErrorHandler("CPLQuietErrorHandler")
+
+    def __exit__(self, *exc):
+        gdal.PopErrorHandler()
+        if self.was:
+            gdal.UseExceptions()
+
+
+def _failed(call, read=False):
+    """Runs call(); True when it failed: an error return (None for a read);
+    for calls returning nothing (FlushCache before GDAL 3.7), a CE_Failure
+    raised meanwhile."""
+    gdal.ErrorReset()
+    r = call()
+    if read:
+        return r is None, r
+    if isinstance(r, int):
+        return r != gdal.CE_None, r
+    return gdal.GetLastErrorType() >= gdal.CE_Failure, r
+
+
+@pytest.mark.parametrize("threads", ["1", "ALL_CPUS"])
+def test_blocks_that_cannot_be_stored_never_read_back_old_as_success(tmp_path, threads):
+    """32 blocks written row by row onto a full disk, with reads in between:
+    no read returns old values as success, and FlushCache and close fail
+    (stickily) once a block was lost."""
+    from test_store_safety import fill_disk
+    disk = Tmpfs(tmp_path / "disk", "1536k")
+    try:
+        path = os.path.join(disk.path, "s.zarr")
+        h, w = 256, 512  # 4 x 8 blocks of 64x64
+        old = np.arange(h * w, dtype="float64").reshape(h, w)
+        create_store(path, old, ("BLOCKSIZE=64,64", "COMPRESS=NONE"))
+        fill_disk(disk.path)
+        new = -old - 1
+        failures = []
+        with threads_option(threads), _no_exceptions():
+            ds = gdal.OpenEx(path, gdal.OF_RASTER | gdal.OF_UPDATE, allowed_drivers=[DRV])
+            band = ds.GetRasterBand(1)
+            for y in range(h):
+                bad, _ = _failed(lambda: band.WriteArray(new[y:y + 1], 0, y))
+                failures += ["write"] if bad else []
+                if y % 32 == 31:
+                    bad, got = _failed(lambda: band.ReadAsArray(0, 0, w, y + 1), read=True)
+                    if not bad:  # a read that succeeds returns what was written
+                        np.testing.assert_array_equal(got, new[:y + 1])
+                    failures += ["read"] if bad else []
+            assert failures, "no call failed"
+            # A later read of the lost blocks is an error, not their old values.
+            bad, got = _failed(lambda: band.ReadAsArray(), read=True)
+            assert bad or np.array_equal(got, new), "old values read back as success"
+            bad, got = _failed(lambda: band.ReadAsArray(0, 0, 64, 64), read=True)
+            assert bad or np.array_equal(got, new[:64, :64]), "old block read back as success"
+            bad, _ = _failed(lambda: ds.FlushCache())
+            assert bad, "FlushCache succeeded after blocks were lost: " + str(failures)
+            assert "s.zarr" in gdal.GetLastErrorMsg(), gdal.GetLastErrorMsg()
+            bad, _ = _failed(lambda: ds.FlushCache())
+            assert bad, "a second FlushCache forgot the lost blocks"
+            gdal.ErrorReset()
+            ds = None
+            assert gdal.GetLastErrorType() >= gdal.CE_Failure, "close reported nothing"
+        os.remove(os.path.join(disk.path, "filler"))
+        got = read_all(path)
+        for y in range(0, h, 64):
+            for x in range(0, w, 64):
+                blk = got[y:y + 64, x:x + 64]
+                assert (np.array_equal(blk, old[y:y + 64, x:x + 64]) or
+                        np.array_equal(blk, new[y:y + 64, x:x + 64])), (y, x)
+    finally:
+        disk.close()

@@ -322,7 +322,19 @@ Zarr3RasterDataset::~Zarr3RasterDataset() {
 }
 
 void Zarr3RasterDataset::Finalize() {
-    array_->flush();
+    // The metadata is written even when some chunks could not be stored;
+    // the storing error is thrown after it.
+    std::exception_ptr data_error;
+    try {
+        array_->flush();
+    } catch (...) {
+        data_error = std::current_exception();
+    }
+    FinalizeMetadata();
+    if (data_error) std::rethrow_exception(data_error);
+}
+
+void Zarr3RasterDataset::FinalizeMetadata() {
     const bool write = deferred_ || meta_dirty_ || georef_dirty_;
     if (georef_dirty_) {
         for (auto it = attrs_.begin(); it != attrs_.end();) {
@@ -354,8 +366,11 @@ FlushCacheResult Zarr3RasterDataset::FlushCache(bool at_closing) {
     FlushOverviews(at_closing);
     CPLErr err = BaseFlushCache(*this, at_closing);
     // PAM (.aux.xml) after the attributes, which decide what PAM keeps.
-    if (update_ && !abandoned_ && !deferred_)
-        if (!Guard(array_->describe(), [&] { Finalize(); })) err = CE_Failure;
+    // Chunks that could not be stored fail every flush until written again
+    // (zarr3::Array::flush), also before the store's root is written.
+    if (update_ && !abandoned_)
+        if (!Guard(array_->describe(), [&] { deferred_ ? array_->flush() : Finalize(); }))
+            err = CE_Failure;
     if ((nPamFlags & GPF_DIRTY) && TrySaveXML() != CE_None && err == CE_None) err = CE_Warning;
     return ToFlushCacheResult(err);
 }

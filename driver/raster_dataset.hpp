@@ -93,6 +93,7 @@ class Zarr3RasterDataset final : public GDALPamDataset {
     }
     // Flushes data, writes georeferencing and metadata. Throws on failure.
     void Finalize();
+    void FinalizeMetadata(); // Finalize without the data flush
     void Abandon() { abandoned_ = true; }
     zarr3::Array& array() { return *array_; }
     void SetNoDataRecorded(bool has) { nodata_recorded_ = has; }
@@ -142,6 +143,9 @@ class Zarr3RasterDataset final : public GDALPamDataset {
     bool DirectIO(GDALRWFlag rw, int x, int y, int w, int h, void* data, GDALDataType buf_type,
                   int b0, int bstep, int n, GSpacing pixel, GSpacing line, GSpacing band,
                   zarr3::Array::WriteMode mode = zarr3::Array::WriteMode::Now);
+    // Writes the blocks GDAL holds for `band` before a direct read or write;
+    // false (error reported) when some could not be stored.
+    bool FlushedBlocks(GDALRasterBand* band);
     // Zoomed-out read (buffer smaller than the window, nearest neighbour,
     // GDAL's sampling) of one band: each chunk decoded once
     // (raster_zoom.cpp). Returns false when the request needs the generic path.

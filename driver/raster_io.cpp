@@ -54,6 +54,9 @@ bool Zarr3RasterDataset::DirectIO(GDALRWFlag rw, int x, int y, int w, int h, voi
     }
     const auto& dt = array_->metadata().dtype;
     if (rw == GF_Write) data_written_ = true;
+    // A chunk whose write failed to be stored holds old values: an error,
+    // never the old values as a success.
+    if (rw == GF_Read) array_->check_not_stale(sel);
     if (buf_type == dtype_ && SameRepresentation(dt)) {
         const auto strides = Strides(pixel, line, band);
         if (rw == GF_Read)
@@ -114,7 +117,7 @@ CPLErr Zarr3RasterDataset::IRasterIO(GDALRWFlag rw, int x, int y, int w, int h, 
         if (arithmetic && large && GDALGetDataTypeSizeBytes(buf_type) <= 16) {
             if (update_)
                 for (int i = 0; i < band_count; ++i)
-                    GetRasterBand(band_map[i])->FlushCache(false);
+                    if (!FlushedBlocks(GetRasterBand(band_map[i]))) return CE_Failure;
             bool handled = false;
             if (!Guard(array_->describe(), [&] {
                     handled = DirectIO(rw, x, y, w, h, data, buf_type, band_map[0], step,
@@ -126,6 +129,15 @@ CPLErr Zarr3RasterDataset::IRasterIO(GDALRWFlag rw, int x, int y, int w, int h, 
     }
     return GDALDataset::IRasterIO(rw, x, y, w, h, data, bw, bh, buf_type, band_count, band_map,
                                   pixel_space, line_space, band_space, extra);
+}
+
+bool Zarr3RasterDataset::FlushedBlocks(GDALRasterBand* band) {
+    if (band->FlushCache(false) == CE_None) return true;
+    // The blocks GDAL held are gone from its cache: what follows (a read)
+    // would see their old values.
+    CPLError(CE_Failure, CPLE_FileIO, "%s: blocks written earlier could not be stored",
+             array_->describe().c_str());
+    return false;
 }
 
 // ------------------------------------------------------------------ band
@@ -191,7 +203,7 @@ CPLErr Zarr3RasterBand::IRasterIO(GDALRWFlag rw, int x, int y, int w, int h, voi
     const bool large =
         w >= std::min(nBlockXSize, nRasterXSize) && h >= std::min(nBlockYSize, nRasterYSize);
     if (bw == w && bh == h && large && (rw == GF_Read || ds->update_)) {
-        if (ds->update_) FlushCache(false);
+        if (ds->update_ && !ds->FlushedBlocks(this)) return CE_Failure;
         bool handled = false;
         if (!Guard(ds->array_->describe(), [&] {
                 handled = ds->DirectIO(rw, x, y, w, h, data, buf_type, nBand, 1, 1, pixel_space,
@@ -203,9 +215,10 @@ CPLErr Zarr3RasterBand::IRasterIO(GDALRWFlag rw, int x, int y, int w, int h, voi
     // Zoomed out without overviews (with them, GDAL's generic path reads
     // the best overview): each chunk decoded once.
     if (rw == GF_Read && (bw < w || bh < h) && GetOverviewCount() == 0) {
-        if (ds->update_) FlushCache(false);
+        if (ds->update_ && !ds->FlushedBlocks(this)) return CE_Failure;
         bool handled = false;
         if (!Guard(ds->array_->describe(), [&] {
+                ds->array_->check_not_stale(ds->Window(nBand, x, y, w, h));
                 handled = ds->ZoomedRead(nBand, x, y, w, h, data, bw, bh, buf_type, pixel_space,
                                          line_space, extra);
             }))

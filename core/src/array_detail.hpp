@@ -7,6 +7,7 @@
 
 #include <functional>
 #include <map>
+#include <mutex>
 
 namespace zarr3 {
 
@@ -64,6 +65,14 @@ struct Array::WriteBuffer {
     void drop(const std::string& key) {
         if (auto it = entries.find(key); it != entries.end()) take(it);
     }
+
+    // Chunks whose last write failed to be stored (key -> the error): their
+    // stored value is stale. Reads of them and every flush fail until they
+    // are written again, so that no storing error is lost on the way to the
+    // caller (a batch, a flush at read or a destructor may be what met it).
+    // Own mutex: stores run on several threads, some under write_mu_.
+    std::mutex lost_mu;
+    std::map<std::string, std::string> lost;
 };
 
 class ShardingCodec;

@@ -29,8 +29,38 @@ void Array::store_chunk(const std::string& key, const Bytes& data, const ChunkSp
 }
 
 void Array::store_encoded(const std::string& key, const Bytes* enc) const {
-    enc ? store_->put(key, *enc) : store_->erase(key);
+    try {
+        enc ? store_->put(key, *enc) : store_->erase(key);
+    } catch (const std::exception& e) {
+        note_lost(key, e.what());
+        invalidate_cached(key);
+        throw;
+    }
     invalidate_cached(key);
+    note_stored(key);
+}
+
+void Array::note_lost(const std::string& key, const std::string& error) const {
+    std::lock_guard lk(wbuf_->lost_mu);
+    wbuf_->lost.emplace(key, error); // the first error of the chunk is kept
+}
+
+void Array::note_stored(const std::string& key) const {
+    std::lock_guard lk(wbuf_->lost_mu);
+    if (!wbuf_->lost.empty()) wbuf_->lost.erase(key);
+}
+
+void Array::check_not_stale(const Selection& sel) const {
+    std::lock_guard lk(wbuf_->lost_mu);
+    if (wbuf_->lost.empty()) return;
+    const PlannedSelection ps = plan_selection(sel, meta_.shape, {}, meta_.dtype.size, describe());
+    for (const ChunkTask& t : plan_chunk_tasks(meta_.grid, ps)) {
+        const std::string key = chunk_key(t.idx);
+        if (auto it = wbuf_->lost.find(key); it != wbuf_->lost.end())
+            throw Error(store_->uri() + "/" + key + ": an earlier write of this chunk was not " +
+                        "stored (" + it->second + "); its stored value is stale until it is " +
+                        "written again");
+    }
 }
 
 void Array::invalidate_cached(const std::string& key) const {

@@ -129,7 +129,11 @@ void Array::store_entry(const std::string& key, const std::vector<uint64_t>& idx
                 if (!mask[i]) std::memcpy(data.data() + i * elem, old.data() + i * elem, elem);
         }
         store_chunk(key, data, spec);
+    } catch (const std::exception& e) { // the entry is gone: merging may fail before storing
+        note_lost(key, e.what());
+        rethrow_for_chunk(store_->uri() + "/" + key);
     } catch (...) {
+        note_lost(key, "unknown error");
         rethrow_for_chunk(store_->uri() + "/" + key);
     }
 }
@@ -165,8 +169,16 @@ void Array::flush_locked(bool complete_only) const {
 }
 
 void Array::flush() {
-    std::lock_guard lk(write_mu_);
-    flush_locked();
+    {
+        std::lock_guard lk(write_mu_);
+        flush_locked();
+    }
+    std::lock_guard lk(wbuf_->lost_mu);
+    if (wbuf_->lost.empty()) return;
+    const auto& [key, error] = *wbuf_->lost.begin();
+    throw Error(describe() + ": " + std::to_string(wbuf_->lost.size()) +
+                " chunk(s) written earlier were not stored (first " + store_->uri() + "/" + key +
+                ": " + error + "); their stored values are stale until written again");
 }
 
 } // namespace zarr3

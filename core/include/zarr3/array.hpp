@@ -76,7 +76,12 @@ class Array {
     void write_strings(const Selection& sel, const std::vector<std::string>& values);
 
     // Writes any buffered partial shards. Called by the destructor too.
+    // Fails, naming the chunk and the error, while a chunk whose write failed
+    // to be stored (in a batch, at a read, in write-behind) is not yet written
+    // again: a storing error always reaches a later flush.
     void flush();
+    // Throws when `sel` touches such a chunk (its stored value is stale).
+    void check_not_stale(const Selection& sel) const;
 
     // Changes the shape and rewrites zarr.json. Rectilinear axes keep their
     // edges; growing appends one edge covering the new extent unless
@@ -101,6 +106,9 @@ class Array {
     // Stores encoded chunk `enc` under `key` (erases it when null), then drops
     // what caches hold of it: the one place where a chunk changes in the store.
     void store_encoded(const std::string& key, const Bytes* enc) const;
+    // Records (or, after a store, clears) chunk `key` as stale.
+    void note_lost(const std::string& key, const std::string& error) const;
+    void note_stored(const std::string& key) const;
     // The same for a `string` chunk.
     void store_string_chunk(const std::string& key, const StringChunk& values,
                             const ChunkSpec& spec) const;

@@ -6,6 +6,7 @@ lock exists (object stores, simulated with ZARR3_TEST_NO_STORE_LOCKS=1), an appe
 changed before its switch fails naming the conflict instead of overwriting the other's step."""
 import json
 import os
+import shutil
 import subprocess
 import threading
 import time
@@ -184,3 +185,28 @@ def test_append_without_locks_fails_on_a_conflict_instead_of_losing_a_step(tmp_p
     assert a.returncode != 0, "the paused append must fail"
     assert "changed by another writer" in err_a and "cube/zarr.json" in err_a, err_a
     check_days(store, [1, 3])
+
+
+def test_arrays_sharing_the_coordinate_agree_with_it(tmp_path, run_tool):
+    """Two variables share `time`: an append to the shorter one must not shrink the coordinate
+    nor re-date the longer one's steps; a date that disagrees with the stored one is refused."""
+    store = tmp_path / "cube.zarr"
+    for d in (1, 2):
+        gdal.Translate(str(store), str(day_tif(tmp_path / f"d{d}.tif", d)), format=DRV,
+                       creationOptions=append_options())
+    shutil.copytree(store / "cube", store / "precip")
+    for d in (3, 4):
+        gdal.Translate(str(store), str(day_tif(tmp_path / f"d{d}.tif", d)), format=DRV,
+                       creationOptions=append_options("ARRAY_NAME=cube"))
+    time_before = meta(store, "time")
+    # precip's index 2 is dated day 3 by the coordinate: day 5 there is refused.
+    p = run_tool(*append_cmd(day_tif(tmp_path / "d5.tif", 5), store, "-co", "ARRAY_NAME=precip"))
+    assert p.returncode != 0
+    assert "time: index 2 already holds another value" in p.stderr, p.stderr
+    assert meta(store, "time") == time_before and meta(store, "precip")["shape"][0] == 2
+    # Day 3 agrees: precip grows, the coordinate keeps its 4 values.
+    run_tool(*append_cmd(tmp_path / "d3.tif", store, "-co", "ARRAY_NAME=precip"), check=True)
+    assert meta(store, "precip")["shape"][0] == 3
+    assert meta(store, "time")["shape"][0] == 4
+    md = gdal.OpenEx(str(store), gdal.OF_MULTIDIM_RASTER)
+    assert list(md.GetRootGroup().OpenMDArray("time").ReadAsArray()) == [days_of(d) for d in (1, 2, 3, 4)]

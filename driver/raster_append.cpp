@@ -175,7 +175,7 @@ std::string TargetPath(const std::string& root, const std::string& dim, CSLConst
 // The array at `path` from its own zarr.json, read now (the caller holds its
 // lock): its length is where the append writes.
 Target OpenAppendTarget(const std::shared_ptr<zarr3::Store>& store, const std::string& path,
-                  const std::string& dim) {
+                        const std::string& dim) {
     Target t;
     t.dim = dim;
     t.store = store;
@@ -284,9 +284,54 @@ struct CoordinateStep {
     zarr3::NodeSnapshot seen;
 };
 
+// The longest length along <dim> of the other arrays of the root group whose
+// first dimension is <dim> (arrays sharing the coordinate), from their own
+// zarr.json; 0 when there are none. Their appends wait for the coordinate's
+// lock, which the caller holds, before switching.
+uint64_t SharedLength(const Target& t) {
+    uint64_t longest = 0;
+    const auto g = zarr3::Group::open(t.store, "");
+    for (const auto& name : g->array_names()) {
+        if (name == t.array->path() || name == t.dim) continue;
+        zarr3::NodeSnapshot seen;
+        std::shared_ptr<zarr3::Array> a;
+        try {
+            a = zarr3::open_array_fresh(t.store, name, seen);
+        } catch (const zarr3::Error&) {
+            continue; // unreadable: it does not open as a variable either
+        }
+        const auto& m = a->metadata();
+        if (m.rank() >= 1 && !m.dimension_names.empty() && m.dimension_names[0] &&
+            *m.dimension_names[0] == t.dim)
+            longest = std::max(longest, m.shape[0]);
+    }
+    return longest;
+}
+
+// The coordinate values [start, start + n) must equal those already stored
+// where other arrays sharing the coordinate reach (`shared` long): they
+// date those arrays' steps. Error naming the coordinate and the index.
+void RequireSameAsShared(zarr3::Array& c, uint64_t start, uint64_t shared,
+                         const zarr3::Bytes& values, const std::vector<std::string>& texts) {
+    if (shared <= start) return;
+    const uint64_t n = texts.size(), k = std::min(shared, start + n) - start;
+    const size_t es = c.metadata().dtype.size;
+    zarr3::Bytes old(static_cast<size_t>(k) * es);
+    c.read(zarr3::Selection{{start}, {k}, {}}, old.data());
+    for (uint64_t i = 0; i < k; ++i)
+        if (std::memcmp(old.data() + i * es, values.data() + i * es, es) != 0)
+            throw zarr3::Error(c.describe() + ": index " + std::to_string(start + i) +
+                               " already holds another value, used by an array sharing the "
+                               "coordinate; this append gives \"" +
+                               texts[i] +
+                               "\" (the appended coordinate would disagree with that array)");
+}
+
 // Locks the coordinate array <dim>, reads its zarr.json now and stores the
 // values of the new indices [start, start + n). Its length must be at least
-// `start` (the data array's): more only where a killed append left values.
+// `start` (the data array's). Past `start` it holds either values an array
+// sharing it already uses (kept, and they must equal the new ones) or what a
+// killed append left (overwritten).
 CoordinateStep WriteCoordinateValues(const Target& t, GDALDataset* src, CSLConstList options,
                                      uint64_t start) {
     const int n = src->GetRasterCount();
@@ -319,8 +364,10 @@ CoordinateStep WriteCoordinateValues(const Target& t, GDALDataset* src, CSLConst
             Encode(CoordinateValue(txt, cm.attributes, c->describe()), cm.dtype, c->describe());
         values.insert(values.end(), b.begin(), b.end());
     }
+    const uint64_t shared = std::min(SharedLength(t), cm.shape[0]);
+    RequireSameAsShared(*c, start, shared, values, texts);
     zarr3::ArrayMetadata nm = cm;
-    const zarr3::Shape shape{start + static_cast<uint64_t>(n)};
+    const zarr3::Shape shape{std::max(shared, start + static_cast<uint64_t>(n))};
     nm.grid.resize(shape);
     nm.shape = shape;
     step.out = zarr3::Array::open(t.store, t.dim, nm);

@@ -8,7 +8,7 @@ JOBS ?= 2
 CMAKE_FLAGS ?=
 ABS_BUILD_DIR = $(abspath $(BUILD_DIR))
 
-.PHONY: all deps configure build test ctest pytest demo install sample test-compat test-compat-sid test-interop test-sanitize test-tsan fuzz bench clean
+.PHONY: all deps configure build test ctest pytest demo install package test-package sample test-compat test-compat-sid test-interop test-sanitize test-tsan fuzz bench clean
 
 all: build
 
@@ -44,6 +44,16 @@ demo: deps configure
 
 install: build
 	cmake --install $(BUILD_DIR)
+
+# Debian package of the plugin and the zarr3 tool: $(BUILD_DIR)/gdal-zarr3_<version>_<arch>.deb
+# (installs into GDAL's plugin folder; apt install ./<file>.deb pulls its dependencies).
+package: deps configure
+	cmake --build $(BUILD_DIR) -j$(JOBS) --target gdal_Zarr3 zarr3
+	cd $(BUILD_DIR) && cpack -G DEB
+
+# Builds the package and installs it in a clean Debian 12 chroot, where a store must open.
+test-package:
+	bash scripts/test-package.sh
 
 # Regenerates the committed demo sample (deterministic).
 sample:

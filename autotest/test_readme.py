@@ -35,6 +35,8 @@ LOCAL = {
     "make demo": ('DEMO_OUT="$WORK/demo" bash "$REPO/scripts/demo.sh" "$PLUGIN_DIR"',
                   "make demo = install packages + build + scripts/demo.sh: runs scripts/demo.sh"),
     "make test": (None, "the suite this test belongs to (running it here would recurse)"),
+    "make package": (None, "builds the .deb in the build folder; the package leg (scripts/test-package.sh) "
+                           "installs it in a clean Debian 12 chroot and opens the sample there"),
     "make install": ('DESTDIR="$WORK/destdir" cmake --install "$PLUGIN_DIR"',
                      "installs into the system plugin folder: cmake --install into a temporary DESTDIR"),
 }

@@ -2,15 +2,51 @@
 // and removing the empty folders the old chunks leave (zarr3_main.cpp).
 #include "zarr3/compact.hpp"
 
+#include <charconv>
 #include <cstring>
 #include <filesystem>
 #include <iostream>
+#include <sys/stat.h>
 
 namespace fs = std::filesystem;
 
 void require_local_folder(const std::string& path);
 
 namespace {
+
+// A local store that refuses to write, delete or list through a symbolic
+// link below its root (one lstat per path component): what refuse_links
+// checked at the start still holds while the compaction runs.
+class NoLinkStore : public zarr3::FileStore {
+  public:
+    explicit NoLinkStore(const std::string& root) : FileStore(root, true) {}
+    void put(const std::string& key, zarr3::ByteView value) override {
+        check(key);
+        FileStore::put(key, value);
+    }
+    void erase(const std::string& key) override {
+        check(key);
+        FileStore::erase(key);
+    }
+    std::vector<std::string> list_dir(const std::string& prefix) override {
+        check(prefix);
+        return FileStore::list_dir(prefix);
+    }
+
+  private:
+    void check(const std::string& key) const {
+        std::string p = uri();
+        for (size_t at = 0; at < key.size();) {
+            const size_t slash = std::min(key.find('/', at), key.size());
+            p += "/" + key.substr(at, slash - at);
+            struct stat st {};
+            if (::lstat(p.c_str(), &st) == 0 && S_ISLNK(st.st_mode))
+                throw zarr3::Error(p + ": a symbolic link inside the array; zarr3 compact "
+                                       "neither writes nor deletes through links");
+            at = slash + 1;
+        }
+    }
+};
 
 struct Args {
     std::string dim, edges, coord;
@@ -36,13 +72,25 @@ Args parse_args(int argc, char** argv) {
     return a;
 }
 
+// A whole number given to `option`: Error naming the option and the text
+// (not "stoull") when it is not one or does not fit in 64 bits.
+uint64_t parse_number(const std::string& text, const std::string& option) {
+    uint64_t v = 0;
+    const char* end = text.data() + text.size();
+    const auto r = std::from_chars(text.data(), end, v);
+    if (text.empty() || r.ec != std::errc() || r.ptr != end)
+        throw zarr3::Error("compact: " + option + " " + text +
+                           ": expected a whole number from 0 to 18446744073709551615");
+    return v;
+}
+
 size_t axis_of(const zarr3::ArrayMetadata& m, const std::string& dim, const std::string& where) {
     for (size_t d = 0; d < m.dimension_names.size(); ++d)
         if (m.dimension_names[d] && *m.dimension_names[d] == dim) return d;
     if (!dim.empty() && dim.find_first_not_of("0123456789") == std::string::npos &&
-        std::stoull(dim) < m.rank())
-        return std::stoull(dim);
-    throw zarr3::Error(where + ": no dimension named " + dim);
+        dim.size() < 20 && parse_number(dim, "--dim") < m.rank())
+        return parse_number(dim, "--dim");
+    throw zarr3::Error(where + ": --dim " + dim + ": no dimension of that name or number");
 }
 
 // Values of a 1-D numeric array as doubles.
@@ -115,17 +163,42 @@ zarr3::AxisPartition plan(const Args& a, const zarr3::Array& arr, size_t axis,
         return zarr3::plan_monthly_edges(read_values(*c), *u);
     }
     if (a.edges.find_first_not_of("0123456789") == std::string::npos)
-        return zarr3::plan_fixed_edges(len, std::stoull(a.edges));
+        return zarr3::plan_fixed_edges(len, parse_number(a.edges, "--edges"));
     return zarr3::parse_edges(a.edges, len, "--edges");
 }
 
-// Removes folders under `dir` that hold no file (what erased chunks leave).
+// Removes folders under `dir` that hold no file (what erased chunks leave),
+// never through a link.
 void remove_empty_folders(const fs::path& dir) {
     std::error_code ec;
-    if (!fs::is_directory(dir, ec)) return;
+    if (fs::is_symlink(dir, ec) || !fs::is_directory(dir, ec)) return;
     for (const auto& e : fs::directory_iterator(dir, ec))
         if (e.is_directory(ec) && !e.is_symlink(ec)) remove_empty_folders(e.path());
     if (fs::is_empty(dir, ec)) fs::remove(dir, ec);
+}
+
+// The chunk folders of array folder `dir` ("c" and the v2 "0", "1", ...)
+// once emptied by the compaction.
+void remove_empty_chunk_folders(const fs::path& dir) {
+    std::error_code ec;
+    for (const auto& e : fs::directory_iterator(dir, ec)) {
+        const std::string n = e.path().filename().string();
+        if (n == "c" || (!n.empty() && n.find_first_not_of("0123456789") == std::string::npos))
+            remove_empty_folders(e.path());
+    }
+}
+
+// Error naming the first symbolic link found inside array folder `dir`:
+// compaction neither writes nor deletes through links.
+void refuse_links(const fs::path& dir) {
+    std::error_code ec;
+    fs::recursive_directory_iterator it(dir, fs::directory_options::none, ec), end;
+    for (; !ec && it != end; it.increment(ec))
+        if (it->is_symlink(ec))
+            throw zarr3::Error(it->path().string() +
+                               ": a symbolic link inside the array; zarr3 compact neither writes "
+                               "nor deletes through links (nothing was changed)");
+    if (ec) throw zarr3::Error(dir.string() + ": cannot list (" + ec.message() + ")");
 }
 
 // The groups above the array folder `dir` (while they hold a zarr.json)
@@ -145,13 +218,14 @@ int cmd_compact(const std::string& path, int argc, char** argv) {
     const Args a = parse_args(argc, argv);
     require_local_folder(path);
     const fs::path dir = fs::absolute(path).lexically_normal();
-    auto store = std::make_shared<zarr3::FileStore>(dir.string(), true);
+    refuse_links(dir);
+    auto store = std::make_shared<NoLinkStore>(dir.string());
     auto arr = zarr3::Array::open(store, "");
     const size_t axis = axis_of(arr->metadata(), a.dim, path);
     const auto res =
         zarr3::compact_array(*arr, axis, plan(a, *arr, axis, dir),
                              [&](const zarr3::ArrayMetadata& m) { update_parents(dir, m); });
-    remove_empty_folders(dir / "c");
+    remove_empty_chunk_folders(dir);
     std::cout << path << ": axis " << axis << " (" << a.dim << ") " << res.old_axis.dump() << " -> "
               << res.new_axis.dump() << "; " << res.old_chunks << " chunks -> " << res.new_chunks
               << "\n";

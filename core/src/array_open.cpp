@@ -78,6 +78,89 @@ void Array::write_metadata() {
                 ByteView(reinterpret_cast<const uint8_t*>(text.data()), text.size()));
 }
 
+namespace {
+
+// Whether chunks 0.. covering the first `len` elements have the same edges
+// in `was` and `now` (so the same starts): O(runs of both).
+bool same_chunks(const AxisPartition& was, const AxisPartition& now, uint64_t len) {
+    if (len == 0) return true;
+    if (now.extent() < len) return false;
+    const uint64_t last = was.chunk_index(len - 1);
+    const auto& nr = now.runs();
+    size_t j = 0;
+    for (const auto& r : was.runs()) {
+        if (r.start_chunk > last) break;
+        const uint64_t end = std::min(r.start_chunk + r.count, last + 1);
+        for (uint64_t c = r.start_chunk; c < end;) {
+            while (j < nr.size() && nr[j].start_chunk + nr[j].count <= c)
+                ++j;
+            if (j == nr.size() || nr[j].start_chunk > c || nr[j].edge != r.edge) return false;
+            c = std::min(end, nr[j].start_chunk + nr[j].count);
+        }
+    }
+    return true;
+}
+
+// What makes a stored chunk mean something other than it did (codecs, data
+// type, key encoding; not shape, grid, attributes, names or fill value).
+nlohmann::json chunk_meaning(const ArrayMetadata& m) {
+    nlohmann::json j = to_json(m);
+    for (const char* k : {"shape", "chunk_grid", "chunk_key_encoding", "attributes",
+                          "dimension_names", "fill_value"})
+        j.erase(k);
+    return j;
+}
+
+// Why the chunks a reader of `was` reads are not stored as `now` says (the
+// array was compacted, shrunk or rewritten); empty when they still are (an
+// append or a new attribute keeps them).
+std::string layout_change(const ArrayMetadata& was, const ArrayMetadata& now) {
+    if (was.rank() != now.rank())
+        return "rank " + std::to_string(was.rank()) + " -> " + std::to_string(now.rank());
+    if (was.key_encoding.to_json() != now.key_encoding.to_json())
+        return "chunk key encoding " + was.key_encoding.to_json().dump() + " -> " +
+               now.key_encoding.to_json().dump();
+    if (chunk_meaning(was) != chunk_meaning(now)) return "data type or codecs changed";
+    for (size_t d = 0; d < was.rank(); ++d) {
+        const std::string ax = "axis " + std::to_string(d);
+        if (now.shape[d] < was.shape[d])
+            return ax + " shrank from " + std::to_string(was.shape[d]) + " to " +
+                   std::to_string(now.shape[d]);
+        if (!same_chunks(was.grid.axis(d), now.grid.axis(d), was.shape[d]))
+            return "the chunk edges of " + ax + " changed";
+    }
+    return {};
+}
+
+} // namespace
+
+void Array::check_unchanged() const {
+    const std::string key = join_key(path_, "zarr.json");
+    const auto bytes = store_->get_bounded(key, kMaxMetadataBytes);
+    // Absent: not written yet (a copy writes it last) or deleted; nothing
+    // to compare with.
+    if (!bytes) return;
+    const std::string_view text(reinterpret_cast<const char*>(bytes->data()), bytes->size());
+    const size_t h = std::hash<std::string_view>{}(text);
+    {
+        std::lock_guard lk(check_mu_);
+        if (compatible_hash_ == h) return;
+    }
+    const std::string where = store_->uri() + "/" + key;
+    std::string why;
+    try {
+        auto node = parse_node_metadata_text(text, where);
+        why = node.array ? layout_change(meta_, *node.array) : "it is no longer an array";
+    } catch (const Error& e) {
+        why = e.what();
+    }
+    if (!why.empty())
+        throw Error("array " + describe() + " changed since it was opened (" + why +
+                    "); reopen it");
+    std::lock_guard lk(check_mu_);
+    compatible_hash_ = h;
+}
+
 void Array::set_attributes(const nlohmann::json& attrs) {
     meta_.attributes = attrs;
     write_metadata();

@@ -44,23 +44,34 @@ void Array::read(const Selection& sel, void* out, const std::vector<int64_t>& ou
         }
     };
     const size_t in_flight = store_->max_in_flight();
-    if (in_flight > 1 && tasks.size() > 1) {
-        // A network store: many requests in flight, decoding meanwhile.
-        ReadAheadPlan plan;
-        plan.n = tasks.size();
-        plan.in_flight = in_flight;
-        plan.codecs = &meta_.codecs;
-        plan.opt = &opt_;
-        plan.out_strides = ps.strides;
-        plan.chunk = [&](size_t i) {
-            const ChunkTask& t = tasks[i];
-            return ChunkRead{chunk_key(t.idx), meta_.chunk_spec(t.idx), t.region};
-        };
-        plan.decode = decode;
-        read_ahead(*store_, plan);
-    } else {
-        run_tasks(opt_.executor, tasks.size(), [&](size_t i) { decode(i, nullptr); });
+    try {
+        if (in_flight > 1 && tasks.size() > 1) {
+            // A network store: many requests in flight, decoding meanwhile.
+            ReadAheadPlan plan;
+            plan.n = tasks.size();
+            plan.in_flight = in_flight;
+            plan.codecs = &meta_.codecs;
+            plan.opt = &opt_;
+            plan.out_strides = ps.strides;
+            plan.chunk = [&](size_t i) {
+                const ChunkTask& t = tasks[i];
+                return ChunkRead{chunk_key(t.idx), meta_.chunk_spec(t.idx), t.region};
+            };
+            plan.decode = decode;
+            read_ahead(*store_, plan);
+        } else {
+            run_tasks(opt_.executor, tasks.size(), [&](size_t i) { decode(i, nullptr); });
+        }
+    } catch (...) {
+        check_unchanged(); // a chunk of another layout: say the array changed
+        throw;
     }
+    // After the chunks, on local stores (one small read, a stat where the
+    // store caches zarr.json): a compaction or a shrink since the open is
+    // an error, never the fill value or chunks of another grid. Network
+    // stores are not asked (a request per read; the driver keeps the
+    // zarr.json it opened for the life of the open there).
+    if (in_flight <= 1) check_unchanged();
     if (stats) {
         stats->chunks_decoded += decoded;
         stats->chunks_missing += missing;

@@ -1,9 +1,13 @@
 // Appending a step, planning edges and compacting one axis (compact.hpp).
 #include "zarr3/compact.hpp"
 
+#include "zarr3/array_lock.hpp"
+#include "zarr3/metadata.hpp"
+
 #include <csignal>
 #include <cstdlib>
 #include <cstring>
+#include <limits>
 
 namespace zarr3 {
 
@@ -119,53 +123,94 @@ ArrayMetadata compacted_metadata(const ArrayMetadata& m, size_t axis, AxisPartit
 
 namespace {
 
-// Erases `key` and, when it is a folder, everything under it.
-void erase_tree(Store& store, const std::string& key) {
-    if (store.size(key)) {
-        store.erase(key);
-        return;
+// The index named by `s` when it is a canonical decimal (no sign, no leading
+// zero, no overflow) below `bound`; nullopt otherwise.
+std::optional<uint64_t> parse_index(std::string_view s, uint64_t bound) {
+    if (s.empty() || s.size() > 19 || (s.size() > 1 && s[0] == '0')) return std::nullopt;
+    uint64_t v = 0;
+    for (char c : s) {
+        if (c < '0' || c > '9') return std::nullopt;
+        v = v * 10 + static_cast<uint64_t>(c - '0');
     }
-    for (const auto& child : store.list_dir(key))
-        erase_tree(store, join_key(key, child));
+    if (v >= bound) return std::nullopt;
+    return v;
 }
 
-bool all_digits(std::string_view s, bool dots) {
-    if (s.empty()) return false;
-    for (char c : s)
-        if (!(c >= '0' && c <= '9') && !(dots && c == '.')) return false;
-    return true;
+// Whether `s` is bounds.size() indexes separated by '.', each below its bound.
+bool dotted_indexes(std::string_view s, const Shape& bounds) {
+    for (size_t d = 0; d < bounds.size(); ++d) {
+        const bool last = d + 1 == bounds.size();
+        const size_t dot = last ? s.size() : s.find('.');
+        if (dot == std::string_view::npos || !parse_index(s.substr(0, dot), bounds[d]))
+            return false;
+        s.remove_prefix(last ? dot : dot + 1);
+    }
+    return s.empty();
+}
+
+// The stored chunk keys under folder `dir` (depth `d` of the '/' form):
+// only names that are indexes within `bounds`, values at the last level.
+void collect_nested(Store& store, const std::string& dir, size_t d, const Shape& bounds,
+                    std::vector<std::string>& out) {
+    for (const auto& name : store.list_dir(dir)) {
+        if (!parse_index(name, bounds[d])) continue;
+        const std::string key = join_key(dir, name);
+        if (d + 1 < bounds.size())
+            collect_nested(store, key, d + 1, bounds, out);
+        else if (store.size(key))
+            out.push_back(key);
+    }
 }
 
 } // namespace
 
-void erase_chunk_namespace(Store& store, const std::string& path, const ChunkKeyEncoding& enc,
-                           size_t rank) {
-    if (rank == 0) return;
-    const bool dir = enc.separator() == '/';
-    for (const auto& name : store.list_dir(path)) {
-        bool chunk = false;
-        if (enc.kind() == ChunkKeyEncoding::Kind::Default)
-            chunk = dir ? name == "c" : name.rfind("c.", 0) == 0;
-        else
-            chunk = all_digits(name, !dir);
-        if (chunk) erase_tree(store, join_key(path, name));
+std::vector<std::string> chunk_namespace_keys(Store& store, const std::string& path,
+                                              const ChunkKeyEncoding& enc, const Shape& bounds) {
+    std::vector<std::string> out;
+    if (bounds.empty()) return out;
+    const bool def = enc.kind() == ChunkKeyEncoding::Kind::Default;
+    if (enc.separator() == '/') {
+        collect_nested(store, def ? join_key(path, "c") : path, 0, bounds, out);
+        return out;
     }
+    for (const auto& name : store.list_dir(path)) {
+        std::string_view s = name;
+        if (def && s.rfind("c.", 0) != 0) continue;
+        if (def) s.remove_prefix(2);
+        if (!dotted_indexes(s, bounds)) continue;
+        const std::string key = join_key(path, name);
+        if (store.size(key)) out.push_back(key);
+    }
+    return out;
+}
+
+uint64_t erase_chunk_namespace(Store& store, const std::string& path, const ChunkKeyEncoding& enc,
+                               const Shape& bounds) {
+    const auto keys = chunk_namespace_keys(store, path, enc, bounds);
+    for (const auto& k : keys)
+        store.erase(k);
+    return keys.size();
 }
 
 namespace {
 
-// Calls fn(idx) for every chunk of `m` that holds array elements.
+// Chunks per axis that hold array elements (the rest of a run reaching past
+// the end is never visited): O(log runs) per axis, whatever the grid says.
+Shape chunks_in_extent(const ArrayMetadata& m) {
+    Shape n(m.rank());
+    for (size_t d = 0; d < m.rank(); ++d)
+        n[d] = m.shape[d] == 0 ? 0 : m.grid.axis(d).chunk_index(m.shape[d] - 1) + 1;
+    return n;
+}
+
+// Calls fn(idx, origin) for every chunk of `m` that holds array elements.
 template <class Fn> void for_each_chunk(const ArrayMetadata& m, Fn&& fn) {
-    const Shape gs = m.grid.grid_shape();
+    const Shape gs = chunks_in_extent(m);
     std::vector<uint64_t> idx(gs.size(), 0);
     for (auto n : gs)
         if (n == 0) return;
     while (true) {
-        const Shape origin = m.grid.chunk_origin(idx);
-        bool inside = true;
-        for (size_t d = 0; d < idx.size(); ++d)
-            inside &= origin[d] < m.shape[d];
-        if (inside) fn(idx, origin);
+        fn(idx, m.grid.chunk_origin(idx));
         size_t d = idx.size();
         while (d > 0 && ++idx[d - 1] == gs[d - 1])
             idx[--d] = 0;
@@ -205,17 +250,42 @@ bool update_consolidated_entry(Store& store, const std::string& group_path,
     return true;
 }
 
+namespace {
+
+// Error unless the array's zarr.json now (`seen`, read under the write lock)
+// holds the metadata `array` was opened with: the compaction plans from it.
+void require_opened_metadata(const Array& array, const NodeSnapshot& seen) {
+    const std::string where = array.store().uri() + "/" + join_key(array.path(), "zarr.json");
+    if (!seen.bytes) throw NotFound(where + ": not found");
+    const auto node = parse_node_metadata_text(
+        std::string_view(reinterpret_cast<const char*>(seen.bytes->data()), seen.bytes->size()),
+        where);
+    if (!node.array || to_json(*node.array) != to_json(array.metadata()))
+        throw Error(where + ": changed since the array was opened (another writer); "
+                            "nothing was compacted, run the compaction again");
+}
+
+} // namespace
+
 CompactResult compact_array(Array& array, size_t axis, AxisPartition edges,
                             const std::function<void(const ArrayMetadata&)>& after_switch) {
     const ArrayMetadata& om = array.metadata();
     const std::string where = array.describe();
     ArrayMetadata nm = compacted_metadata(om, axis, std::move(edges), where);
     std::shared_ptr<Store> store(&array.store(), [](Store*) {});
+    // Appends and other compactions of this array wait; what we plan from is
+    // the array's own zarr.json as it is now, checked again at the switch.
+    const auto lock = lock_array(*store, array.path());
+    const NodeSnapshot seen = snapshot_node(*store, array.path());
+    require_opened_metadata(array, seen);
     CompactResult res;
     res.old_axis = om.grid.axis(axis).to_json();
     res.new_axis = nm.grid.axis(axis).to_json();
-    // (1) What a killed compaction left in the new namespace goes first.
-    erase_chunk_namespace(*store, array.path(), nm.key_encoding, nm.rank());
+    // (1) What a killed compaction left in the new namespace goes first:
+    // keys of the new encoding only (any index: the killed run's grid is
+    // not recorded), never what merely looks like a folder of chunks.
+    const Shape any_index(nm.rank(), std::numeric_limits<uint64_t>::max());
+    erase_chunk_namespace(*store, array.path(), nm.key_encoding, any_index);
     auto neu = Array::open(store, array.path(), nm);
     Bytes buf;
     for_each_chunk(nm, [&](const std::vector<uint64_t>& idx, const Shape& origin) {
@@ -230,12 +300,15 @@ CompactResult compact_array(Array& array, size_t axis, AxisPartition edges,
         ++res.new_chunks;
     });
     neu->flush();
-    for_each_chunk(om, [&](const std::vector<uint64_t>&, const Shape&) { ++res.old_chunks; });
+    const Shape old_counts = chunks_in_extent(om);
+    res.old_chunks = old_counts.empty() ? 0 : checked_product(old_counts, "chunk count");
     test_kill_point("compact-chunks");
+    require_node_unchanged(*store, array.path(), seen, "compaction");
     neu->write_metadata(); // the switch
     if (after_switch) after_switch(nm);
     test_kill_point("compact-meta");
-    erase_chunk_namespace(*store, array.path(), om.key_encoding, om.rank());
+    // (4) The old chunks: keys of the old encoding inside the old grid.
+    erase_chunk_namespace(*store, array.path(), om.key_encoding, om.grid.grid_shape());
     return res;
 }
 

@@ -140,6 +140,12 @@ class Array {
     struct WriteBuffer;
     std::unique_ptr<WriteBuffer> wbuf_;
     mutable std::mutex write_mu_;
+    // Error "array <path> changed since it was opened (...); reopen it" when
+    // the array's zarr.json now lays chunks out otherwise than meta_ does
+    // (array_open.cpp). Remembers a hash of the bytes last found compatible.
+    void check_unchanged() const;
+    mutable std::mutex check_mu_;
+    mutable std::optional<size_t> compatible_hash_;
 };
 
 class Group {

@@ -42,10 +42,16 @@ AxisPartition parse_edges(std::string_view json, uint64_t length, const std::str
 ArrayMetadata compacted_metadata(const ArrayMetadata& m, size_t axis, AxisPartition edges,
                                  const std::string& where);
 
-// Removes every stored chunk of the key namespace of `enc` under array
-// `path` (the "c/..." tree or the "c.*" files, or v2 keys); zarr.json stays.
-void erase_chunk_namespace(Store& store, const std::string& path, const ChunkKeyEncoding& enc,
-                           size_t rank);
+// The stored chunk keys of encoding `enc` under array `path`: only names
+// that parse as chunk keys of that encoding for rank bounds.size() ("c/i/j",
+// "c.i.j", "i.j" or "i/j", canonical decimals) with every index below its
+// bound, and that hold a value (not a folder). Anything else (other files,
+// folders that merely look like chunks, another encoding's keys) is left out.
+std::vector<std::string> chunk_namespace_keys(Store& store, const std::string& path,
+                                              const ChunkKeyEncoding& enc, const Shape& bounds);
+// Erases those keys (zarr.json and everything else stay); returns how many.
+uint64_t erase_chunk_namespace(Store& store, const std::string& path, const ChunkKeyEncoding& enc,
+                               const Shape& bounds);
 
 // Replaces the entry `member` (a path relative to the group) of the inline
 // consolidated metadata in the group zarr.json at `group_path` with `node`,

@@ -167,3 +167,52 @@ def test_blocks_that_cannot_be_stored_never_read_back_old_as_success(tmp_path, t
                         np.array_equal(blk, new[y:y + 64, x:x + 64])), (y, x)
     finally:
         disk.close()
+
+
+def _md_array(path, n):
+    ds = gdal.OpenEx(path, gdal.OF_MULTIDIM_RASTER | gdal.OF_UPDATE, allowed_drivers=[DRV])
+    return ds, ds.GetRootGroup().OpenMDArray("a")
+
+
+@pytest.mark.parametrize("drop_array", [False, True])
+def test_multidim_partial_chunks_that_cannot_be_stored_fail_every_flush_and_close(tmp_path,
+                                                                                  drop_array):
+    """Partial chunks wait in the write buffer: when they cannot be stored,
+    FlushCache fails, and keeps failing, and so does close (issue 33 #9),
+    also when the array handle was released before."""
+    from test_store_safety import fill_disk
+    disk = Tmpfs(tmp_path / "disk", "1536k")
+    try:
+        path = os.path.join(disk.path, "m.zarr")
+        n = 65536
+        ds = gdal.GetDriverByName(DRV).CreateMultiDimensional(path)
+        rg = ds.GetRootGroup()
+        dim = rg.CreateDimension("x", None, None, n)
+        a = rg.CreateMDArray("a", [dim], gdal.ExtendedDataType.Create(gdal.GDT_Int32),
+                             ["BLOCKSIZE=4096", "COMPRESS=NONE"])
+        old = np.arange(n, dtype="int32") + 1
+        assert a.Write(old) == gdal.CE_None
+        a = rg = ds = None
+        fill_disk(disk.path)
+        with _no_exceptions():
+            ds, a = _md_array(path, n)
+            for k in range(0, n, 4096):  # the first half of every chunk
+                a.Write(np.full(2048, -1, dtype="int32"), [k], [2048])
+            if drop_array:
+                a = None
+            for attempt in range(2):
+                bad, _ = _failed(lambda: ds.FlushCache())
+                assert bad, f"FlushCache {attempt} succeeded with chunks not stored"
+                assert "m.zarr" in gdal.GetLastErrorMsg(), gdal.GetLastErrorMsg()
+            gdal.ErrorReset()
+            a = ds = None
+            assert gdal.GetLastErrorType() >= gdal.CE_Failure, "close reported nothing"
+        os.remove(os.path.join(disk.path, "filler"))
+        ds, a = _md_array(path, n)
+        got = a.ReadAsArray()
+        for k in range(0, n, 4096):  # each chunk old or merged, never a mix
+            chunk, was = got[k:k + 4096], old[k:k + 4096]
+            merged = np.concatenate([np.full(2048, -1, dtype="int32"), was[2048:]])
+            assert np.array_equal(chunk, was) or np.array_equal(chunk, merged), k
+    finally:
+        disk.close()

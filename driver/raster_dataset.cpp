@@ -21,6 +21,7 @@
 #include <algorithm>
 #include <cctype>
 #include <climits>
+#include <type_traits>
 
 namespace zarr3drv {
 namespace {
@@ -363,8 +364,17 @@ void Zarr3RasterDataset::FinalizeMetadata() {
 }
 
 FlushCacheResult Zarr3RasterDataset::FlushCache(bool at_closing) {
-    FlushOverviews(at_closing);
-    CPLErr err = BaseFlushCache(*this, at_closing);
+    // An overview that cannot be stored fails this flush too (where
+    // FlushCache has a result; before GDAL 3.7 its CPLError is all there is).
+    CPLErr err = CE_None;
+    for (auto& o : overviews_)
+        [&](auto& ov) {
+            if constexpr (std::is_void_v<decltype(ov.FlushCache(at_closing))>)
+                ov.FlushCache(at_closing);
+            else if (ov.FlushCache(at_closing) != CE_None)
+                err = CE_Failure;
+        }(*o);
+    if (const CPLErr base = BaseFlushCache(*this, at_closing); base > err) err = base;
     // PAM (.aux.xml) after the attributes, which decide what PAM keeps.
     // Chunks that could not be stored fail every flush until written again
     // (zarr3::Array::flush), also before the store's root is written.
@@ -533,7 +543,9 @@ GDALDataset* Zarr3OpenClassic(GDALOpenInfo* poOpenInfo, std::shared_ptr<zarr3::S
             guard.Enter(node);
             // A node whose zarr.json does not parse is skipped with a warning.
             const auto listing = MakeListingStore(store);
-            Walk(arrays, *zarr3::Group::open(AsStore(listing), node), guard);
+            const auto top = zarr3::Group::open(AsStore(listing), node);
+            WarnInvalidConsolidatedKeys(*top); // as the multidimensional open does
+            Walk(arrays, *top, guard);
             // Rasters only: coordinate (1-D) and auxiliary arrays are no
             // subdatasets, as in GDAL's own driver.
             // Coarser levels of a multiscales pyramid are overviews of its base.

@@ -415,3 +415,41 @@ print("RESULT:" + json.dumps(out))
     assert isinstance(out["c"], str) and out["c"].startswith("ERROR:") and str(bad / "zarr.json") in out["c"], out["c"]
 
 
+
+
+@pytest.mark.parametrize("kind", ["array", "group"])
+@pytest.mark.parametrize("key", ["", "a//b", "."])
+def test_consolidated_entry_naming_no_node(tmp_path, key, kind):
+    """A consolidated entry whose path names no node ("" and the like) is
+    ignored with a warning naming the store, by the classic and the
+    multidimensional open alike; the valid array next to it reads."""
+    root = tmp_path / "s.zarr"
+    (root / "a").mkdir(parents=True)
+    arr = base_array_meta()
+    (root / "a" / "zarr.json").write_text(json.dumps(arr))
+    write_base_chunks(root / "a")
+    bad = arr if kind == "array" else {"zarr_format": 3, "node_type": "group", "attributes": {}}
+    meta = {"a": arr, key: bad}
+    (root / "zarr.json").write_text(json.dumps({
+        "zarr_format": 3, "node_type": "group", "attributes": {},
+        "consolidated_metadata": {"kind": "inline", "must_understand": False, "metadata": meta}}))
+    warnings = []
+
+    def handler(cls, num, msg):
+        warnings.append((cls, msg))
+
+    gdal.PushErrorHandler(handler)
+    try:
+        ds = gdal.OpenEx(str(root), gdal.OF_RASTER, allowed_drivers=["Zarr3"])
+        classic = ds.GetRasterBand(1).ReadAsArray().tolist()
+        mds = gdal.OpenEx(str(root), gdal.OF_MULTIDIM_RASTER, allowed_drivers=["Zarr3"])
+        g = mds.GetRootGroup()
+        names = (g.GetMDArrayNames(), g.GetGroupNames() or [])
+        md = g.OpenMDArray("a").ReadAsArray().tolist()
+    finally:
+        gdal.PopErrorHandler()
+    assert classic == BASE_DATA.tolist() and md == BASE_DATA.tolist()
+    assert names == (["a"], []), names
+    hits = [m for c, m in warnings if c == gdal.CE_Warning and str(root) in m and f'"{key}"' in m]
+    assert len(hits) == 2, warnings  # one per open
+    assert not [m for c, m in warnings if c != gdal.CE_Warning], warnings

@@ -4,7 +4,9 @@
 //   zarr3 compact PATH --dim D --edges monthly|N|JSON [--coord NAME]
 // PATH is a local folder holding a zarr.json (a store root, a group or an array).
 #include "zarr3/compact.hpp"
+#include "zarr3/walk.hpp"
 
+#include <cstdlib>
 #include <cstring>
 #include <filesystem>
 #include <iostream>
@@ -50,25 +52,50 @@ std::shared_ptr<zarr3::Store> open_store(const std::string& path, bool writable)
                                               writable);
 }
 
-// Paths of every array at or under `path` of `store` (depth first, sorted).
+// The walk's stops (depth, symbolic link cycle, node budget) on stderr.
+bool warned(zarr3::WalkBudget& budget, bool ok) {
+    if (const std::string msg = budget.take_message(); !msg.empty())
+        std::cerr << "zarr3: warning: " << msg << "\n";
+    return ok;
+}
+
+void walk_arrays(const std::shared_ptr<zarr3::Store>& store, const std::string& path,
+                 std::vector<std::string>& out, zarr3::WalkBudget& budget) {
+    auto g = zarr3::Group::open(store, path);
+    auto arrays = g->array_names();
+    auto groups = g->group_names();
+    std::sort(arrays.begin(), arrays.end());
+    std::sort(groups.begin(), groups.end());
+    for (const auto& a : arrays) {
+        if (!warned(budget, budget.count())) return;
+        out.push_back(zarr3::join_key(path, a));
+    }
+    for (const auto& s : groups) {
+        const std::string child = zarr3::join_key(path, s);
+        const auto id = zarr3::local_folder_id(store->uri() + "/" + child);
+        if (warned(budget, budget.enter(child, id))) walk_arrays(store, child, out, budget);
+        if (budget.stopped()) return;
+    }
+}
+
+// Paths of every array at or under `path` of `store` (depth first, sorted),
+// walked by the rule of every hierarchy walk (zarr3/walk.hpp: 32 levels, no
+// folder twice, ZARR3_MAX_GROUP_NODES from the environment).
 void collect_arrays(const std::shared_ptr<zarr3::Store>& store, const std::string& path,
-                    std::vector<std::string>& out, int depth = 0) {
+                    std::vector<std::string>& out) {
     const auto j = zarr3::read_node_json(*store, path);
     if (!j) throw zarr3::NotFound(store->uri() + "/" + path + ": no zarr.json");
     if (zarr3::node_type_of(*j, path + "/zarr.json") == zarr3::NodeType::Array) {
         out.push_back(path);
         return;
     }
-    if (depth > 32) return;
-    auto g = zarr3::Group::open(store, path);
-    auto arrays = g->array_names();
-    auto groups = g->group_names();
-    std::sort(arrays.begin(), arrays.end());
-    std::sort(groups.begin(), groups.end());
-    for (const auto& a : arrays)
-        out.push_back(zarr3::join_key(path, a));
-    for (const auto& s : groups)
-        collect_arrays(store, zarr3::join_key(path, s), out, depth + 1);
+    std::optional<uint64_t> nodes;
+    if (const char* v = std::getenv(zarr3::kWalkNodesOption); v && *v && v[0] != '-')
+        nodes = std::strtoull(v, nullptr, 10);
+    zarr3::WalkBudget budget(store->uri(), nodes);
+    const std::string folder = path.empty() ? store->uri() : store->uri() + "/" + path;
+    budget.enter(path, zarr3::local_folder_id(folder));
+    walk_arrays(store, path, out, budget);
 }
 
 int cmd_info(const std::string& path) {

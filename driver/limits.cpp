@@ -48,8 +48,8 @@ uint64_t MaxBands() {
     return PositiveOption("ZARR3_MAX_BANDS").value_or(65536);
 }
 
-uint64_t MaxWalkNodes() {
-    return PositiveOption("ZARR3_MAX_GROUP_NODES").value_or(100000);
+uint64_t MaxWalkNodes(const std::string& store_uri) {
+    return zarr3::walk_node_budget(store_uri, PositiveOption(zarr3::kWalkNodesOption));
 }
 
 int PathDepth(const std::string& path) {
@@ -68,37 +68,21 @@ std::pair<uint64_t, uint64_t> LocalFolderId(const std::string& store_uri, const 
     return {static_cast<uint64_t>(st.st_dev), static_cast<uint64_t>(st.st_ino)};
 }
 
-void WalkGuard::Warn(const std::string& msg) {
-    CPLError(CE_Warning, CPLE_AppDefined, "%s: %s", uri_.c_str(), msg.c_str());
+WalkGuard::WalkGuard(const std::string& store_uri)
+    : uri_(store_uri), budget_(store_uri, PositiveOption(zarr3::kWalkNodesOption)) {}
+
+bool WalkGuard::Warned(bool ok) {
+    if (const std::string msg = budget_.take_message(); !msg.empty())
+        CPLError(CE_Warning, CPLE_AppDefined, "%s", msg.c_str());
+    return ok;
 }
 
 bool WalkGuard::Count() {
-    if (stopped_) return false;
-    if (++nodes_ <= MaxWalkNodes()) return true;
-    stopped_ = true;
-    Warn("the hierarchy holds more than " + std::to_string(MaxWalkNodes()) +
-         " groups and arrays (ZARR3_MAX_GROUP_NODES); listing stopped there");
-    return false;
+    return Warned(budget_.count());
 }
 
 bool WalkGuard::Enter(const std::string& group_path) {
-    if (stopped_) return false;
-    if (PathDepth(group_path) > kMaxWalkDepth) {
-        if (!warned_depth_)
-            Warn("group /" + group_path + " is nested deeper than " +
-                 std::to_string(kMaxWalkDepth) + " levels; not listed");
-        warned_depth_ = true;
-        return false;
-    }
-    const auto id = LocalFolderId(uri_, group_path);
-    if (id != std::pair<uint64_t, uint64_t>{0, 0} && !seen_.insert(id).second) {
-        if (!warned_cycle_)
-            Warn("group /" + group_path +
-                 " is a folder already listed (a symbolic link cycle); not listed again");
-        warned_cycle_ = true;
-        return false;
-    }
-    return Count();
+    return Warned(budget_.enter(group_path, LocalFolderId(uri_, group_path)));
 }
 
 } // namespace zarr3drv

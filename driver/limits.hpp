@@ -4,6 +4,8 @@
 // budget.
 #pragma once
 
+#include "zarr3/walk.hpp"
+
 #include <cstdint>
 #include <set>
 #include <string>
@@ -13,11 +15,12 @@ namespace zarr3drv {
 
 // ZARR3_MAX_BANDS (default 65536): most bands of the classic view.
 uint64_t MaxBands();
-// ZARR3_MAX_GROUP_NODES (default 100000): most groups and arrays one walk of a
-// hierarchy visits (subdataset listing; groups opened by one multidim dataset).
-uint64_t MaxWalkNodes();
+// ZARR3_MAX_GROUP_NODES (default 100000 on local stores, 256 on remote ones,
+// zarr3/walk.hpp): most groups and arrays one walk of the hierarchy of
+// `store_uri` visits (subdataset listing; groups opened by one multidim dataset).
+uint64_t MaxWalkNodes(const std::string& store_uri);
 // Deepest group path (in path components) a walk enters.
-constexpr int kMaxWalkDepth = 32;
+constexpr int kMaxWalkDepth = zarr3::kMaxWalkDepth;
 
 // (device, inode) of the folder of node `path` in a local store; (0, 0) for
 // remote and virtual stores, where no cycle can be told
@@ -28,21 +31,19 @@ std::pair<uint64_t, uint64_t> LocalFolderId(const std::string& store_uri, const 
 // false (with a CE_Warning naming the store, once per reason) for a folder
 // already visited on this walk (a symlink cycle), a path deeper than
 // kMaxWalkDepth, or past the node budget.
+// The rule is zarr3::WalkBudget's (shared with the zarr3 tool).
 class WalkGuard {
   public:
-    explicit WalkGuard(std::string store_uri) : uri_(std::move(store_uri)) {}
+    explicit WalkGuard(const std::string& store_uri);
     bool Enter(const std::string& group_path);
     // Counts one more node (an array); false past the budget.
     bool Count();
-    bool stopped() const { return stopped_; }
+    bool stopped() const { return budget_.stopped(); }
 
   private:
-    void Warn(const std::string& msg);
+    bool Warned(bool ok);
     std::string uri_;
-    std::set<std::pair<uint64_t, uint64_t>> seen_;
-    uint64_t nodes_ = 0;
-    bool stopped_ = false;
-    bool warned_cycle_ = false, warned_depth_ = false;
+    zarr3::WalkBudget budget_;
 };
 
 // Depth of a node path ("" = 0, "a/b" = 2).

@@ -83,7 +83,19 @@ std::shared_ptr<Zarr3Group> Zarr3Group::Create(const std::string& parent_full_na
     if (g->group_) g->folder_id_ = LocalFolderId(g->group_->store()->uri(), g->group_->path());
     g->groups_opened_ =
         parent ? parent->groups_opened_ : std::make_shared<std::atomic<uint64_t>>(0);
+    if (!parent && g->group_) WarnInvalidConsolidatedKeys(*g->group_);
     return g;
+}
+
+void WarnInvalidConsolidatedKeys(const zarr3::Group& g) {
+    if (!g.metadata().consolidated) return;
+    for (const auto& [key, node] : *g.metadata().consolidated)
+        if (!zarr3::is_valid_key(key))
+            CPLError(CE_Warning, CPLE_AppDefined,
+                     "%s: consolidated_metadata.metadata holds the entry \"%s\", which names no "
+                     "node (an empty, '.' or '..' path segment); ignored",
+                     (g.store()->uri() + "/" + zarr3::join_key(g.path(), "zarr.json")).c_str(),
+                     key.substr(0, 200).c_str());
 }
 
 std::shared_ptr<Zarr3Group> Zarr3Group::CreateForRootArray(std::shared_ptr<zarr3::Array> array,
@@ -227,10 +239,16 @@ void Zarr3Group::CheckWalkBounds(const std::string& name) const {
             if (g->folder_id_ == id)
                 throw zarr3::Error("group /" + path + " is the folder of its ancestor " +
                                    g->GetFullName() + " (a symbolic link cycle); not opened");
-    if (++*groups_opened_ > MaxWalkNodes())
-        throw zarr3::Error("more than " + std::to_string(MaxWalkNodes()) +
-                           " groups opened in this dataset (ZARR3_MAX_GROUP_NODES); group /" +
-                           path + " not opened");
+    // The node budget (much smaller on remote stores, where each group costs
+    // requests): one warning naming the store and the option, then an error
+    // for each group past it.
+    const std::string uri = group_->store()->uri();
+    const uint64_t budget = MaxWalkNodes(uri);
+    const uint64_t n = ++*groups_opened_;
+    if (n <= budget) return;
+    const std::string msg = zarr3::walk_budget_message(uri, budget);
+    if (n == budget + 1) CPLError(CE_Warning, CPLE_AppDefined, "%s", msg.c_str());
+    throw zarr3::Error(msg + "; group /" + path + " not opened");
 }
 
 std::shared_ptr<GDALMDArray> Zarr3Group::OpenMDArray(const std::string& name,

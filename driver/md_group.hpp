@@ -67,7 +67,8 @@ class Zarr3Group final : public GDALGroup, public std::enable_shared_from_this<Z
     void CheckNewChildName(const std::string& name, const char* kind) const;
     std::string ChildPath(const std::string& name) const;
     // Throws unless child group `name` stays within the walk bounds (depth,
-    // no symbolic link cycle, ZARR3_MAX_GROUP_NODES).
+    // no symbolic link cycle, the node budget: ZARR3_MAX_GROUP_NODES, smaller
+    // on remote stores, with one warning per dataset when first exceeded).
     void CheckWalkBounds(const std::string& name) const;
     void AttachCRS(Zarr3MDArray& arr, const nlohmann::json& attrs) const;
     std::shared_ptr<GDALMDArray> OpenArrayImpl(const std::string& name) const;
@@ -106,5 +107,10 @@ class Zarr3Group final : public GDALGroup, public std::enable_shared_from_this<Z
     mutable std::map<std::string, std::shared_ptr<GDALDimension>>
         dims_; // shared by name within this group
 };
+
+// One warning per entry of `g`'s consolidated metadata whose path names no
+// node ("", "a//b", ".."): such entries are ignored by every listing (the
+// classic subdataset walk and the multidimensional tree alike).
+void WarnInvalidConsolidatedKeys(const zarr3::Group& g);
 
 } // namespace zarr3drv

@@ -1,7 +1,15 @@
 // Group: open, create, attributes and child listing.
 #include "zarr3/array.hpp"
 
+#include <algorithm>
+
 namespace zarr3 {
+
+namespace {
+bool Contains(const std::vector<std::string>& v, const std::string& s) {
+    return std::find(v.begin(), v.end(), s) != v.end();
+}
+} // namespace
 
 std::shared_ptr<Group> Group::open(std::shared_ptr<Store> store, const std::string& path) {
     const std::string where = store->uri() + "/" + join_key(path, "zarr.json");
@@ -36,7 +44,9 @@ void Group::scan_children() const {
     scanned_ = true;
     if (meta_.consolidated) {
         for (const auto& [p, node] : *meta_.consolidated) {
-            if (p.find('/') != std::string::npos) continue;
+            // Nested entries belong to child groups; entries no key can name
+            // ("", ".", "..") are no nodes (the driver warns about them).
+            if (p.find('/') != std::string::npos || !is_valid_key(p)) continue;
             const std::string nt =
                 node.is_object() && node.contains("node_type") && node["node_type"].is_string()
                     ? node["node_type"].get<std::string>()
@@ -93,7 +103,29 @@ std::shared_ptr<Array> Group::open_array(const std::string& name) const {
 
 std::shared_ptr<Group> Group::open_group(const std::string& name) const {
     validate_key(name);
-    return Group::open(store_, join_key(path_, name));
+    const std::string p = join_key(path_, name);
+    // On a read-only store, consolidated metadata is the hierarchy (as
+    // zarr-python reads it): the child group is its entry, with the entries
+    // below it as its own consolidated metadata, so a walk makes no request
+    // per group. A writable store reads each group's own zarr.json (a write
+    // must not depend on consolidated copies).
+    if (meta_.consolidated && !store_->writable()) {
+        scan_children();
+        const auto it = child_meta_.find(name);
+        if (it == child_meta_.end() || !Contains(groups_, name))
+            throw NotFound(store_->uri() + "/" + join_key(p, "zarr.json") +
+                           ": not a group of the consolidated metadata");
+        const std::string where = store_->uri() + "/" + join_key(p, "zarr.json");
+        GroupMetadata m = parse_group_metadata(it->second, where);
+        std::map<std::string, nlohmann::json> below;
+        const std::string prefix = name + "/";
+        for (const auto& [key, node] : *meta_.consolidated)
+            if (key.size() > prefix.size() && key.compare(0, prefix.size(), prefix) == 0)
+                below.emplace(key.substr(prefix.size()), node);
+        m.consolidated = std::move(below);
+        return std::shared_ptr<Group>(new Group(store_, p, std::move(m)));
+    }
+    return Group::open(store_, p);
 }
 
 } // namespace zarr3

@@ -1,11 +1,19 @@
 // CF time units and proleptic Gregorian date arithmetic (cf_time.hpp).
 #include "zarr3/cf_time.hpp"
 
+#include "zarr3/common.hpp"
+
 #include <cctype>
 #include <cmath>
 #include <cstdio>
 
 namespace zarr3 {
+
+namespace {
+// Days either side of 1970 a CF time value may reach (about +-270 million
+// years): days_from_civil/civil_from_days stay far from int64 overflow.
+constexpr double kMaxCfDays = 1e11;
+} // namespace
 
 // Howard Hinnant's days_from_civil / civil_from_days.
 int64_t days_from_civil(int64_t y, unsigned m, unsigned d) {
@@ -129,6 +137,15 @@ double cf_value_of(const CfTimeUnits& u, const CivilTime& t) {
 CivilTime cf_civil_of(const CfTimeUnits& u, double value) {
     const double secs = value * u.seconds_per_unit + u.epoch_seconds;
     const double day = std::floor(secs / 86400.0);
+    // Checked before any conversion to an integer (NaN and values past int64
+    // are undefined behaviour to cast): beyond the calendar range, an error.
+    if (!std::isfinite(day) || std::fabs(day) > kMaxCfDays ||
+        std::fabs(static_cast<double>(u.epoch_day)) > kMaxCfDays) {
+        char buf[64];
+        std::snprintf(buf, sizeof buf, "%.17g", value);
+        throw Error(std::string("time value ") + buf +
+                    " is not a date (NaN, infinite or more than 10^11 days from the epoch)");
+    }
     CivilTime t = civil_from_days(u.epoch_day + static_cast<int64_t>(day));
     t.seconds = secs - day * 86400.0;
     return t;

@@ -35,7 +35,9 @@ std::optional<CivilTime> parse_date_time(std::string_view text);
 // nullopt unless `units` is "<unit> since <date>".
 std::optional<CfTimeUnits> parse_cf_time_units(std::string_view units);
 
-// The coordinate value of `t` in `units`, and the calendar time of a value.
+// The coordinate value of `t` in `units`, and the calendar time of a value
+// (zarr3::Error for NaN, infinity or a value more than 10^11 days from 1970:
+// never a cast of an out-of-range double to an integer).
 double cf_value_of(const CfTimeUnits& units, const CivilTime& t);
 CivilTime cf_civil_of(const CfTimeUnits& units, double value);
 

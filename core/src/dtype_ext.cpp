@@ -5,6 +5,7 @@
 
 #include "json_int.hpp"
 
+#include <cstdio>
 #include <cstring>
 #include <limits>
 
@@ -286,6 +287,17 @@ std::string utf32_to_utf8(const uint8_t* p, size_t nbytes) {
         const char32_t cp = char32_t(p[i]) | char32_t(p[i + 1]) << 8 | char32_t(p[i + 2]) << 16 |
                             char32_t(p[i + 3]) << 24;
         if (cp == 0) break;
+        // Refused, not replaced: numpy fails on code points past U+10FFFF and
+        // keeps lone surrogates as text no UTF-8 can carry; U+FFFD would turn
+        // stored data into other text silently.
+        if (cp > 0x10ffff || (cp >= 0xd800 && cp <= 0xdfff)) {
+            char buf[16];
+            std::snprintf(buf, sizeof buf, "U+%04X", static_cast<unsigned>(cp));
+            throw FormatError(
+                std::string("fixed_length_utf32 element holds the invalid code point ") + buf +
+                (cp > 0x10ffff ? " (past U+10FFFF)" : " (a surrogate)") + " at character " +
+                std::to_string(i / 4));
+        }
         detail::append_utf8(out, cp);
     }
     return out;

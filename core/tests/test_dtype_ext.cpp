@@ -95,9 +95,9 @@ TEST(DTypeExt, FixedLengthUtf32) {
                                       "a");
                   }).find("length_bytes"),
                   std::string::npos);
-    // Invalid code points read as U+FFFD; a zero ends the text.
-    const uint8_t raw[] = {0x00, 0xd8, 0, 0, 'x', 0, 0, 0, 0, 0, 0, 0, 'y', 0, 0, 0};
-    EXPECT_EQ(utf32_to_utf8(raw, sizeof raw), "\xef\xbf\xbdx");
+    // A zero ends the text.
+    const uint8_t raw[] = {'w', 0, 0, 0, 'x', 0, 0, 0, 0, 0, 0, 0, 'y', 0, 0, 0};
+    EXPECT_EQ(utf32_to_utf8(raw, sizeof raw), "wx");
     uint8_t out[8];
     EXPECT_THROW(utf8_to_utf32("\xc0\x80", out, 8), Error);     // overlong
     EXPECT_THROW(utf8_to_utf32("\xed\xa0\x80", out, 8), Error); // surrogate
@@ -134,4 +134,22 @@ TEST(DTypeExt, RefusalsNameTheType) {
                   parse_data_type(json{{"name", "int8"}, {"configuration", {{"x", 1}}}}, "arr");
               }).find("takes no configuration"),
               std::string::npos);
+}
+
+// Invalid UTF-32 code points (surrogates, past U+10FFFF) are refused with an
+// error naming the code point and its place, never read as U+FFFD (issue 33,
+// "also seen"; numpy refuses code points past U+10FFFF as well).
+TEST(DtypeExt, InvalidUtf32CodePointsAreRefused) {
+    const uint8_t surrogate[] = {'a', 0, 0, 0, 0x00, 0xd8, 0, 0};
+    const uint8_t too_big[] = {0x00, 0x00, 0x11, 0x00};
+    const uint8_t huge[] = {0xff, 0xff, 0xff, 0xff};
+    const auto msg = error_of([&] { utf32_to_utf8(surrogate, sizeof surrogate); });
+    EXPECT_NE(msg.find("U+D800"), std::string::npos) << msg;
+    EXPECT_NE(msg.find("character 1"), std::string::npos) << msg;
+    EXPECT_NE(error_of([&] { utf32_to_utf8(too_big, sizeof too_big); }).find("U+110000"),
+              std::string::npos);
+    EXPECT_THROW(utf32_to_utf8(huge, sizeof huge), FormatError);
+    // The highest valid code points still decode.
+    const uint8_t edge[] = {0xff, 0xff, 0x10, 0x00, 0xff, 0xd7, 0, 0, 0x00, 0xe0, 0, 0};
+    EXPECT_EQ(utf32_to_utf8(edge, sizeof edge), "\xf4\x8f\xbf\xbf\xed\x9f\xbf\xee\x80\x80");
 }

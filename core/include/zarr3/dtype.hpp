@@ -52,7 +52,8 @@ Bytes parse_fill_value(const nlohmann::json& j, const DataType& dt, const std::s
 nlohmann::json fill_value_to_json(ByteView value, const DataType& dt);
 
 // fixed_length_utf32 element (UTF-32 LE code points, zero-padded) <-> UTF-8 text. Decoding
-// stops at the first zero code point; invalid code points become U+FFFD. Encoding throws
+// stops at the first zero code point; invalid code points (surrogates, past U+10FFFF)
+// throw FormatError naming the code point. Encoding throws
 // Error when the text is not valid UTF-8 or has more characters than fit in `nbytes`.
 std::string utf32_to_utf8(const uint8_t* p, size_t nbytes);
 void utf8_to_utf32(const std::string& text, uint8_t* out, size_t nbytes);

@@ -182,3 +182,61 @@ def test_zarr_to_zarr_copy_keeps_georef_without_warnings(tmp_path):
     a = attrs_of(out)
     assert a["proj:code"] == "EPSG:4326" and a["title"] == "hello"
     assert "proj" not in a and "spatial" not in a
+
+
+# ---------------------------------- datetime64/timedelta64 extremes (issue 33 #16)
+
+NAT = -(1 << 63)
+EXTREMES = [1, -922337203685477579, 922337203685477579, (1 << 63) - 1, -(1 << 63) + 1, NAT]
+
+
+def _node(path, meta, chunk=None):
+    path.mkdir(parents=True, exist_ok=True)
+    (path / "zarr.json").write_text(json.dumps(meta))
+    if chunk is not None:
+        key = path / "c" / "/".join("0" * len(meta["shape"]))
+        key.parent.mkdir(parents=True, exist_ok=True)
+        key.write_bytes(chunk)
+
+
+def _array(shape, dtype, dims, fill):
+    return {"zarr_format": 3, "node_type": "array", "shape": shape, "data_type": dtype,
+            "chunk_grid": {"name": "regular", "configuration": {"chunk_shape": shape}},
+            "chunk_key_encoding": {"name": "default", "configuration": {"separator": "/"}},
+            "fill_value": fill, "codecs": [{"name": "bytes", "configuration": {"endian": "little"}}],
+            "attributes": {}, "dimension_names": dims}
+
+
+@pytest.mark.parametrize("unit", ["ms", "us", "s", "ns"])
+@pytest.mark.parametrize("kind", ["timedelta64", "datetime64"])
+def test_temporal_extremes_never_read_as_nat(tmp_path, kind, unit):
+    """Every valid int64 count of a scaled unit (10 ms, 10 us, ...) reads back
+    exactly, and no text of a valid value says NaT: a unit conversion that
+    overflows must not turn a value into "missing"."""
+    root = tmp_path / "t.zarr"
+    _node(root, {"zarr_format": 3, "node_type": "group", "attributes": {}})
+    dt = {"name": f"numpy.{kind}", "configuration": {"unit": unit, "scale_factor": 10}}
+    n = len(EXTREMES)
+    _node(root / "time", _array([n], dt, ["time"], "NaT"), np.array(EXTREMES, "<i8").tobytes())
+    _node(root / "v", _array([n, 2, 2], "uint8", ["time", "y", "x"], 0), bytes(4 * n))
+    mds = gdal.OpenEx(str(root), gdal.OF_MULTIDIM_RASTER)
+    assert mds.GetRootGroup().OpenMDArray("time").ReadAsArray().tolist() == EXTREMES
+    ds = gdal.Open(f'ZARR3:"{root}":/v')
+    for i, v in enumerate(EXTREMES):
+        text = ds.GetRasterBand(i + 1).GetMetadataItem("time")
+        assert text is not None
+        assert ("NaT" in text) == (v == NAT), (v, text)
+        if kind == "timedelta64":
+            assert text == ("NaT" if v == NAT else f"{v} 10{unit}")
+
+
+def test_invalid_utf32_code_point_is_refused_naming_the_store(tmp_path):
+    root = tmp_path / "u.zarr"
+    dt = {"name": "fixed_length_utf32", "configuration": {"length_bytes": 8}}
+    meta = _array([2], dt, ["n"], "")
+    _node(root, meta, np.array([ord("a"), 0, 0xD800, 0], "<u4").tobytes())
+    g = gdal.OpenEx(str(root), gdal.OF_MULTIDIM_RASTER).GetRootGroup()
+    arr = g.OpenMDArray(g.GetMDArrayNames()[0])
+    with pytest.raises(RuntimeError) as e:
+        arr.Read()
+    assert str(root) in str(e.value) and "U+D800" in str(e.value)

@@ -2,13 +2,16 @@
 // verified chunk keys of the old encoding inside the old grid, readers open
 // across a compaction or a shrink get an error instead of the fill value
 // (#7), and loops bounded by the stored extent, not the grid's runs (#8).
+#include "zarr3/array_lock.hpp"
 #include "zarr3/builder.hpp"
 #include "zarr3/compact.hpp"
 
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <atomic>
 #include <chrono>
+#include <thread>
 
 using namespace zarr3;
 using nlohmann::json;
@@ -180,4 +183,42 @@ TEST(CompactBounds, RunsPastTheEndAreNotWalked) {
     EXPECT_EQ(read_all(*b), v);
     EXPECT_TRUE(verify_array(*b).empty());
     EXPECT_LT(std::chrono::steady_clock::now() - t0, std::chrono::seconds(10));
+}
+
+// The class "plan from the array's own zarr.json at that moment": a handle
+// opened before an append must not compact (it would drop the new step);
+// and a compaction waits for the array's write lock.
+TEST(CompactMetadata, RefusesWhenZarrJsonChangedSinceTheOpen) {
+    auto store = std::make_shared<MemoryStore>();
+    auto a = filled(store, cube(6));
+    Array::open(store, "cube", appended_metadata(a->metadata(), 0, 1, "t"))->write_metadata();
+    try {
+        compact_array(*a, 0, plan_fixed_edges(6, 3));
+        FAIL() << "expected an error";
+    } catch (const Error& e) {
+        EXPECT_NE(std::string(e.what()).find("cube/zarr.json: changed since the array was opened"),
+                  std::string::npos)
+            << e.what();
+    }
+    EXPECT_EQ(Array::open(store, "cube")->metadata().shape[0], 7u);
+    EXPECT_EQ(keys_of(*store).size(), 7u); // 6 chunks and zarr.json: nothing erased
+}
+
+TEST(CompactMetadata, WaitsForTheArrayLock) {
+    auto store = std::make_shared<MemoryStore>();
+    auto a = filled(store, cube(6));
+    std::atomic<bool> done{false};
+    std::thread t;
+    {
+        const auto held = lock_array(*store, "cube");
+        t = std::thread([&] {
+            compact_array(*Array::open(store, "cube"), 0, plan_fixed_edges(6, 3));
+            done = true;
+        });
+        std::this_thread::sleep_for(std::chrono::milliseconds(100));
+        EXPECT_FALSE(done.load());
+    }
+    t.join();
+    EXPECT_TRUE(done.load());
+    EXPECT_EQ(Array::open(store, "cube")->metadata().grid.axis(0).to_json(), json(3));
 }

@@ -8,8 +8,10 @@ timeout, and must end cleanly with the expected error (or warning) text:
 - symbolic links to "." (group walks: cycles), deep and wide hierarchies
   (depth and node budget).
 """
+import gzip
 import json
 import os
+import struct
 import subprocess
 
 import pytest
@@ -55,6 +57,12 @@ try:
         out["subdatasets"] = len(ds.GetMetadata("SUBDATASETS")) // 2
         if ds.RasterCount:
             out["pixel"] = int(ds.GetRasterBand(1).ReadAsArray(0, 0, 1, 1)[0][0])
+    elif mode in ("strings_one", "strings_all"):
+        ds = gdal.OpenEx(path, gdal.OF_MULTIDIM_RASTER, allowed_drivers=["Zarr3"])
+        arr = ds.GetRootGroup().OpenMDArray(ds.GetRootGroup().GetMDArrayNames()[0])
+        got = arr.Read(array_start_idx=[5], count=[1]) if mode == "strings_one" else arr.Read()
+        out["lengths"] = [len(v) for v in got]
+        out["heads"] = sorted(set(v[:1] for v in got))
     elif mode == "multidim":
         ds = gdal.OpenEx(path, gdal.OF_MULTIDIM_RASTER, allowed_drivers=["Zarr3"])
         walk(ds.GetRootGroup())
@@ -317,3 +325,87 @@ def test_group_node_budget_is_configurable(tmp_path):
     r, _ = run("multidim", root, "ZARR3_MAX_GROUP_NODES=10")
     assert r["groups"] == 11, r  # the root and 10 groups
     assert any("ZARR3_MAX_GROUP_NODES" in e for e in r["errors"]), r
+
+
+# ------------------------------------------------ stored and claimed sizes (issue 33 #10, #11)
+
+SPARSE = 3584 << 20  # 3.5 GiB
+
+
+@pytest.mark.skipif(ASAN, reason="needs the address-space limit")
+def test_sparse_chunk_file_is_refused_before_allocating(tmp_path):
+    # An 8 KiB chunk (bytes codec: exactly 8192 bytes stored) whose file is a
+    # 3.5 GiB sparse file: refused naming the file, the size and the bound,
+    # not "out of memory" under the 1.5 GiB address-space limit.
+    root = tmp_path / "sparse.zarr"
+    write_array(root, array_meta([1, 8192], [1, 8192], names=["y", "x"]))
+    chunk = root / "c" / "0" / "0"
+    chunk.parent.mkdir(parents=True)
+    with open(chunk, "wb") as f:
+        f.truncate(SPARSE)
+    r, _ = run("classic", root)
+    text = all_text(r)
+    assert r["exception"], r
+    assert str(chunk) in text, text
+    assert f"{SPARSE} bytes" in text and "limit of 8192 bytes" in text, text
+    assert "out of memory" not in text and "bad_alloc" not in text, text
+
+
+def vlen_chunk(values):
+    out = struct.pack("<I", len(values))
+    for v in values:
+        b = v.encode()
+        out += struct.pack("<I", len(b)) + b
+    return out
+
+
+def long_string_shard_store(tmp_path, n=64, mib=60):
+    """A `string` array of n elements in one shard of n inner chunks of one
+    element each, each a gzip-compressed string of `mib` MiB: about 4 MiB
+    stored, n * mib MiB of text."""
+    root = tmp_path / "strings.zarr"
+    meta = array_meta([n], [n], dtype="string", names=["x"])
+    meta["fill_value"] = ""
+    meta["codecs"] = [
+        {
+            "name": "sharding_indexed",
+            "configuration": {
+                "chunk_shape": [1],
+                "codecs": [{"name": "vlen-utf8"}, {"name": "gzip", "configuration": {"level": 9}}],
+                "index_codecs": [{"name": "bytes", "configuration": {"endian": "little"}}],
+                "index_location": "end",
+            },
+        }
+    ]
+    write_array(root, meta)
+    data, index = b"", b""
+    packed = {c: gzip.compress(vlen_chunk([c * (mib << 20)]), 9) for c in "af"}
+    for i in range(n):
+        inner = packed["f" if i == 5 else "a"]  # element 5 starts with "f"
+        index += struct.pack("<QQ", len(data), len(inner))
+        data += inner
+    (root / "c").mkdir()
+    (root / "c" / "0").write_bytes(data + index)
+    assert (root / "c" / "0").stat().st_size < 8 << 20
+    return root
+
+
+@pytest.mark.skipif(ASAN, reason="needs the address-space limit")
+def test_one_element_of_a_long_string_shard_reads_within_the_limit(tmp_path):
+    # Issue 33 #10: 64 x 60 MiB of text in a 4 MiB shard; a one-element read
+    # decodes one inner chunk (60 MiB), not the whole shard (3.75 GiB).
+    root = long_string_shard_store(tmp_path)
+    r, _ = run("strings_one", root, "ZARR3_MAX_CHUNK_BYTES=67108864")
+    assert r["exception"] is None, r
+    assert r["lengths"] == [60 << 20] and r["heads"] == ["f"], r
+
+
+@pytest.mark.skipif(ASAN, reason="needs the address-space limit")
+def test_whole_long_string_shard_is_refused_counting_text_bytes(tmp_path):
+    root = long_string_shard_store(tmp_path)
+    r, _ = run("strings_all", root, "ZARR3_MAX_CHUNK_BYTES=67108864")
+    text = all_text(r)
+    assert r["exception"], r
+    assert "ZARR3_MAX_CHUNK_BYTES" in text and "limit of 67108864" in text, text
+    assert str(root / "c" / "0") in text, text
+    assert "out of memory" not in text, text

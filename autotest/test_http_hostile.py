@@ -6,6 +6,7 @@ Range requests in one way per URL prefix. Every read must either return the
 exact values or fail with an error naming the object: never wrong values,
 never a crash or a hang.
 """
+import json
 import re
 import threading
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -14,6 +15,7 @@ import numpy as np
 import pytest
 from osgeo import gdal
 
+from bounded_run import ASAN, run_script
 from conftest import config_option, value_or_error
 from sharded_writer import make_data, write_sharded_store
 
@@ -140,3 +142,124 @@ def test_misbehaving_range_answers(hostile, mode, multirange):
     else:
         assert np.array_equal(got, data[0:128, 0:128]), f"{mode}: wrong values"
     print(f"\n{mode}/{multirange}: {'values exact' if got is not None else 'error: ' + msg[:120]}")
+
+
+# ------------------------------------------------ claimed sizes (issue 33 #11)
+
+CLAIM = 1 << 31  # Content-Length: 2147483648
+CHUNK = 8192  # the chunk really holds 8 KiB (bytes codec: exactly 8192 bytes)
+
+CLAIM_META = {
+    "zarr_format": 3,
+    "node_type": "array",
+    "shape": [2, CHUNK],
+    "data_type": "uint8",
+    "chunk_grid": {"name": "regular", "configuration": {"chunk_shape": [1, CHUNK]}},
+    "chunk_key_encoding": {"name": "default"},
+    "fill_value": 0,
+    "codecs": [{"name": "bytes"}],
+    "dimension_names": ["y", "x"],
+}
+
+
+class ClaimingHandler(BaseHTTPRequestHandler):
+    """Serves zarr.json; every chunk claims 2 GiB (HEAD, GET, ranges) and
+    sends its 8 KiB before closing the connection."""
+
+    protocol_version = "HTTP/1.1"
+
+    def log_message(self, *args):
+        pass
+
+    def do_HEAD(self):
+        self.do_GET()
+
+    def do_GET(self):
+        if self.path.endswith("/zarr.json"):
+            body = json.dumps(CLAIM_META).encode()
+            self.send_response(200)
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            if self.command != "HEAD":
+                self.wfile.write(body)
+            return
+        if "/c/" not in self.path:
+            self.send_response(404)
+            self.send_header("Content-Length", "0")
+            self.end_headers()
+            return
+        data = bytes(range(256)) * (CHUNK // 256)
+        rng = self.headers.get("Range")
+        if rng and rng.startswith("bytes=") and "," not in rng:
+            a, b = rng[6:].split("-")
+            a = int(a) if a else CLAIM - int(b)
+            b = int(b) if (b and rng[6] != "-") else CLAIM - 1
+            self.send_response(206)
+            self.send_header("Content-Range", f"bytes {a}-{b}/{CLAIM}")
+            self.send_header("Content-Length", str(b - a + 1))
+            body = data[a : b + 1] if a < CHUNK else b""
+        else:
+            self.send_response(200)
+            self.send_header("Content-Length", str(CLAIM))
+            body = data
+        self.send_header("Connection", "close")
+        self.end_headers()
+        if self.command != "HEAD":
+            try:
+                self.wfile.write(body)
+            except OSError:
+                pass
+        self.close_connection = True
+
+
+CLAIM_SCRIPT = r"""
+import json, sys
+from osgeo import gdal
+gdal.UseExceptions()
+url, rows = sys.argv[1], int(sys.argv[2])
+for kv in sys.argv[3:]:
+    k, v = kv.split("=", 1)
+    gdal.SetConfigOption(k, v)
+out = {"errors": []}
+gdal.PushErrorHandler(lambda c, n, m: out["errors"].append(m) if c >= gdal.CE_Failure else None)
+try:
+    ds = gdal.Open('ZARR3:"/vsicurl/' + url + '"')
+    out["value"] = ds.GetRasterBand(1).ReadRaster(0, 0, 64, rows) is not None
+    out["exception"] = None
+except RuntimeError as e:
+    out["exception"] = str(e)
+print("RESULT:" + json.dumps(out))
+"""
+
+
+@pytest.fixture(scope="module")
+def claiming():
+    server = ThreadingHTTPServer(("127.0.0.1", 0), ClaimingHandler)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield f"http://127.0.0.1:{server.server_address[1]}/claim.zarr"
+    finally:
+        server.shutdown()
+        server.server_close()
+
+
+@pytest.mark.skipif(ASAN, reason="needs the address-space limit")
+@pytest.mark.parametrize("rows", [1, 2])  # one chunk (its own bound), two (read ahead)
+@pytest.mark.parametrize("direct", ["YES", "NO"])
+def test_content_length_claim_is_refused_before_allocating(claiming, rows, direct):
+    r, elapsed = run_script(
+        CLAIM_SCRIPT,
+        [claiming, rows, f"ZARR3_HTTP_DIRECT={direct}", "GDAL_HTTP_TIMEOUT=10",
+         "GDAL_HTTP_MAX_RETRY=0"],
+        3 << 29,  # 1.5 GiB of address space: an allocation of the claim fails
+        120,
+    )
+    text = "\n".join([r.get("exception") or ""] + r["errors"])
+    assert r["exception"], r
+    assert "/c/0/0" in text, text
+    assert str(CLAIM) in text, text
+    assert "out of memory" not in text and "bad_alloc" not in text, text
+    if rows == 1:
+        assert f"limit of {CHUNK} bytes" in text, text
+    assert elapsed < 60

@@ -1,6 +1,8 @@
 // VSIStore: the Zarr key/value store over GDAL VSI file handles.
 #include "vsi_store.hpp"
 
+#include "zarr3/limits.hpp"
+
 #include <mutex>
 
 #include "cpl_conv.h"
@@ -142,7 +144,7 @@ std::string VSIStore::path_of(const std::string& key) const {
 }
 
 std::optional<zarr3::Bytes> VSIStore::get(const std::string& key) {
-    return get_bounded(key, zarr3::kMaxChunkBytes);
+    return get_bounded(key, zarr3::max_decoded_chunk_bytes());
 }
 
 namespace {
@@ -239,7 +241,7 @@ std::optional<zarr3::Bytes> VSIStore::get_bounded(const std::string& key, uint64
 
 std::optional<zarr3::Bytes> VSIStore::get_versioned(const std::string& key,
                                                     zarr3::ObjectVersion& version) {
-    return get_bounded_versioned(key, zarr3::kMaxChunkBytes, version);
+    return get_bounded_versioned(key, zarr3::max_decoded_chunk_bytes(), version);
 }
 
 std::optional<zarr3::Bytes> VSIStore::get_bounded_versioned(const std::string& key, uint64_t limit,

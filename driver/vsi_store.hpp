@@ -57,6 +57,11 @@ class VSIStore : public zarr3::Store {
     std::optional<uint64_t> size(const std::string& key) override;
     // One request on HTTP stores (the size comes with the value).
     std::optional<zarr3::Bytes> get_bounded(const std::string& key, uint64_t limit) override;
+    // The size (fstat, HTTP headers, GDAL's HEAD) is checked against `limit`
+    // before the buffer is allocated. get/get_versioned use the decoded-chunk
+    // cap (ZARR3_MAX_CHUNK_BYTES) as the limit.
+    std::optional<zarr3::Bytes> get_bounded_versioned(const std::string& key, uint64_t limit,
+                                                      zarr3::ObjectVersion& version) override;
     // Versions: local files: device, inode, size, mtime and ctime (ns) of the
     // file read; HTTP (direct): ETag or Last-Modified plus size of the
     // answer; other file systems: size and modification time (VSIStatL).
@@ -117,8 +122,6 @@ class VSIStore : public zarr3::Store {
                                                     zarr3::ObjectVersion* version = nullptr);
     void remember_meta(const std::string& key, const zarr3::Bytes& value,
                        const zarr3::ObjectVersion& version);
-    std::optional<zarr3::Bytes> get_bounded_versioned(const std::string& key, uint64_t limit,
-                                                      zarr3::ObjectVersion& version);
     // The version of `path` as a stat shows it now (`fp`: the open file it
     // was read through, when there is one); empty for remote paths without
     // a file (a stat would be a request).

@@ -332,7 +332,9 @@ TEST(ArrayWrite, FailedFlushKeepsTheChunksNoTaskStarted) {
         EXPECT_NE(std::string(e.what()).find("a/c/0/1"), std::string::npos) << e.what();
     }
     store->fail_key.clear();
-    a->flush(); // the 14 chunks after the failed one were kept and are stored now
+    // The 14 chunks after the failed one were kept and are stored now; the
+    // flush still fails: chunk 0/1 was lost (issue 33 #9, sticky until rewritten).
+    EXPECT_THROW(a->flush(), Error);
     std::vector<int32_t> got(256);
     Array::open(store, "a")->read(Selection::all({16, 16}), got.data());
     for (uint64_t r = 0; r < 16; ++r)

@@ -5,6 +5,7 @@
 #include "codec_test_util.hpp"
 
 #include <cstring>
+#include <limits>
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
@@ -152,4 +153,27 @@ TEST(DtypeExt, InvalidUtf32CodePointsAreRefused) {
     // The highest valid code points still decode.
     const uint8_t edge[] = {0xff, 0xff, 0x10, 0x00, 0xff, 0xd7, 0, 0, 0x00, 0xe0, 0, 0};
     EXPECT_EQ(utf32_to_utf8(edge, sizeof edge), "\xf4\x8f\xbf\xbf\xed\x9f\xbf\xee\x80\x80");
+}
+
+// Temporal values in scaled units are int64 counts kept exactly, never
+// converted: extremes of a "10 ms"/"10 us" unit stay themselves and only
+// int64 min is NaT (issue 33 #16 class).
+TEST(DtypeExt, ScaledTemporalExtremesStayExact) {
+    for (const char* name : {"numpy.timedelta64", "numpy.datetime64"})
+        for (const char* unit : {"ms", "us", "ns", "Y"}) {
+            const DataType dt = parse_data_type(
+                json{{"name", name}, {"configuration", {{"unit", unit}, {"scale_factor", 10}}}},
+                "t/zarr.json");
+            for (int64_t v :
+                 {int64_t{922337203685477579}, int64_t{-922337203685477579},
+                  std::numeric_limits<int64_t>::max(), std::numeric_limits<int64_t>::min() + 1}) {
+                const Bytes b = parse_fill_value(json(v), dt, "t/zarr.json");
+                int64_t got = 0;
+                std::memcpy(&got, b.data(), 8);
+                EXPECT_EQ(got, v) << name << " " << unit;
+                EXPECT_EQ(fill_value_to_json(b, dt), json(v)) << name << " " << unit;
+            }
+            const Bytes nat = parse_fill_value(json("NaT"), dt, "t/zarr.json");
+            EXPECT_EQ(fill_value_to_json(nat, dt), json("NaT"));
+        }
 }

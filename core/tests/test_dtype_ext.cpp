@@ -5,8 +5,8 @@
 #include "codec_test_util.hpp"
 
 #include <cstring>
-#include <limits>
 #include <gtest/gtest.h>
+#include <limits>
 #include <nlohmann/json.hpp>
 
 using namespace zarr3;

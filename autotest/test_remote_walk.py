@@ -15,6 +15,7 @@ import json
 import os
 import subprocess
 import threading
+import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import pytest
@@ -59,6 +60,9 @@ class Handler(BaseHTTPRequestHandler):
         """(code, body, type) for `path` = /<flavour>/<node path>."""
         parts = path.split("?")[0].strip("/").split("/")
         flavour, rest = parts[0], parts[1:]
+        if flavour == "slow":  # the listing flavour, each answer 0.2 s late
+            time.sleep(0.2)
+            flavour = "listing"
         if flavour not in ("listing", "consolidated"):
             return 404, b"", "text/plain"
         if rest and rest[-1] == "zarr.json":
@@ -241,3 +245,14 @@ def test_local_symlink_cycles_stay_bounded(tmp_path, run_tool, driver_path):
     assert p.returncode == 0, p.stderr
     assert p.stdout.count("uint8") == 1, p.stdout
     assert "symbolic link cycle" in p.stderr, p.stderr
+
+
+def test_time_bound_of_a_slow_remote_walk(server):
+    # A server answering each request late: the classic listing walk stops at
+    # its time bound (ZARR3_MAX_WALK_SECONDS, default 60 s on remote stores)
+    # with a warning naming the option; counted in requests, not timed here.
+    url = f"/vsicurl/{server}/slow"
+    with no_exceptions(), config_option("ZARR3_MAX_WALK_SECONDS", "1"):
+        _, n, warnings = requests_of(lambda: open_classic(url))
+    assert n <= 30, f"{n} requests"
+    assert any(url in w and "ZARR3_MAX_WALK_SECONDS" in w for w in warnings), warnings

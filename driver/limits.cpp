@@ -69,7 +69,8 @@ std::pair<uint64_t, uint64_t> LocalFolderId(const std::string& store_uri, const 
 }
 
 WalkGuard::WalkGuard(const std::string& store_uri)
-    : uri_(store_uri), budget_(store_uri, PositiveOption(zarr3::kWalkNodesOption)) {}
+    : uri_(store_uri), budget_(store_uri, PositiveOption(zarr3::kWalkNodesOption),
+                               PositiveOption(zarr3::kWalkSecondsOption)) {}
 
 bool WalkGuard::Warned(bool ok) {
     if (const std::string msg = budget_.take_message(); !msg.empty())

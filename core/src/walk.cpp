@@ -42,8 +42,13 @@ std::string walk_budget_message(const std::string& store_uri, uint64_t budget) {
            "; listing stopped there (" + kWalkNodesOption + " raises the bound)";
 }
 
-WalkBudget::WalkBudget(std::string store_uri, std::optional<uint64_t> configured_nodes)
-    : uri_(std::move(store_uri)), budget_(walk_node_budget(uri_, configured_nodes)) {}
+WalkBudget::WalkBudget(std::string store_uri, std::optional<uint64_t> configured_nodes,
+                       std::optional<uint64_t> configured_seconds)
+    : uri_(std::move(store_uri)), budget_(walk_node_budget(uri_, configured_nodes)),
+      seconds_(configured_seconds && *configured_seconds > 0 ? *configured_seconds
+               : is_remote_uri(uri_)                         ? kDefaultRemoteWalkSeconds
+                                                             : 0),
+      start_(std::chrono::steady_clock::now()) {}
 
 void WalkBudget::refuse(bool& warned, std::string msg) {
     if (!warned) message_ = std::move(msg);
@@ -52,6 +57,15 @@ void WalkBudget::refuse(bool& warned, std::string msg) {
 
 bool WalkBudget::count() {
     if (stopped_) return false;
+    if (seconds_ > 0 &&
+        std::chrono::steady_clock::now() - start_ > std::chrono::seconds(seconds_)) {
+        stopped_ = true;
+        refuse(warned_budget_, uri_ + ": listing the hierarchy took more than " +
+                                   std::to_string(seconds_) + " s after " + std::to_string(nodes_) +
+                                   " groups and arrays; listing stopped there (" +
+                                   kWalkSecondsOption + " raises the bound)");
+        return false;
+    }
     if (++nodes_ <= budget_) return true;
     stopped_ = true;
     refuse(warned_budget_, walk_budget_message(uri_, budget_));

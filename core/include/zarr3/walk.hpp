@@ -5,6 +5,7 @@
 // stores where each node costs at least one request.
 #pragma once
 
+#include <chrono>
 #include <cstdint>
 #include <optional>
 #include <set>
@@ -24,6 +25,11 @@ constexpr uint64_t kDefaultMaxRemoteWalkNodes = 256;
 // The option (GDAL configuration option, or environment variable for the
 // zarr3 tool) that sets the node budget for every store.
 constexpr const char* kWalkNodesOption = "ZARR3_MAX_GROUP_NODES";
+// Seconds one listing walk of a remote store may take by default (slow
+// servers: each request may take up to GDAL_HTTP_TIMEOUT); local walks have
+// no time bound. The option sets it for every store.
+constexpr uint64_t kDefaultRemoteWalkSeconds = 60;
+constexpr const char* kWalkSecondsOption = "ZARR3_MAX_WALK_SECONDS";
 
 // True for stores reached over a network (/vsicurl/, /vsis3/, /vsigs/,
 // /vsiaz/, ... anywhere in a chained path, or a URL with "://").
@@ -43,7 +49,9 @@ std::pair<uint64_t, uint64_t> local_folder_id(const std::string& folder);
 // take_message(); stopped() is true once the budget is spent.
 class WalkBudget {
   public:
-    WalkBudget(std::string store_uri, std::optional<uint64_t> configured_nodes);
+    // `configured_seconds`: kWalkSecondsOption's value (nullopt: the default).
+    WalkBudget(std::string store_uri, std::optional<uint64_t> configured_nodes,
+               std::optional<uint64_t> configured_seconds = std::nullopt);
     // `folder_id`: local_folder_id() of the group's folder, (0, 0) if unknown.
     bool enter(const std::string& group_path, std::pair<uint64_t, uint64_t> folder_id);
     bool count();
@@ -56,6 +64,8 @@ class WalkBudget {
     void refuse(bool& warned, std::string msg);
     std::string uri_;
     uint64_t budget_;
+    uint64_t seconds_; // 0: no time bound
+    std::chrono::steady_clock::time_point start_;
     uint64_t nodes_ = 0;
     std::set<std::pair<uint64_t, uint64_t>> seen_;
     bool stopped_ = false;

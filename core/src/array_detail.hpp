@@ -73,6 +73,12 @@ struct Array::WriteBuffer {
     // Own mutex: stores run on several threads, some under write_mu_.
     std::mutex lost_mu;
     std::map<std::string, std::string> lost;
+    // The error that left chunk `key` stale ("" = none).
+    std::string stale_error(const std::string& key) {
+        std::lock_guard lk(lost_mu);
+        const auto it = lost.find(key);
+        return it == lost.end() ? std::string() : it->second;
+    }
 };
 
 class ShardingCodec;

@@ -114,13 +114,20 @@ void Array::store_entry(const std::string& key, const std::vector<uint64_t>& idx
             return;
         }
         const auto held = store_->lock(key);
+        // Merged with a stale stored value (an earlier write of the chunk was
+        // lost), the chunk stays stale: only a whole rewrite makes it current.
+        const std::string stale = wbuf_->stale_error(key);
+        const auto keep_stale = [&] {
+            if (!stale.empty()) note_lost(key, stale);
+        };
         if (auto existing = store_->get(key)) {
             if (const auto* sharding = sole_sharding(meta_.codecs)) {
                 // Only the inner chunks holding new elements are encoded again.
                 ScratchLease enc;
                 const ShardingCodec::Update upd{*existing, mask, store_->uri() + "/" + key};
                 const bool any = sharding->encode_update(data, spec, upd, enc.get()) != 0;
-                return store_encoded(key, any ? &enc.get() : nullptr);
+                store_encoded(key, any ? &enc.get() : nullptr);
+                return keep_stale();
             }
             Bytes old(spec.num_bytes());
             meta_.codecs.decode(*existing, spec, old.data());
@@ -129,6 +136,7 @@ void Array::store_entry(const std::string& key, const std::vector<uint64_t>& idx
                 if (!mask[i]) std::memcpy(data.data() + i * elem, old.data() + i * elem, elem);
         }
         store_chunk(key, data, spec);
+        keep_stale();
     } catch (const std::exception& e) { // the entry is gone: merging may fail before storing
         note_lost(key, e.what());
         rethrow_for_chunk(store_->uri() + "/" + key);

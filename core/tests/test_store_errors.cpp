@@ -226,3 +226,18 @@ TEST(ConcurrentStoreErrors, DestructorNeverThrowsAndKeepsChunksWhole) {
     }
     EXPECT_EQ(stored, 2);
 }
+
+TEST(ConcurrentStoreErrors, OnlyAWholeRewriteMakesALostChunkCurrent) {
+    auto store = std::make_shared<FailingStore>();
+    auto a = old_array(store, 0, false);
+    const std::vector<uint16_t> block(kC * kC, 2);
+    EXPECT_THROW(a->write(chunk_sel(0, 0), block.data()), Error);
+    store->budget = 1 << 30;
+    // Merged with the stale stored chunk, half a chunk leaves it stale.
+    a->write(chunk_sel(0, 0, kC / 2), block.data());
+    expect_flush_fails(*a);
+    EXPECT_EQ(read_chunk(*a, 0, 0), "error");
+    a->write(chunk_sel(0, 0), block.data());
+    EXPECT_NO_THROW(a->flush());
+    EXPECT_EQ(read_chunk(*a, 0, 0), "new");
+}

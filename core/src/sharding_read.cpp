@@ -224,11 +224,11 @@ struct ShardingCodec::PartialRead {
         if (!key.empty()) opt.index_cache->invalidate(key);
     }
 
-    // The most the stored shard may hold (its codecs' bound, at most the
-    // decoded-chunk cap: a larger shard is read by index and ranges).
-    uint64_t whole_bound() const {
-        return std::min(codec.max_encoded_size(spec), max_decoded_chunk_bytes());
-    }
+    // The most a shard read in one request may hold: the decoded-chunk cap
+    // (a shard may hold unused bytes between its inner chunks, so its
+    // codecs' bound does not bound it). A shard whose codecs may produce more
+    // than the cap is read by index and ranges instead.
+    uint64_t whole_bound() const { return max_decoded_chunk_bytes(); }
     bool whole_allowed() const { return codec.max_encoded_size(spec) <= max_decoded_chunk_bytes(); }
 
     // One request for the whole shard, index included; false when absent.

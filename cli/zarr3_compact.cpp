@@ -164,6 +164,10 @@ zarr3::AxisPartition plan(const Args& a, const zarr3::Array& arr, size_t axis,
     }
     if (a.edges.find_first_not_of("0123456789") == std::string::npos)
         return zarr3::plan_fixed_edges(len, parse_number(a.edges, "--edges"));
+    if (a.edges.find_first_of("[") != 0)
+        throw zarr3::Error("--edges " + a.edges +
+                           ": expected monthly, a chunk length N, or a JSON list of edges and "
+                           "[edge, count] runs such as '[[31,1],28]' or '[7,7,7]'");
     return zarr3::parse_edges(a.edges, len, "--edges");
 }
 

@@ -22,7 +22,8 @@ constexpr const char* kUsage =
     "PATH: a local folder holding zarr.json (an array, or a group for info/verify).\n"
     "--edges: monthly (one chunk per calendar month of the coordinate array named like the\n"
     "dimension, CF units \"days since ...\"), N (chunks of N), or a JSON list of edges and\n"
-    "[edge, count] runs as in chunk_shapes, e.g. '[[31,1],[28,1]]' or '[7,7,7]'.\n";
+    "[edge, count] runs as in chunk_shapes, e.g. '[[31,1],[28,1]]' or '[7,7,7]'.\n"
+    "       zarr3 --help | --version\n";
 
 struct UsageError : zarr3::Error {
     using zarr3::Error::Error;
@@ -136,6 +137,14 @@ int cmd_compact(const std::string& path, int argc, char** argv);
 
 int main(int argc, char** argv) {
     try {
+        if (argc == 2 && (std::strcmp(argv[1], "--help") == 0 || std::strcmp(argv[1], "-h") == 0)) {
+            std::cout << kUsage;
+            return 0;
+        }
+        if (argc == 2 && std::strcmp(argv[1], "--version") == 0) {
+            std::cout << "zarr3 (gdal-zarr3) " << ZARR3_VERSION << "\n";
+            return 0;
+        }
         if (argc < 3) throw UsageError("missing arguments");
         const std::string cmd = argv[1], path = argv[2];
         if (cmd == "info" && argc == 3) return cmd_info(path);

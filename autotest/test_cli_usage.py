@@ -1,0 +1,52 @@
+"""The zarr3 tool as a newcomer meets it (issue 32, part): --help and --version exit 0, a wrong --edges
+names the accepted forms, and a missing argument prints the usage with exit 2."""
+import json
+import os
+import subprocess
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parent.parent
+
+
+@pytest.fixture(scope="module")
+def exe(driver_path):
+    p = Path(os.environ.get("ZARR3_CLI", Path(driver_path) / "zarr3"))
+    if not p.exists():
+        pytest.fail(f"the zarr3 tool is not built at {p}")
+    return p
+
+
+def run(exe, *args):
+    return subprocess.run([str(exe), *map(str, args)], capture_output=True, text=True, timeout=60)
+
+
+@pytest.mark.parametrize("flag", ["--help", "-h"])
+def test_help_prints_the_usage_and_exits_0(exe, flag):
+    r = run(exe, flag)
+    assert r.returncode == 0, r.stderr
+    assert "usage: zarr3 info PATH" in r.stdout and "zarr3 compact PATH" in r.stdout
+
+
+def test_version_is_the_plugin_version(exe):
+    r = run(exe, "--version")
+    version = json.loads((REPO / "plugin.json").read_text())["version"]
+    assert r.returncode == 0 and r.stdout.strip() == f"zarr3 (gdal-zarr3) {version}"
+
+
+def test_missing_arguments_print_the_usage_with_exit_2(exe):
+    r = run(exe)
+    assert r.returncode == 2 and "missing arguments" in r.stderr and "usage:" in r.stderr
+
+
+@pytest.mark.parametrize("edges", ["weekly", "{bad}", "7days"])
+def test_unknown_edges_name_the_accepted_forms(exe, tmp_path, edges):
+    store = tmp_path / "s.zarr"
+    import shutil
+    shutil.copytree(REPO / "data" / "daily_t2m_2023.zarr", store)
+    before = sorted(p.name for p in (store / "t2m").rglob("*"))
+    r = run(exe, "compact", store / "t2m", "--dim", "time", "--edges", edges)
+    assert r.returncode != 0
+    assert f"--edges {edges}: expected monthly, a chunk length N, or a JSON list" in r.stderr, r.stderr
+    assert sorted(p.name for p in (store / "t2m").rglob("*")) == before

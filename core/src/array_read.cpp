@@ -20,6 +20,9 @@ void Array::read(const Selection& sel, void* out, const std::vector<int64_t>& ou
         std::lock_guard lk(write_mu_);
         if (!wbuf_->entries.empty()) flush_locked();
     }
+    // A chunk whose last write was not stored would read back old: an error
+    // (every view, classic and multidimensional, reads through here).
+    check_not_stale(sel);
     const size_t elem = meta_.dtype.size;
     const PlannedSelection ps = plan_selection(sel, meta_.shape, out_strides, elem, describe());
     const std::vector<ChunkTask> tasks = plan_chunk_tasks(meta_.grid, ps);

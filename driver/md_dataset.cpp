@@ -4,6 +4,7 @@
 #include "gdal_compat.hpp"
 #include "md_context.hpp"
 #include "md_group.hpp"
+#include "store_replace.hpp"
 #include "unfinished_copy.hpp"
 #include "vsi_store.hpp"
 #include "zarr3/metadata.hpp"
@@ -226,7 +227,15 @@ GDALDataset* Zarr3CreateCopyMultidim(const char* pszName, GDALDataset* src, int 
     // ARRAY:<option> entries (and ARRAY:IF(DIM=n):/IF(NAME=x): forms) reach
     // every CreateMDArray through GDALGroup::CopyFrom; the rest is for the
     // dataset (no dataset creation options yet).
-    const std::string root = TrimRoot(pszName);
+    std::string root = TrimRoot(pszName);
+    // An existing store is replaced: the copy goes to a hidden staging
+    // folder beside it, swapped into place when complete (store_replace.hpp).
+    std::string target;
+    if (IsReplaceableStore(root) && !Guard(root, [&] {
+            target = root;
+            root = BeginReplacement(target);
+        }))
+        return nullptr;
     // A killed copy's folder is replaced; otherwise only what this copy
     // creates is removed when it fails or is cancelled.
     if (!root.empty() && IsAbandonedCopy(root)) RemoveCreated(root, false);
@@ -260,5 +269,24 @@ GDALDataset* Zarr3CreateCopyMultidim(const char* pszName, GDALDataset* src, int 
         return nullptr;
     }
     ClearUnfinished(root);
-    return ds.release();
+    if (target.empty()) return ds.release();
+    CPLErrorReset();
+    ds.reset();
+    if (CPLGetLastErrorType() >= CE_Failure) { // closing failed: the old store stays
+        RemoveCreated(root, false);
+        return nullptr;
+    }
+    if (!Guard(target, [&] {
+            try {
+                FinishReplacement(target, root);
+            } catch (...) {
+                RemoveCreated(root, false);
+                throw;
+            }
+        }))
+        return nullptr;
+    const char* const drivers[] = {"Zarr3", nullptr};
+    return GDALDataset::FromHandle(
+        GDALOpenEx(target.c_str(), GDAL_OF_MULTIDIM_RASTER | GDAL_OF_UPDATE | GDAL_OF_VERBOSE_ERROR,
+                   drivers, nullptr, nullptr));
 }

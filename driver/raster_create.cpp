@@ -9,6 +9,7 @@
 #include "path_guard.hpp"
 #include "raster_append.hpp"
 #include "raster_dataset.hpp"
+#include "store_replace.hpp"
 #include "unfinished_copy.hpp"
 #include "vsi_store.hpp"
 #include "zarr3_driver.hpp"
@@ -64,6 +65,7 @@ struct Prepared {
     bool root_existed = false; // an empty folder was there before (kept on failure)
     bool leftover = false;     // a killed copy's unfinished folder: replaced
     bool consolidated = false; // CREATE_CONSOLIDATED_METADATA (consolidation.hpp)
+    std::string target;        // replacing the store there: `root` is the staging folder
 };
 
 // The array name when ARRAY_NAME is not given: the store name without its
@@ -136,8 +138,15 @@ Prepared Prepare(const char* name, int xsize, int ysize, int nbands, GDALDataTyp
             return e;
         }();
         p.leftover = !empty_dir && IsAbandonedCopy(p.root);
-        if (!empty_dir && !p.leftover)
-            throw zarr3::Error(p.root + ": already exists; delete it first");
+        if (!empty_dir && !p.leftover) {
+            // An existing store is replaced once the new one is complete.
+            if (!IsReplaceableStore(p.root))
+                throw zarr3::Error(p.root + ": already exists and is not a Zarr store that can "
+                                            "be replaced; delete it first");
+            p.target = p.root;
+            p.root = BeginReplacement(p.target);
+            return p;
+        }
         p.root_existed = empty_dir;
     }
     return p;
@@ -164,9 +173,12 @@ void MakeStoreFolder(const std::string& root) {
                        (err ? std::string(" (") + std::strerror(err) + ")" : std::string()));
 }
 
-std::unique_ptr<Zarr3RasterDataset> CreateDataset(const Prepared& p, bool deferred) {
+// `existing`: the store was built and swapped into place (a replacement by
+// Create): only opened.
+std::unique_ptr<Zarr3RasterDataset> CreateDataset(const Prepared& p, bool deferred,
+                                                  bool existing = false) {
     if (p.leftover) RemoveCreated(p.root, false);
-    MakeStoreFolder(p.root);
+    if (!existing) MakeStoreFolder(p.root);
     // A .aux.xml left by an earlier store of this name would describe the
     // old data (GDAL's Create removes it through Delete the same way).
     VSIUnlink((p.root + ".aux.xml").c_str());
@@ -175,7 +187,7 @@ std::unique_ptr<Zarr3RasterDataset> CreateDataset(const Prepared& p, bool deferr
     // A copy writes its root zarr.json last; until then a killed copy's
     // folder does not open, and re-runs and Delete recognise it.
     if (deferred) MarkUnfinished(p.root);
-    if (deferred) {
+    if (deferred || existing) {
         array = zarr3::Array::open(store, p.array_name, p.meta);
     } else {
         zarr3::Group::create(store, "");
@@ -215,14 +227,41 @@ Merge(const std::vector<std::pair<uint64_t, uint64_t>>& segs, uint64_t max_len) 
     return out;
 }
 
+// Puts the store built at the staging folder `p.root` in place of
+// `p.target`; on an error before the swap the new store is removed and the
+// old one stays.
+void SwapIn(Prepared& p) {
+    try {
+        FinishReplacement(p.target, p.root);
+    } catch (...) {
+        RemoveCreated(p.root, false);
+        throw;
+    }
+    p.root = p.target;
+    p.target.clear();
+}
+
 } // namespace
 
 GDALDataset* Zarr3Create(const char* name, int xsize, int ysize, int nbands, GDALDataType type,
                          DriverOptionList options) {
     std::unique_ptr<Zarr3RasterDataset> ds;
     Guard(StoreRoot(name), [&] {
-        const Prepared p = Prepare(name, xsize, ysize, nbands, type, options, true);
-        ds = CreateDataset(p, false);
+        Prepared p = Prepare(name, xsize, ysize, nbands, type, options, true);
+        if (p.target.empty()) {
+            ds = CreateDataset(p, false);
+            return;
+        }
+        // The caller fills the dataset after Create returns: the new (empty)
+        // store replaces the old one now, in one step.
+        try {
+            CreateDataset(p, false).reset();
+        } catch (...) {
+            RemoveCreated(p.root, false);
+            throw;
+        }
+        SwapIn(p);
+        ds = CreateDataset(p, false, true);
     });
     return ds.release();
 }
@@ -385,7 +424,21 @@ GDALDataset* Zarr3CreateCopy(const char* name, GDALDataset* src, int strict,
         RemoveCreated(p.root, p.root_existed);
         return nullptr;
     }
-    return ds.release();
+    if (p.target.empty()) return ds.release();
+    // A replacement: the complete new store takes the old one's place,
+    // unless closing it reported an error (the old store stays then).
+    CPLErrorReset();
+    ds.reset();
+    if (CPLGetLastErrorType() >= CE_Failure) {
+        RemoveCreated(p.root, false);
+        return nullptr;
+    }
+    const std::string target = p.target;
+    if (!Guard(target, [&] { SwapIn(p); })) return nullptr;
+    const char* const drivers[] = {"Zarr3", nullptr};
+    return GDALDataset::FromHandle(
+        GDALOpenEx(target.c_str(), GDAL_OF_RASTER | GDAL_OF_UPDATE | GDAL_OF_VERBOSE_ERROR, drivers,
+                   nullptr, nullptr));
 }
 
 } // namespace zarr3drv

@@ -3,6 +3,7 @@
 #include "unfinished_copy.hpp"
 
 #include "path_guard.hpp"
+#include "store_replace.hpp"
 #include "zarr3/common.hpp"
 #include "zarr3/store.hpp"
 #include "zarr3_driver.hpp"
@@ -222,7 +223,8 @@ class Scanner {
                 } else {
                     Foreign(r);
                 }
-            } else if (e.name == "c" && !role.under_c) {
+            } else if (e.name == "c" && !role.under_c &&
+                       !StatExists(dir + "/c/zarr.json")) { // with one: a node named "c"
                 Walk(dir + "/c", r, FolderRole{true, false, false}, depth + 1);
                 dirs_.push_back(r);
             } else if (AllDigits(e.name) && (role.under_c || role.v2_keys || has_json)) {
@@ -626,6 +628,7 @@ CPLErr DeleteStore(const char* name) {
 bool PrepareTarget(const std::string& root) {
     if (root.empty()) return true; // the creator reports the empty name
     const char* r = root.c_str();
+    RecoverInterruptedSwap(root);
     if (IsLink(root)) {
         CPLError(CE_Failure, CPLE_AppDefined,
                  "%s: a symbolic link; choose another name (links are never followed)", r);
@@ -657,10 +660,26 @@ bool PrepareTarget(const std::string& root) {
                  r, ForeignList(scan).c_str());
         return false;
     case FolderScan::Kind::Store:
-        CPLError(CE_Failure, CPLE_AppDefined,
-                 "%s: a Zarr store already exists there; delete it first (gdalmanage delete %s, "
-                 "or Driver.Delete) or write to another name",
-                 r, r);
+        // Replaced by the new store once that is complete (store_replace.hpp).
+        if (IsReplaceableStore(root)) return true;
+        if (!IsPosixPath(root)) {
+            CPLError(CE_Failure, CPLE_AppDefined,
+                     "%s: a Zarr store already exists there (only a store on a local file "
+                     "system is replaced); delete it first (gdalmanage delete %s) or write to "
+                     "another name",
+                     r, r);
+            return false;
+        }
+        {
+            const FolderScan full = ScanFolder(root, false);
+            const std::string why =
+                full.kind == FolderScan::Kind::Foreign
+                    ? "it holds what a Zarr store does not: " + ForeignList(full)
+                    : std::string("it is not a Zarr v3 store");
+            CPLError(CE_Failure, CPLE_AppDefined,
+                     "%s: not replaced (%s); delete it yourself or write to another name", r,
+                     why.c_str());
+        }
         return false;
     case FolderScan::Kind::Incomplete:
         break;

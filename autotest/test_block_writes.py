@@ -216,3 +216,32 @@ def test_multidim_partial_chunks_that_cannot_be_stored_fail_every_flush_and_clos
             assert np.array_equal(chunk, was) or np.array_equal(chunk, merged), k
     finally:
         disk.close()
+
+
+@pytest.mark.parametrize("threads", ["1", "ALL_CPUS"])
+def test_gdaladdo_fails_when_the_levels_cannot_be_stored(tmp_path, threads):
+    """gdaladdo onto a disk with room for the levels' metadata but not their chunks exits non-zero
+    (the flush of the overview levels used to be ignored), and the full resolution is untouched."""
+    import subprocess
+    from test_store_safety import fill_disk
+    disk = Tmpfs(tmp_path / "disk", "1536k")
+    try:
+        path = os.path.join(disk.path, "s.zarr")
+        rng = np.random.default_rng(7)
+        data = rng.random((256, 256), dtype=np.float32)  # incompressible: chunks need their size
+        src = gdal.GetDriverByName("MEM").Create("", 256, 256, 1, gdal.GDT_Float32)
+        src.GetRasterBand(1).WriteArray(data)
+        gdal.Translate(path, src, format="Zarr3", creationOptions=["BLOCKSIZE=64"])
+        src = None
+        fill_disk(disk.path)
+        filler = os.path.join(disk.path, "filler")
+        os.truncate(filler, max(0, os.path.getsize(filler) - 24 * 1024))  # room for metadata only
+        env = dict(os.environ, GDAL_NUM_THREADS=threads)
+        r = subprocess.run(["gdaladdo", "-q", path, "2", "4"], capture_output=True, text=True, env=env,
+                           timeout=120)
+        assert r.returncode != 0, r.stdout + r.stderr
+        os.remove(filler)
+        ds = gdal.Open(path)
+        np.testing.assert_array_equal(ds.GetRasterBand(1).ReadAsArray(), data)
+    finally:
+        disk.close()

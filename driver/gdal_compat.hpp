@@ -54,6 +54,18 @@ inline CPLErr BaseFlushCache(GDALDataset& ds, bool at_closing) {
 #endif
 }
 
+// A dataset's FlushCache with its result; before GDAL 3.7 (no result) a
+// CE_Failure error raised during it counts as the failure.
+inline CPLErr FlushCacheOf(GDALDataset& ds, bool at_closing) {
+#if ZARR3_GDAL_AT_LEAST(3, 7)
+    return ds.FlushCache(at_closing);
+#else
+    CPLErrorReset();
+    ds.FlushCache(at_closing);
+    return CPLGetLastErrorType() == CE_Failure ? CE_Failure : CE_None;
+#endif
+}
+
 // What an override of FlushCache returns for `err`.
 inline FlushCacheResult ToFlushCacheResult(CPLErr err) {
 #if ZARR3_GDAL_AT_LEAST(3, 7)

@@ -317,7 +317,8 @@ void OverviewBuilder::Build(const std::string& resampling, const std::vector<int
                                          ptrs.data(), resampling.c_str(), progress, progress_data,
                                          options) != CE_None)
         throw zarr3::Error(where + ": computing the overviews failed");
-    ds_.FlushOverviews(false);
+    if (ds_.FlushOverviews(false) != CE_None)
+        throw zarr3::Error(where + ": the overview levels could not be stored");
 }
 
 // Everything that would make gdaladdo fail half way, checked before

@@ -364,16 +364,8 @@ void Zarr3RasterDataset::FinalizeMetadata() {
 }
 
 FlushCacheResult Zarr3RasterDataset::FlushCache(bool at_closing) {
-    // An overview that cannot be stored fails this flush too (where
-    // FlushCache has a result; before GDAL 3.7 its CPLError is all there is).
-    CPLErr err = CE_None;
-    for (auto& o : overviews_)
-        [&](auto& ov) {
-            if constexpr (std::is_void_v<decltype(ov.FlushCache(at_closing))>)
-                ov.FlushCache(at_closing);
-            else if (ov.FlushCache(at_closing) != CE_None)
-                err = CE_Failure;
-        }(*o);
+    // An overview that cannot be stored fails this flush too.
+    CPLErr err = FlushOverviews(at_closing);
     if (const CPLErr base = BaseFlushCache(*this, at_closing); base > err) err = base;
     // PAM (.aux.xml) after the attributes, which decide what PAM keeps.
     // Chunks that could not be stored fail every flush until written again

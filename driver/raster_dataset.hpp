@@ -109,7 +109,7 @@ class Zarr3RasterDataset final : public GDALPamDataset {
     void Init(bool update, bool overview);
     // Multiscales levels as overviews (raster_overviews.cpp).
     void OpenOverviews();
-    void FlushOverviews(bool at_closing);
+    CPLErr FlushOverviews(bool at_closing); // CE_Failure when a level could not be stored
     uint64_t InitAxes(const std::string& where);
     void PublishMetadata();
     void PublishAttributesJson();

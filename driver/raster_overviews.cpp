@@ -287,9 +287,11 @@ void Zarr3RasterDataset::OpenOverviews() {
     overviews_ = std::move(levels);
 }
 
-void Zarr3RasterDataset::FlushOverviews(bool at_closing) {
+CPLErr Zarr3RasterDataset::FlushOverviews(bool at_closing) {
+    CPLErr err = CE_None;
     for (auto& o : overviews_)
-        o->FlushCache(at_closing); // failures are reported by CPLError
+        if (FlushCacheOf(*o, at_closing) != CE_None) err = CE_Failure;
+    return err;
 }
 
 int Zarr3RasterBand::GetOverviewCount() {

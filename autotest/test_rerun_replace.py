@@ -53,7 +53,9 @@ def read(store, multidim=False):
 
 
 def hidden(tmp_path):
-    return sorted(n for n in os.listdir(tmp_path) if n.startswith(".") and "zarr3" in n)
+    """Hidden names a replacement uses beside the stores, and unfinished marks left inside them."""
+    out = sorted(n for n in os.listdir(tmp_path) if n.startswith(".") and "zarr3" in n)
+    return out + sorted(str(m) for m in tmp_path.glob("*.zarr/.zarr3-unfinished"))
 
 
 @pytest.fixture
@@ -301,3 +303,17 @@ def test_gdal_cli_overwrite_replaces(tmp_path, run_tool, sources):
         assert p.returncode == 0, p.stderr
         np.testing.assert_array_equal(read(md, multidim=True), a)
     assert hidden(tmp_path) == []
+
+
+def test_concurrent_replacement_refused(tmp_path, run_tool, sources):
+    """A replacement whose staging folder is marked by a running process (here:
+    this test's own process id) is not disturbed: the second one is refused."""
+    store = tmp_path / "cc.zarr"
+    assert translate(run_tool, sources[0][0], store).returncode == 0
+    staging = tmp_path / ".cc.zarr.zarr3-new"
+    staging.mkdir()
+    (staging / ".zarr3-unfinished").write_text(f"{os.uname().nodename} {os.getpid()}\n")
+    p = translate(run_tool, sources[1][0], store)
+    assert p.returncode != 0 and "still running" in p.stderr, p.stderr
+    assert (staging / ".zarr3-unfinished").exists()
+    np.testing.assert_array_equal(read(store), sources[0][1])

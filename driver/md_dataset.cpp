@@ -238,9 +238,9 @@ GDALDataset* Zarr3CreateCopyMultidim(const char* pszName, GDALDataset* src, int 
         return nullptr;
     // A killed copy's folder is replaced; otherwise only what this copy
     // creates is removed when it fails or is cancelled.
-    if (!root.empty() && IsAbandonedCopy(root)) RemoveCreated(root, false);
+    if (target.empty() && !root.empty() && IsAbandonedCopy(root)) RemoveCreated(root, false);
     VSIStatBufL st;
-    const bool existed = !root.empty() && VSIStatL(root.c_str(), &st) == 0;
+    const bool existed = target.empty() && !root.empty() && VSIStatL(root.c_str(), &st) == 0;
     const std::set<std::string> before = existed ? FolderEntries(root) : std::set<std::string>();
     std::shared_ptr<DeferredRootStore> deferred;
     std::unique_ptr<Zarr3MDDataset> ds = CreateMDStore(root, [&](std::shared_ptr<zarr3::Store> s) {

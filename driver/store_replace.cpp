@@ -129,10 +129,21 @@ std::string BeginReplacement(const std::string& root) {
     const std::string staging = StagingName(root);
     RemoveLeftover(staging);
     RemoveLeftover(AsideName(root));
+    // Created here, exclusively, and marked: a second replacement of the
+    // same store at the same time is refused instead of sharing the folder.
+    if (::mkdir(staging.c_str(), 0755) != 0) {
+        const int err = errno;
+        throw zarr3::Error(staging + ": cannot create the folder for the new store" +
+                           (err == EEXIST
+                                ? std::string(": another replacement of " + root + " is running")
+                                : OsError(err)));
+    }
+    MarkUnfinished(staging);
     return staging;
 }
 
 void FinishReplacement(const std::string& root, const std::string& staging) {
+    ClearUnfinished(staging);
     zarr3::test_kill_point("replace-staged");
     if (Exchange(staging, root)) {
         zarr3::test_kill_point("replace-exchanged");

@@ -27,9 +27,10 @@ bool IsReplaceableStore(const std::string& root);
 // at the name (killed before its removal) is removed. Quiet.
 void RecoverInterruptedSwap(const std::string& root);
 
-// Readies the staging folder of `root` (removing what an earlier, killed
-// replacement left there) and returns its name; zarr3::Error when it
-// cannot be used.
+// Creates the staging folder of `root` (after removing what an earlier,
+// killed replacement left there), marked as an unfinished copy of this
+// process, and returns its name; zarr3::Error when it cannot be used (e.g.
+// another replacement of the same store is running).
 std::string BeginReplacement(const std::string& root);
 
 // Puts the store built at `staging` in place of `root`, then removes the

@@ -317,3 +317,13 @@ def test_concurrent_replacement_refused(tmp_path, run_tool, sources):
     assert p.returncode != 0 and "still running" in p.stderr, p.stderr
     assert (staging / ".zarr3-unfinished").exists()
     np.testing.assert_array_equal(read(store), sources[0][1])
+
+
+def test_delete_removes_what_a_killed_replacement_left(tmp_path, run_tool, sources):
+    store = tmp_path / "d.zarr"
+    assert translate(run_tool, sources[0][0], store).returncode == 0
+    p = translate(run_tool, sources[1][0], store, {"ZARR3_TEST_KILL_AT": "replace-staged"})
+    assert p.returncode == -9
+    assert hidden(tmp_path) == [".d.zarr.zarr3-new"]
+    assert run_tool("gdalmanage", "delete", store).returncode == 0
+    assert not store.exists() and hidden(tmp_path) == []

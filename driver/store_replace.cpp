@@ -108,20 +108,34 @@ bool IsReplaceableStore(const std::string& root) {
     return j.is_object() && j.contains("zarr_format") && j["zarr_format"] == 3;
 }
 
-void RecoverInterruptedSwap(const std::string& root) {
-    if (root.empty() || !IsPosixPath(root)) return;
+bool RecoverInterruptedSwap(const std::string& root) {
+    if (root.empty() || !IsPosixPath(root)) return false;
     const std::string aside = AsideName(root);
-    if (!IsFolder(aside)) return;
+    if (!IsFolder(aside)) return false;
     CPLErrorStateBackuper keep;
     CPLErrorHandlerPusher quiet(CPLQuietErrorHandler);
     if (!Present(root)) {
-        if (Present(aside + "/zarr.json") && std::rename(aside.c_str(), root.c_str()) == 0)
-            CPLDebug("Zarr3", "%s: an interrupted replacement: the old store put back",
-                     root.c_str());
-        return;
+        if (!Present(aside + "/zarr.json") || std::rename(aside.c_str(), root.c_str()) != 0)
+            return false;
+        CPLDebug("Zarr3", "%s: an interrupted replacement: the old store put back", root.c_str());
+        return true;
     }
     std::string error;
     RemoveStoreFolder(aside, error);
+    return false;
+}
+
+void RemoveReplacementLeftovers(const std::string& root) {
+    if (root.empty() || !IsPosixPath(root)) return;
+    CPLErrorStateBackuper keep;
+    CPLErrorHandlerPusher quiet(CPLQuietErrorHandler);
+    for (const std::string& dir : {StagingName(root), AsideName(root)}) {
+        try {
+            RemoveLeftover(dir);
+        } catch (const std::exception&) {
+            // kept: a running replacement's, or holding foreign files
+        }
+    }
 }
 
 std::string BeginReplacement(const std::string& root) {

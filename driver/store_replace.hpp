@@ -23,9 +23,13 @@ std::string AsideName(const std::string& root);
 bool IsReplaceableStore(const std::string& root);
 
 // A swap interrupted between its two renames: the name is missing and the
-// old store is aside: put it back. An old store left aside next to a store
-// at the name (killed before its removal) is removed. Quiet.
-void RecoverInterruptedSwap(const std::string& root);
+// old store is aside: put it back (true then). An old store left aside next
+// to a store at the name (killed before its removal) is removed. Quiet.
+bool RecoverInterruptedSwap(const std::string& root);
+
+// Removes what a killed replacement of `root` left under the hidden names
+// (not a running one's, nothing but store content). Quiet; for Delete.
+void RemoveReplacementLeftovers(const std::string& root);
 
 // Creates the staging folder of `root` (after removing what an earlier,
 // killed replacement left there), marked as an unfinished copy of this

@@ -619,9 +619,11 @@ CPLErr DeleteStore(const char* name) {
         CPLError(CE_Failure, CPLE_FileIO, "%s: not entirely deleted (%s)", r, error.c_str());
         return CE_Failure;
     }
-    // The PAM side file (statistics, ...) belongs to the dataset.
+    // The PAM side file (statistics, ...) belongs to the dataset, and so
+    // does what a killed replacement left beside it (store_replace.hpp).
     const std::string aux = root + ".aux.xml";
     if (Scanner::StatExists(aux)) VSIUnlink(aux.c_str());
+    RemoveReplacementLeftovers(root);
     return CE_None;
 }
 

@@ -225,9 +225,6 @@ def cube_with_days(tmp_path, days, consolidated=False):
     return store
 
 
-@pytest.mark.xfail(strict=True, reason="core Array::set_attributes (core/src/array_open.cpp, not this "
-                   "file's owner) still writes the metadata read at open; fix: re-read zarr.json under "
-                   "zarr3::lock_array (open_array_fresh) before writing, see the append helper's report")
 def test_update_open_before_an_append_keeps_the_appended_step(tmp_path, run_tool):
     store = cube_with_days(tmp_path, (1, 2))
     ds = gdal.Open(str(store), gdal.GA_Update)
@@ -238,9 +235,6 @@ def test_update_open_before_an_append_keeps_the_appended_step(tmp_path, run_tool
     check_days(store, [1, 2, 3])
 
 
-@pytest.mark.xfail(strict=True, reason="core Array::set_attributes (core/src/array_open.cpp, not this "
-                   "file's owner) still writes the metadata read at open; fix: re-read zarr.json under "
-                   "zarr3::lock_array (open_array_fresh) before writing, see the append helper's report")
 def test_multidim_update_open_before_an_append_keeps_the_appended_step(tmp_path, run_tool):
     store = cube_with_days(tmp_path, (1, 2))
     ds = gdal.OpenEx(str(store), gdal.OF_MULTIDIM_RASTER | gdal.OF_UPDATE)
@@ -253,9 +247,6 @@ def test_multidim_update_open_before_an_append_keeps_the_appended_step(tmp_path,
     check_days(store, [1, 2, 3])
 
 
-@pytest.mark.xfail(strict=True, reason="core Array::set_attributes (core/src/array_open.cpp, not this "
-                   "file's owner) still writes the metadata read at open; fix: re-read zarr.json under "
-                   "zarr3::lock_array (open_array_fresh) before writing, see the append helper's report")
 def test_update_open_with_stale_consolidated_metadata_keeps_the_stored_shape(tmp_path, run_tool):
     store = cube_with_days(tmp_path, (1, 2), consolidated=True)
     stale_root = (store / "zarr.json").read_text()

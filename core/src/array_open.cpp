@@ -1,5 +1,6 @@
 // Array: open, create, metadata and chunk keys; the shared per-chunk helpers.
 #include "array_detail.hpp"
+#include "zarr3/array_lock.hpp"
 
 #include "zarr3/sharding.hpp"
 
@@ -161,7 +162,22 @@ void Array::check_unchanged() const {
     compatible_hash_ = h;
 }
 
+void Array::reload_stored_metadata() {
+    NodeSnapshot seen;
+    try {
+        meta_ = open_array_fresh(store_, path_, seen)->metadata();
+    } catch (const NotFound&) {
+        // Not stored yet (a copy writes zarr.json last): this handle's
+        // metadata is the only one.
+    }
+}
+
 void Array::set_attributes(const nlohmann::json& attrs) {
+    // On top of zarr.json as stored now, under the array's write lock: an
+    // update open made before an append (or from stale consolidated
+    // metadata) must not write its old shape back.
+    const auto lock = lock_array(*store_, path_);
+    reload_stored_metadata();
     meta_.attributes = attrs;
     write_metadata();
 }

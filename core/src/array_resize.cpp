@@ -1,5 +1,6 @@
 // Array::resize and Array::append_edge.
 #include "array_detail.hpp"
+#include "zarr3/array_lock.hpp"
 
 namespace zarr3 {
 
@@ -7,6 +8,10 @@ void Array::resize(const Shape& new_shape) {
     if (new_shape.size() != meta_.rank())
         throw Error(describe() + ": resize to a shape of another rank");
     flush();
+    // From the grid as stored now (another writer may have appended since
+    // this handle read it), under the array's write lock.
+    const auto lock = lock_array(*store_, path_);
+    reload_stored_metadata();
     const ArrayMetadata old = meta_;
     meta_.grid.resize(new_shape);
     meta_.shape = new_shape;
@@ -45,6 +50,8 @@ void Array::append_edge(size_t axis, uint64_t n) {
     if (meta_.grid.kind() != GridKind::Rectilinear)
         throw Error(describe() + ": append_edge needs a rectilinear chunk grid");
     flush();
+    const auto lock = lock_array(*store_, path_);
+    reload_stored_metadata();
     AxisPartition& ax = meta_.grid.axis(axis);
     if (ax.extent() != meta_.shape[axis])
         throw Error(describe() + ": axis " + std::to_string(axis) +

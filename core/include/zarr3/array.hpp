@@ -144,6 +144,9 @@ class Array {
     // the array's zarr.json now lays chunks out otherwise than meta_ does
     // (array_open.cpp). Remembers a hash of the bytes last found compatible.
     void check_unchanged() const;
+    // meta_ = the array's zarr.json as stored now (kept when not stored yet);
+    // called under lock_array by every metadata write (array_open.cpp).
+    void reload_stored_metadata();
     mutable std::mutex check_mu_;
     mutable std::optional<size_t> compatible_hash_;
 };

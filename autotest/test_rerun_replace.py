@@ -327,3 +327,23 @@ def test_delete_removes_what_a_killed_replacement_left(tmp_path, run_tool, sourc
     assert hidden(tmp_path) == [".d.zarr.zarr3-new"]
     assert run_tool("gdalmanage", "delete", store).returncode == 0
     assert not store.exists() and hidden(tmp_path) == []
+
+
+@pytest.mark.parametrize("step,new", [("replace-staged", False), ("replace-exchanged", True)])
+def test_killed_gdalwarp_overwrite(tmp_path, run_tool, sources, step, new):
+    """Create (gdalwarp -overwrite) swaps the new, still empty store in at
+    once; killed before the swap the old store is whole, after it the new one
+    opens (its pixels not yet written: the fill value)."""
+    store = tmp_path / "wk.zarr"
+    assert run_tool("gdalwarp", "-q", "-of", DRV, sources[0][0], store).returncode == 0
+    p = run_tool("gdalwarp", "-q", "-of", DRV, "-overwrite", sources[1][0], store,
+                 env_extra={"ZARR3_TEST_KILL_AT": step})
+    assert p.returncode == -9, (p.returncode, p.stderr)
+    got = read(store)
+    if new:
+        assert got is not None and (got == 0).all()
+    else:
+        np.testing.assert_array_equal(got, sources[0][1])
+    assert run_tool("gdalwarp", "-q", "-of", DRV, "-overwrite", sources[2][0], store).returncode == 0
+    np.testing.assert_array_equal(read(store), sources[2][1])
+    assert hidden(tmp_path) == []

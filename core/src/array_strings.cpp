@@ -2,12 +2,14 @@
 // the vlen-utf8 codec) through the same selection planner and chunk grid as
 // numeric arrays, one std::string per element.
 #include "array_detail.hpp"
+
 #include "chunk_bounds.hpp"
 #include "string_region.hpp"
 #include "zarr3/limits.hpp"
 #include "zarr3/sharding.hpp"
 
 #include <algorithm>
+#include <atomic>
 
 namespace zarr3 {
 
@@ -46,13 +48,15 @@ void Array::store_string_chunk(const std::string& key, const StringChunk& values
 
 std::vector<std::string> Array::read_strings(const Selection& sel) const {
     require_kind(true, "read");
+    check_not_stale(sel); // a chunk whose last write was not stored
     // Element strides (elem = 1): view offsets index the output vector.
     const PlannedSelection ps = plan_selection(sel, meta_.shape, {}, 1, describe());
     const std::vector<ChunkTask> tasks = plan_chunk_tasks(meta_.grid, ps);
     const std::string fill(meta_.fill_value.begin(), meta_.fill_value.end());
     std::vector<std::string> out(
         ps.empty ? 0 : static_cast<size_t>(checked_product(sel.count, "selection size")));
-    run_tasks(opt_.executor, tasks.size(), [&](size_t i) {
+    std::atomic<bool> missing{false};
+    auto read_chunk = [&](size_t i) {
         const ChunkTask& t = tasks[i];
         const std::string key = chunk_key(t.idx);
         try {
@@ -60,16 +64,19 @@ std::vector<std::string> Array::read_strings(const Selection& sel) const {
             StoreByteSource src(*store_, key);
             // A shard: its index, then only the inner chunks the region needs.
             if (const ShardingCodec* sh = partial_string_shards(meta_.codecs)) {
-                if (!sh->read_strings_region(src, spec, t.region, out, t.view_offset, ps.strides))
+                if (!sh->read_strings_region(src, spec, t.region, out, t.view_offset, ps.strides)) {
+                    missing = true;
                     for_each_region_element(
                         spec.shape, t.region, t.view_offset, ps.strides,
                         [&](uint64_t, int64_t dst) { out[size_t(dst)] = fill; });
+                }
                 return;
             }
             ObjectVersion ignored;
             const auto data =
                 read_stored_chunk(src, max_stored_chunk_bytes(meta_.codecs, spec), spec, ignored);
             if (!data) {
+                missing = true;
                 for_each_region_element(spec.shape, t.region, t.view_offset, ps.strides,
                                         [&](uint64_t, int64_t dst) { out[size_t(dst)] = fill; });
                 return;
@@ -81,7 +88,17 @@ std::vector<std::string> Array::read_strings(const Selection& sel) const {
         } catch (...) {
             rethrow_for_chunk(store_->uri() + "/" + key);
         }
-    });
+    };
+    // As Array::read: a read that fails, finds a chunk absent, or (local
+    // stores) any read, checks that the array was not compacted or shrunk
+    // since it was opened.
+    try {
+        run_tasks(opt_.executor, tasks.size(), read_chunk);
+    } catch (...) {
+        check_unchanged();
+        throw;
+    }
+    if (missing || store_->max_in_flight() <= 1) check_unchanged();
     return out;
 }
 

@@ -144,7 +144,12 @@ def test_killed_replacement_leaves_old_or_new(tmp_path, run_tool, sources, step,
     assert p.returncode == -9, (p.returncode, p.stderr)
     got = read(store)
     if new is None:
-        assert got is None and not store.exists()
+        # Without the open hook the name is missing until the next creation;
+        # with it (zarr3_driver.cpp Open) the open puts the old store back.
+        if got is None:
+            assert not store.exists()
+        else:
+            np.testing.assert_array_equal(got, a1)
         # The next creation at that name finds the old store aside and puts it back first;
         # a failing one (refused option) leaves it in place.
         p = translate(run_tool, s3, store, None, "-co", "COMPRESS=NOPE")
@@ -347,3 +352,15 @@ def test_killed_gdalwarp_overwrite(tmp_path, run_tool, sources, step, new):
     assert run_tool("gdalwarp", "-q", "-of", DRV, "-overwrite", sources[2][0], store).returncode == 0
     np.testing.assert_array_equal(read(store), sources[2][1])
     assert hidden(tmp_path) == []
+
+
+@pytest.mark.xfail(strict=True, reason="needs the open hook in zarr3_driver.cpp Open calling "
+                   "RecoverInterruptedSwap (patch in the rerun helper's report)")
+def test_open_after_kill_between_renames_puts_old_back(tmp_path, run_tool, sources):
+    store = tmp_path / "ob.zarr"
+    assert translate(run_tool, sources[0][0], store).returncode == 0
+    p = translate(run_tool, sources[1][0], store,
+                  {"ZARR3_TEST_KILL_AT": "replace-aside", "ZARR3_TEST_NO_EXCHANGE": "1"})
+    assert p.returncode == -9
+    np.testing.assert_array_equal(read(store), sources[0][1])
+    assert hidden(tmp_path) == [".ob.zarr.zarr3-new"]  # the new store, removed by the next run

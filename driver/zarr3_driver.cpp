@@ -277,6 +277,10 @@ class ListingStore final : public zarr3::Store {
     std::optional<zarr3::Bytes> get_bounded(const std::string& key, uint64_t limit) override {
         return Check(key, inner_->get_bounded(key, limit));
     }
+    std::optional<zarr3::Bytes> get_bounded_versioned(const std::string& key, uint64_t limit,
+                                                      zarr3::ObjectVersion& v) override {
+        return Check(key, inner_->get_bounded_versioned(key, limit, v));
+    }
     std::optional<std::vector<zarr3::Bytes>>
     get_ranges(const std::string& key, const std::vector<zarr3::ByteRange>& ranges) override {
         return inner_->get_ranges(key, ranges);

@@ -73,6 +73,10 @@ class ConsolidatingStore final : public Store {
     std::optional<Bytes> get_versioned(const std::string& k, ObjectVersion& v) override {
         return inner_->get_versioned(k, v);
     }
+    std::optional<Bytes> get_bounded_versioned(const std::string& k, uint64_t limit,
+                                               ObjectVersion& v) override {
+        return inner_->get_bounded_versioned(k, limit, v);
+    }
     std::optional<std::vector<Bytes>> get_ranges_versioned(const std::string& k,
                                                            const std::vector<ByteRange>& r,
                                                            std::optional<uint64_t>& total,

@@ -4,6 +4,7 @@
 #include "address_space_guard.hpp"
 #include "test_util.hpp"
 #include "zarr3/array.hpp"
+#include "zarr3/consolidated.hpp"
 #include "zarr3/limits.hpp"
 
 #include <chrono>
@@ -358,6 +359,21 @@ TEST(HostileStored, SparseChunkFileIsRefusedBeforeAllocatingNamingKeySizeAndBoun
     EXPECT_NE(msg.find(std::to_string(kSparse) + " bytes"), std::string::npos) << msg;
     EXPECT_NE(msg.find("limit of 8192 bytes"), std::string::npos) << msg;
     EXPECT_NE(msg.find("ZARR3_MAX_CHUNK_BYTES"), std::string::npos) << msg;
+}
+
+// The same through the consolidating wrapper (update opens of consolidated
+// stores): a wrapper forwards the bounded read, the check still comes first.
+TEST(HostileStored, SparseChunkIsRefusedBeforeAllocatingThroughTheConsolidatingWrapper) {
+    testutil::TempDir tmp;
+    auto store = consolidating_store(std::make_shared<FileStore>(tmp.str()));
+    auto a = one_chunk_array(store, 8192, json::array({{{"name", "bytes"}}}));
+    std::filesystem::create_directories(tmp.path / "arr" / "c");
+    const std::string chunk = (tmp.path / "arr" / "c" / "0").string();
+    { std::ofstream(chunk).put('x'); }
+    ASSERT_EQ(::truncate(chunk.c_str(), static_cast<off_t>(kSparse)), 0);
+    testutil::AddressSpaceGuard guard(1ull << 30);
+    const std::string msg = one_element_error(*a);
+    EXPECT_NE(msg.find("limit of 8192 bytes"), std::string::npos) << msg;
 }
 
 TEST(HostileStored, CompressedChunkBoundIsTheCompressorsWorstCase) {

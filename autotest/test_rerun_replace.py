@@ -354,8 +354,6 @@ def test_killed_gdalwarp_overwrite(tmp_path, run_tool, sources, step, new):
     assert hidden(tmp_path) == []
 
 
-@pytest.mark.xfail(strict=True, reason="needs the open hook in zarr3_driver.cpp Open calling "
-                   "RecoverInterruptedSwap (patch in the rerun helper's report)")
 def test_open_after_kill_between_renames_puts_old_back(tmp_path, run_tool, sources):
     store = tmp_path / "ob.zarr"
     assert translate(run_tool, sources[0][0], store).returncode == 0

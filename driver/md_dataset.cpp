@@ -82,6 +82,38 @@ class DeferredRootStore final : public zarr3::Store {
         }
         return inner_->get_bounded(key, limit);
     }
+    // Versions, bounded reads and request threads pass through (a copy through
+    // this store keeps the inner store's request threads and object versions).
+    std::optional<zarr3::Bytes> get_versioned(const std::string& key,
+                                              zarr3::ObjectVersion& v) override {
+        if (auto p = pending(key)) {
+            v = {};
+            return p;
+        }
+        return inner_->get_versioned(key, v);
+    }
+    std::optional<zarr3::Bytes> get_bounded_versioned(const std::string& key, uint64_t limit,
+                                                      zarr3::ObjectVersion& v) override {
+        if (pending(key)) {
+            v = {};
+            return get_bounded(key, limit);
+        }
+        return inner_->get_bounded_versioned(key, limit, v);
+    }
+    std::optional<std::vector<zarr3::Bytes>>
+    get_ranges_versioned(const std::string& key, const std::vector<zarr3::ByteRange>& ranges,
+                         std::optional<uint64_t>& total, zarr3::ObjectVersion& v) override {
+        if (pending(key)) {
+            v = {};
+            return get_ranges_sized(key, ranges, total);
+        }
+        return inner_->get_ranges_versioned(key, ranges, total, v);
+    }
+    size_t max_in_flight() const override { return inner_->max_in_flight(); }
+    void run_requests(size_t threads, const std::function<void()>& worker) override {
+        inner_->run_requests(threads, worker);
+    }
+    bool has_request_threads() const override { return inner_->has_request_threads(); }
     void put(const std::string& key, zarr3::ByteView value) override {
         {
             std::lock_guard lk(mu_);

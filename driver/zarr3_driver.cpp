@@ -4,6 +4,7 @@
 #include "driver_options.hpp"
 #include "raster_append.hpp"
 #include "raster_dataset.hpp"
+#include "store_replace.hpp"
 #include "unfinished_copy.hpp"
 #include "vsi_store.hpp"
 #include "zarr3/metadata.hpp"
@@ -187,6 +188,15 @@ bool ReportIncomplete(const std::string& root) {
 }
 
 GDALDataset* Open(GDALOpenInfo* oi) {
+    // A replacement interrupted between its two renames (a file system
+    // without RENAME_EXCHANGE): the old store is put back (store_replace.hpp).
+    if (!oi->bStatOK && !STARTS_WITH(oi->pszFilename, "/vsi") &&
+        RecoverInterruptedSwap(RootOf(oi->pszFilename))) {
+        GDALOpenInfo again(oi->pszFilename, oi->nOpenFlags);
+        again.papszOpenOptions = oi->papszOpenOptions;
+        again.papszAllowedDrivers = oi->papszAllowedDrivers;
+        return Open(&again);
+    }
     if (!Identify(oi)) return nullptr;
     OpenTarget t;
     if (!ParseOpenTarget(oi->pszFilename, t)) return nullptr;

@@ -344,17 +344,26 @@ class ClaimingStore : public MemoryStore {
 
 } // namespace
 
+namespace {
+
+// The error of a one-element read of an 8 KiB chunk (bytes codec: the stored
+// chunk holds exactly 8192 bytes) stored as a sparse file of kSparse bytes, in
+// folder `dir` of `store` (a FileStore, or a wrapper of one).
+std::string sparse_chunk_error(const std::shared_ptr<Store>& store, const testutil::TempDir& dir) {
+    auto a = one_chunk_array(store, 8192, json::array({{{"name", "bytes"}}}));
+    std::filesystem::create_directories(dir.path / "arr" / "c");
+    const std::string chunk = (dir.path / "arr" / "c" / "0").string();
+    { std::ofstream(chunk).put('x'); }
+    if (::truncate(chunk.c_str(), static_cast<off_t>(kSparse)) != 0) return "truncate failed";
+    testutil::AddressSpaceGuard guard(1ull << 30);
+    return one_element_error(*a);
+}
+
+} // namespace
+
 TEST(HostileStored, SparseChunkFileIsRefusedBeforeAllocatingNamingKeySizeAndBound) {
     testutil::TempDir tmp;
-    auto store = std::make_shared<FileStore>(tmp.str());
-    // 8 KiB chunk, bytes codec: the stored chunk holds exactly 8192 bytes.
-    auto a = one_chunk_array(store, 8192, json::array({{{"name", "bytes"}}}));
-    std::filesystem::create_directories(tmp.path / "arr" / "c");
-    const std::string chunk = (tmp.path / "arr" / "c" / "0").string();
-    { std::ofstream(chunk).put('x'); }
-    ASSERT_EQ(::truncate(chunk.c_str(), static_cast<off_t>(kSparse)), 0);
-    testutil::AddressSpaceGuard guard(1ull << 30);
-    const std::string msg = one_element_error(*a);
+    const std::string msg = sparse_chunk_error(std::make_shared<FileStore>(tmp.str()), tmp);
     EXPECT_NE(msg.find("arr/c/0"), std::string::npos) << msg;
     EXPECT_NE(msg.find(std::to_string(kSparse) + " bytes"), std::string::npos) << msg;
     EXPECT_NE(msg.find("limit of 8192 bytes"), std::string::npos) << msg;
@@ -365,14 +374,8 @@ TEST(HostileStored, SparseChunkFileIsRefusedBeforeAllocatingNamingKeySizeAndBoun
 // stores): a wrapper forwards the bounded read, the check still comes first.
 TEST(HostileStored, SparseChunkIsRefusedBeforeAllocatingThroughTheConsolidatingWrapper) {
     testutil::TempDir tmp;
-    auto store = consolidating_store(std::make_shared<FileStore>(tmp.str()));
-    auto a = one_chunk_array(store, 8192, json::array({{{"name", "bytes"}}}));
-    std::filesystem::create_directories(tmp.path / "arr" / "c");
-    const std::string chunk = (tmp.path / "arr" / "c" / "0").string();
-    { std::ofstream(chunk).put('x'); }
-    ASSERT_EQ(::truncate(chunk.c_str(), static_cast<off_t>(kSparse)), 0);
-    testutil::AddressSpaceGuard guard(1ull << 30);
-    const std::string msg = one_element_error(*a);
+    const std::string msg =
+        sparse_chunk_error(consolidating_store(std::make_shared<FileStore>(tmp.str())), tmp);
     EXPECT_NE(msg.find("limit of 8192 bytes"), std::string::npos) << msg;
 }
 

@@ -173,6 +173,12 @@ int Identify(GDALOpenInfo* oi) {
     // GDAL 3.6 cannot stat implicit /vsimem/ folders.
     if (STARTS_WITH(f.c_str(), "/vsimem/") && oi->fpL == nullptr)
         return StatOK(RootOf(f) + "/zarr.json") || LooksLikeIncompleteStore(RootOf(f));
+    // A local store whose replacement was killed between its two renames: the
+    // name is missing and the old store is aside; Open puts it back (GDAL >= 3.9
+    // calls Open only for what Identify accepts).
+    if (!oi->bStatOK && !STARTS_WITH(f.c_str(), "/vsi") &&
+        StatOK(AsideName(RootOf(f)) + "/zarr.json"))
+        return TRUE;
     return FALSE;
 }
 

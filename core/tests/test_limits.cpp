@@ -2,6 +2,7 @@
 // of the wrong decoded size, shard index entries outside the data region,
 // oversized zarr.json, overflowing rectilinear runs; and concurrent readers of
 // one Array giving the same values as a serial read.
+#include "test_util.hpp"
 #include "zarr3/array.hpp"
 #include "zarr3/sharding.hpp"
 
@@ -443,29 +444,6 @@ TEST(LimitsGrid, OverflowingRunCountsRefused) {
 
 namespace {
 
-Executor thread_executor(int workers) {
-    return [workers](size_t n, const std::function<void(size_t)>& task) {
-        std::atomic<size_t> next{0};
-        std::exception_ptr first;
-        std::mutex mu;
-        std::vector<std::thread> th;
-        for (int t = 0; t < workers; ++t)
-            th.emplace_back([&] {
-                for (size_t i = next++; i < n; i = next++) {
-                    try {
-                        task(i);
-                    } catch (...) {
-                        std::lock_guard lk(mu);
-                        if (!first) first = std::current_exception();
-                    }
-                }
-            });
-        for (auto& t : th)
-            t.join();
-        if (first) std::rethrow_exception(first);
-    };
-}
-
 void concurrent_windows_match_serial(const json& meta) {
     std::shared_ptr<MemoryStore> store;
     auto arr = make_array(meta, &store);
@@ -482,7 +460,7 @@ void concurrent_windows_match_serial(const json& meta) {
     auto reader = Array::open(store, "");
     ReadOptions opt;
     opt.index_cache = &cache;
-    opt.executor = thread_executor(3);
+    opt.executor = testutil::thread_executor(3);
     reader->set_read_options(opt);
 
     // The windows each thread reads, and their serial results.

@@ -33,32 +33,6 @@ class FailingStore : public MemoryStore {
     std::atomic<int> budget{1 << 30};
 };
 
-// Runs tasks on 4 threads and rethrows the first error (as the driver's pool).
-Executor four_threads() {
-    return [](size_t n, const std::function<void(size_t)>& task) {
-        std::atomic<size_t> next{0};
-        std::mutex mu;
-        std::exception_ptr first;
-        auto work = [&] {
-            for (size_t i = next++; i < n; i = next++) {
-                try {
-                    task(i);
-                } catch (...) {
-                    std::lock_guard lk(mu);
-                    if (!first) first = std::current_exception();
-                }
-            }
-        };
-        std::vector<std::thread> pool;
-        for (int t = 0; t < 3; ++t)
-            pool.emplace_back(work);
-        work();
-        for (auto& t : pool)
-            t.join();
-        if (first) std::rethrow_exception(first);
-    };
-}
-
 constexpr uint64_t kN = 64, kC = 8; // 8 x 8 chunks of 8 x 8 uint16
 
 Selection chunk_sel(uint64_t cy, uint64_t cx, uint64_t rows = kC) {
@@ -73,7 +47,7 @@ std::shared_ptr<Array> old_array(const std::shared_ptr<FailingStore>& store, int
     auto a = Array::create(store, "a", parse_array_metadata(j, "a/zarr.json"), true);
     const std::vector<uint16_t> old(kN * kN, 1);
     a->write(Selection::all(a->metadata().shape), old.data());
-    if (executor) a->set_executor(four_threads());
+    if (executor) a->set_executor(testutil::thread_executor(4));
     store->budget = budget;
     return a;
 }

@@ -1,12 +1,19 @@
 // Helpers shared by core tests.
 #pragma once
 
+#include "zarr3/common.hpp"
 #include "zarr3/strided.hpp"
+
+#include <atomic>
+#include <exception>
 
 #include <filesystem>
 #include <fstream>
+#include <functional>
+#include <mutex>
 #include <nlohmann/json.hpp>
 #include <string>
+#include <thread>
 #include <unistd.h> // getpid
 #include <vector>
 
@@ -84,6 +91,31 @@ inline nlohmann::json sharded_8x8_json(const std::string& dtype = "uint8", bool 
 // A C-order view of `v` as an array of shape `shape`.
 template <class T> zarr3::StridedView view_of(std::vector<T>& v, const zarr3::Shape& shape) {
     return {reinterpret_cast<uint8_t*>(v.data()), zarr3::c_strides(shape, sizeof(T))};
+}
+
+// An executor running each batch of tasks on `workers` threads that rethrows
+// the first task error, as the driver's GDAL thread pool does.
+inline zarr3::Executor thread_executor(int workers) {
+    return [workers](size_t n, const std::function<void(size_t)>& task) {
+        std::atomic<size_t> next{0};
+        std::exception_ptr first;
+        std::mutex mu;
+        std::vector<std::thread> th;
+        for (int t = 0; t < workers; ++t)
+            th.emplace_back([&] {
+                for (size_t i = next++; i < n; i = next++) {
+                    try {
+                        task(i);
+                    } catch (...) {
+                        std::lock_guard lk(mu);
+                        if (!first) first = std::current_exception();
+                    }
+                }
+            });
+        for (auto& t : th)
+            t.join();
+        if (first) std::rethrow_exception(first);
+    };
 }
 
 } // namespace testutil

@@ -68,21 +68,28 @@ struct Prepared {
     std::string target;        // replacing the store there: `root` is the staging folder
 };
 
+// Why `name` cannot name the data array (empty when it can): not a plain
+// store key, or one of the names the plugin writes beside the array.
+std::string ArrayNameProblem(const std::string& name, const std::string& xdim,
+                             const std::string& ydim) {
+    try {
+        zarr3::validate_key(name);
+    } catch (const std::exception& e) {
+        return e.what();
+    }
+    if (name.find('/') != std::string::npos || name == "zarr.json" ||
+        IsGeoRefArrayName(name, xdim, ydim))
+        return "expected a plain name other than zarr.json, spatial_ref and the x/y dimension "
+               "names";
+    return {};
+}
+
 // The array name when ARRAY_NAME is not given: the store name without its
-// extension, or "data" when that name is not a plain key or is one of the
-// names the plugin writes beside the array (x, y, spatial_ref, zarr.json).
+// extension, or "data" when that name cannot name the array.
 std::string DefaultArrayName(const std::string& root, const std::string& xdim,
                              const std::string& ydim) {
     const std::string base = CPLGetBasename(root.c_str());
-    try {
-        zarr3::validate_key(base);
-    } catch (const std::exception&) {
-        return "data";
-    }
-    if (base.empty() || base.find('/') != std::string::npos || base == "zarr.json" ||
-        IsGeoRefArrayName(base, xdim, ydim))
-        return "data";
-    return base;
+    return ArrayNameProblem(base, xdim, ydim).empty() ? base : "data";
 }
 
 // Validates everything and builds the metadata; nothing is written here.
@@ -117,16 +124,8 @@ Prepared Prepare(const char* name, int xsize, int ysize, int nbands, GDALDataTyp
     p.ydim = dn.size() == r && dn[r - 2] ? *dn[r - 2] : "y";
     const char* given_name = CSLFetchNameValue(options, "ARRAY_NAME");
     p.array_name = given_name ? given_name : DefaultArrayName(p.root, p.xdim, p.ydim);
-    try {
-        zarr3::validate_key(p.array_name);
-    } catch (const std::exception& e) {
-        throw zarr3::Error("creation option ARRAY_NAME=" + p.array_name + ": " + e.what());
-    }
-    if (p.array_name.find('/') != std::string::npos || p.array_name == "zarr.json" ||
-        IsGeoRefArrayName(p.array_name, p.xdim, p.ydim))
-        throw zarr3::Error("creation option ARRAY_NAME=" + p.array_name +
-                           ": expected a plain name other than zarr.json, spatial_ref and "
-                           "the x/y dimension names");
+    if (const std::string why = ArrayNameProblem(p.array_name, p.xdim, p.ydim); !why.empty())
+        throw zarr3::Error("creation option ARRAY_NAME=" + p.array_name + ": " + why);
     VSIStatBufL st;
     if (VSIStatL(p.root.c_str(), &st) == 0) {
         const bool empty_dir = VSI_ISDIR(st.st_mode) && [&] {

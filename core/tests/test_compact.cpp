@@ -2,6 +2,7 @@
 // merges runs (1,000 daily appends = one run), edge plans (fixed, monthly,
 // JSON), compacted_metadata's key namespace toggle, compact_array keeping
 // every value and clearing old and leftover chunks, verify_array naming keys.
+#include "test_util.hpp"
 #include "zarr3/builder.hpp"
 #include "zarr3/compact.hpp"
 
@@ -19,13 +20,6 @@ ArrayMetadata daily(uint64_t days, bool sharded = false) {
     b.regular_chunk_shape({1, 4, 6}).dimension_names(std::vector<std::string>{"time", "y", "x"});
     if (sharded) b.sharding(ShardingCodecBuilder({1, 2, 3}));
     return b.build("test");
-}
-
-std::vector<int32_t> values(uint64_t n) {
-    std::vector<int32_t> v(n);
-    for (uint64_t i = 0; i < n; ++i)
-        v[i] = static_cast<int32_t>(i * 7 + 1);
-    return v;
 }
 
 } // namespace
@@ -114,7 +108,7 @@ TEST(Compact, KeepsEveryValueAndRemovesOldAndLeftoverChunks) {
     for (bool sharded : {false, true}) {
         auto store = std::make_shared<MemoryStore>();
         auto a = Array::create(store, "cube", daily(40, sharded));
-        const auto v = values(40 * 4 * 6);
+        const auto v = testutil::ramp_values(40 * 4 * 6);
         a->write(Selection::all(a->metadata().shape), v.data());
         a->flush();
         store->put("cube/c.9.9.9", Bytes{1, 2, 3}); // what a killed compaction left
@@ -139,7 +133,7 @@ TEST(Compact, KeepsEveryValueAndRemovesOldAndLeftoverChunks) {
 TEST(Verify, NamesTheBadChunk) {
     auto store = std::make_shared<MemoryStore>();
     auto a = Array::create(store, "cube", daily(3, true));
-    const auto v = values(3 * 4 * 6);
+    const auto v = testutil::ramp_values(3 * 4 * 6);
     a->write(Selection::all(a->metadata().shape), v.data());
     a->flush();
     Bytes shard = *store->get("cube/c/1/0/0");

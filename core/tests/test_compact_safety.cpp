@@ -2,6 +2,7 @@
 // verified chunk keys of the old encoding inside the old grid, readers open
 // across a compaction or a shrink get an error instead of the fill value
 // (#7), and loops bounded by the stored extent, not the grid's runs (#8).
+#include "test_util.hpp"
 #include "zarr3/array_lock.hpp"
 #include "zarr3/builder.hpp"
 #include "zarr3/compact.hpp"
@@ -25,16 +26,9 @@ ArrayMetadata cube(uint64_t days, ChunkKeyEncoding enc = {}, bool sharded = fals
     return b.build("test");
 }
 
-std::vector<int32_t> values(uint64_t n) {
-    std::vector<int32_t> v(n);
-    for (uint64_t i = 0; i < n; ++i)
-        v[i] = static_cast<int32_t>(i * 7 + 1);
-    return v;
-}
-
 std::shared_ptr<Array> filled(const std::shared_ptr<Store>& store, const ArrayMetadata& m) {
     auto a = Array::create(store, "cube", m);
-    const auto v = values(checked_product(m.shape, "n"));
+    const auto v = testutil::ramp_values(checked_product(m.shape, "n"));
     a->write(Selection::all(m.shape), v.data());
     a->flush();
     return a;
@@ -161,7 +155,7 @@ std::shared_ptr<Array> long_tail(const std::shared_ptr<Store>& store) {
     store->put("cube/zarr.json",
                ByteView(reinterpret_cast<const uint8_t*>(text.data()), text.size()));
     auto a = Array::open(store, "cube");
-    const auto v = values(10 * 4 * 6);
+    const auto v = testutil::ramp_values(10 * 4 * 6);
     a->write(Selection::all(a->metadata().shape), v.data());
     a->flush();
     return a;

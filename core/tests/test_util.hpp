@@ -118,4 +118,13 @@ inline zarr3::Executor thread_executor(int workers) {
     };
 }
 
+// n int32 values 1, 8, 15, ... (i * 7 + 1): distinct, so a misplaced
+// element shows.
+inline std::vector<int32_t> ramp_values(uint64_t n) {
+    std::vector<int32_t> v(n);
+    for (uint64_t i = 0; i < n; ++i)
+        v[i] = static_cast<int32_t>(i * 7 + 1);
+    return v;
+}
+
 } // namespace testutil

@@ -181,11 +181,13 @@ def test_vsimem_parents_are_created():
         gdal.GetDriverByName("Zarr3").Delete(out)
 
 
-def test_sample_time_coordinate_counts_every_day():
+def test_sample_time_coordinate_counts_every_day(tmp_path):
     """The demo sample's time coordinate: its fill value is not a real day (0 was 2023-01-01, which
-    `gdalmdiminfo -stats` then left out as nodata)."""
+    `gdalmdiminfo -stats` then left out as nodata). On a copy: statistics are saved beside the store."""
+    import shutil
     from pathlib import Path
-    sample = Path(__file__).resolve().parent.parent / "data" / "daily_t2m_2023.zarr"
+    sample = tmp_path / "sample.zarr"
+    shutil.copytree(Path(__file__).resolve().parent.parent / "data" / "daily_t2m_2023.zarr", sample)
     ds = gdal.OpenEx(f'ZARR3:"{sample}"', gdal.OF_MULTIDIM_RASTER)
     t = ds.GetRootGroup().OpenMDArray("time")
     values = t.ReadAsArray()

@@ -12,7 +12,8 @@ Groups (-k):
                     the expected values through the existing plain-store reader (pass without the
                     Icechunk reader)
   test_open_* / test_select_* / test_as_of_* / test_unknown_*   versions and open syntaxes
-  test_shard_* / test_inline_* / test_virtual_* / test_spec1_*  chunk kinds and format versions
+  test_shard_* / test_inline_* / test_split_* / test_virtual_* / test_spec1_*  chunk kinds, split
+                    manifests and format versions
 The open option that allows virtual chunk containers is VIRTUAL_ALLOWED_PREFIXES (the name is
 defined here once: ALLOW_OPTION).
 """
@@ -33,7 +34,8 @@ FIXTURES = os.environ.get("ZARR3_ICECHUNK_FIXTURES")
 pytestmark = pytest.mark.skipif(not FIXTURES, reason="Icechunk fixtures are written by scripts/interop.sh "
                                 "(ZARR3_ICECHUNK_FIXTURES unset)")
 ALLOW_OPTION = "VIRTUAL_ALLOWED_PREFIXES"
-NAMES = ["rect", "shard", "inline", "virtual", "virtual_undeclared", "spec1"]
+NAMES = ["rect", "shard", "inline", "virtual", "virtual_undeclared", "spec1", "split"]
+MAGIC = "ICE\N{ICE CUBE}CHUNK".encode()  # every Icechunk metadata file; spec version at byte 36
 
 
 # ------------------------------------------------------------------ fixture data
@@ -151,6 +153,9 @@ def test_fixture_list_complete():
         else:
             assert (r / "refs" / "branch.main" / "ref.json").is_file(), f"{r}: spec 1 without refs/"
         assert (r / "snapshots").is_dir()
+        for f in (r / "snapshots").iterdir():
+            head = f.read_bytes()[:40]
+            assert head[:12] == MAGIC and head[36] == fx(name)["spec_version"], f"{f}: header {head!r}"
     assert not (Path(repo("spec1")) / "repo").exists(), "spec1 has the spec-2 repo file"
 
 
@@ -389,6 +394,48 @@ def test_inline_native_and_absent_chunks():
     ds = classic(sub("inline", "/grids/mixed"))
     assert ds.GetRasterBand(1).GetNoDataValue() == 65535
     assert_bit_exact(ds.ReadAsArray(), want, "inline (classic)")
+
+
+def test_split_manifests_values():
+    e = fx("split")
+    assert len(e["manifests"]) == 4 and all(m["chunk_refs"] == 3 for m in e["manifests"])
+    want = expected("split", head("split"), "/t2m")
+    assert_bit_exact(md_read(repo("split"), "/t2m"), want, "split (multidim)")
+    ds = classic(repo("split"))
+    assert_bit_exact(ds.ReadAsArray(), want, "split (classic)")
+    assert_bit_exact(ds.ReadAsArray(3, 5, 9, 6), want[5:11, 3:12], "split window across 3 manifests")
+
+
+def manifest_gets(server, since):
+    got = {}
+    for r in server.requests(since):
+        if r.method == "GET" and "/manifests/" in r.uri:
+            got[r.uri] = got.get(r.uri, 0) + 1
+    return got
+
+
+def test_split_reads_only_needed_manifests(nginx):
+    """Over HTTP: a window inside the first row of chunks fetches one manifest; a full read fetches
+    each of the four once."""
+    dst = nginx.root / "ice" / "split.icechunk"
+    if not dst.exists():
+        shutil.copytree(repo("split"), dst)
+    url = f"/vsicurl/{nginx.url}/ice/split.icechunk"
+    want = expected("split", head("split"), "/t2m")
+    gdal.VSICurlClearCache()
+    mark = nginx.mark()
+    ds = classic(url)
+    assert_bit_exact(ds.ReadAsArray(0, 0, 16, 2), want[0:2], "first chunk row over HTTP")
+    gets = manifest_gets(nginx, mark)
+    assert len(gets) == 1 and list(gets.values()) == [1], gets
+    ds = None
+    gdal.VSICurlClearCache()
+    mark = nginx.mark()
+    ds = classic(url)
+    assert_bit_exact(ds.ReadAsArray(), want, "full read over HTTP")
+    gets = manifest_gets(nginx, mark)
+    ids = sorted(m["id"] for m in fx("split")["manifests"])
+    assert sorted(u.rsplit("/", 1)[1] for u in gets) == ids and set(gets.values()) == {1}, gets
 
 
 # ------------------------------------------------------------------ virtual references

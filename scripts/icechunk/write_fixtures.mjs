@@ -10,7 +10,8 @@
 // OUTDIR/fixtures.json lists them.  Fixtures: rect (spec 2, rectilinear, 4 commits, tag, branch),
 // shard (rectilinear shard grid), inline (inline + native + absent chunks), virtual (references into
 // the NetCDF-4 files; also t2m_checked with last-modified checksums and t2m_s3 in an s3:// container),
-// virtual_undeclared (references whose container the config does not declare), spec1 (format 1).
+// virtual_undeclared (references whose container the config does not declare), spec1 (format 1),
+// split (one manifest per row of chunks).
 import { readFileSync, readdirSync, statSync, writeFileSync } from 'node:fs'
 import { createRequire } from 'node:module'
 import { dirname, join, resolve } from 'node:path'
@@ -250,6 +251,32 @@ async function virtual(out, nc, { declare = true } = {}) {
   return dumpAll
 }
 
+// (f) manifests split by extent: one manifest per row of chunks (Icechunk's manifest splitting).
+async function split(out) {
+  const dir = join(out, 'split.icechunk')
+  const tl = new Timeline('split', dir, 2)
+  const splitting = { split_sizes: [[{ path_matches: { regex: '.*' } }, [{ condition: { Axis: 0 }, num_chunks: 1 }]]] }
+  const repo = await newRepo(dir, 2, { manifest: { splitting } })
+  const shape = [12, 16]
+  const chunkShapes = [[2, 3, 3, 4], [5, 5, 6]]
+  const meta = arrayMeta({ shape, dtype: 'float32', chunkShapes, codecs: [BYTES_LE, GZIP], fill: 0, dims: ['y', 'x'],
+    attrs: UTM32 })
+  tl.describeArray('/t2m', meta)
+  const values = filled(192, Float32Array, (i) => 1000 + i * 0.25)
+  const st = new ArrayState('/t2m', shape, chunkShapes, Float32Array, 0, (b) => gzip(b))
+  const s = await repo.writableSession('main')
+  await s.store.set('zarr.json', groupMeta({}))
+  await s.store.set('t2m/zarr.json', json(meta))
+  for (const idx of st.indices()) await st.writeFrom(s.store, idx, values)
+  const c1 = await tl.commit(s, 'main', 'one manifest per chunk row', { '/t2m': [st.values(), shape] })
+  await tl.finish(repo, ['main'], [])
+  const manifests = await repo.lookupManifestFiles(c1)
+  if (manifests.length !== chunkShapes[0].length)
+    throw new Error(`split: ${manifests.length} manifests, want ${chunkShapes[0].length}`)
+  tl.extra.manifests = manifests.map((m) => ({ id: m.id, size_bytes: m.sizeBytes, chunk_refs: m.numChunkRefs }))
+  return finishFixture(repo, tl, [c1])
+}
+
 // (e) a spec-1 repository (Icechunk 1.x on-disk format, written by Icechunk 2 in compatibility mode).
 async function spec1(out) {
   const dir = join(out, 'spec1.icechunk')
@@ -306,7 +333,7 @@ async function main() {
   const t0 = Date.now()
   // concurrently: the commit gaps of rect and spec1 overlap
   const list = await Promise.all([rect(dir), shard(dir), inline(dir), virtual(dir, nc),
-    virtual(dir, nc, { declare: false }), spec1(dir)])
+    virtual(dir, nc, { declare: false }), spec1(dir), split(dir)])
   writeFileSync(join(dir, 'fixtures.json'), JSON.stringify({ icechunk: ICECHUNK_VERSION, fixtures: list }, null, 1))
   console.log(`icechunk fixtures (${ICECHUNK_VERSION}) written in ${((Date.now() - t0) / 1000).toFixed(1)}s`)
 }

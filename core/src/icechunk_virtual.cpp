@@ -49,7 +49,10 @@ void check_virtual_url(const std::string& url, const std::string& where) {
 }
 
 bool url_in_prefix(const std::string& url, const std::string& prefix) {
-    if (prefix.empty() || url.compare(0, prefix.size(), prefix) != 0) return false;
+    if (prefix.empty()) return false;
+    // A bare scheme ("file", "s3": Icechunk 1.x configurations) holds every URL of it.
+    if (prefix.find("://") == std::string::npos) return scheme_of(url) == prefix;
+    if (url.compare(0, prefix.size(), prefix) != 0) return false;
     if (prefix.back() == '/' || url.size() == prefix.size()) return true;
     return url[prefix.size()] == '/';
 }

@@ -27,6 +27,9 @@ TEST(IcechunkVirtual, PrefixMatchStopsAtSegmentBoundaries) {
     EXPECT_FALSE(url_in_prefix("file:///data2/x.nc", "file:///data"));
     EXPECT_FALSE(url_in_prefix("file:///dat", "file:///data"));
     EXPECT_FALSE(url_in_prefix("s3://b/x", ""));
+    EXPECT_TRUE(url_in_prefix("file:///any/x.nc", "file"));
+    EXPECT_FALSE(url_in_prefix("filex:///any/x.nc", "file"));
+    EXPECT_FALSE(url_in_prefix("s3://testbucket-evil/x", "s3://testbucket"));
 }
 
 TEST(IcechunkVirtual, DotSegmentsEscapesAndUnknownSchemesAreRefused) {

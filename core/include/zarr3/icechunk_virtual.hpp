@@ -25,7 +25,9 @@ void check_virtual_url(const std::string& url, const std::string& where);
 
 // Whether `prefix` holds `url`: `url` starts with `prefix`, and either the
 // prefix ends with "/" or the URL ends there or continues with "/" (so
-// "file:///data" holds "file:///data/x" but not "file:///data2/x").
+// "file:///data" holds "file:///data/x" but not "file:///data2/x"). A prefix
+// without "://" is a bare scheme ("file", as Icechunk 1.x configurations
+// declare containers) and holds every URL of that scheme.
 bool url_in_prefix(const std::string& url, const std::string& prefix);
 
 class VirtualAccess {

@@ -1,0 +1,57 @@
+// How the driver names and opens Icechunk repositories: the ICECHUNK:
+// connection syntax and version open options, recognising a repository
+// folder, and mapping virtual chunk URLs onto GDAL's file systems. The
+// format itself (files, snapshots, manifests, which references may be
+// followed) lives in core (zarr3/icechunk*.hpp).
+#pragma once
+
+#include "cpl_port.h"
+
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace zarr3drv {
+
+// Which version of a repository to open (at most one is set; none = branch main).
+struct IcechunkVersion {
+    std::string branch, tag, snapshot, as_of;
+    bool any() const {
+        return !branch.empty() || !tag.empty() || !snapshot.empty() || !as_of.empty();
+    }
+};
+
+// "ICECHUNK:<repo>", "ICECHUNK:<repo>?branch=x" (also tag=, snapshot=, as_of=), as GDAL
+// 3.14's Icechunk driver names a repository. nullopt when `name` does not
+// start with ICECHUNK: (any case); false in `ok` with `error` set when the
+// query is malformed (unknown key, two selectors, empty value).
+struct IcechunkName {
+    std::string repo;
+    IcechunkVersion version;
+};
+std::optional<IcechunkName> ParseIcechunkName(const std::string& name, bool& ok,
+                                              std::string& error);
+
+// Adds the open options BRANCH, TAG, SNAPSHOT, AS_OF to `v`. False with
+// `error` set when more than one version is chosen in all.
+bool ApplyVersionOptions(CSLConstList options, IcechunkVersion& v, std::string& error);
+
+// Whether `root` holds an Icechunk repository: a `repo` file starting with
+// the Icechunk magic (spec 2) or `config.yaml` beside `refs/` (spec 1). One
+// small read (and one stat for spec 1).
+bool LooksLikeIcechunkRepo(const std::string& root);
+
+// A virtual chunk URL as a GDAL folder and a file name in it:
+// "s3://b/k/f.nc" -> {"/vsis3/b/k", "f.nc"}, gs:// -> /vsigs/, az:// ->
+// /vsiaz/, http(s):// -> /vsicurl/, file:///a/f.nc -> {"/a", "f.nc"}.
+// The URL has passed zarr3::icechunk::check_virtual_url. Empty folder when
+// the scheme has no GDAL file system.
+std::pair<std::string, std::string> VirtualUrlToGdal(const std::string& url);
+
+// The prefixes the user allows virtual references into: the open option
+// VIRTUAL_ALLOWED_PREFIXES, else the configuration option
+// ZARR3_VIRTUAL_ALLOWED_PREFIXES (comma-separated URL prefixes).
+std::vector<std::string> AllowedVirtualPrefixes(CSLConstList options);
+
+} // namespace zarr3drv

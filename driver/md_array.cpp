@@ -8,6 +8,8 @@
 #include "md_attribute.hpp"
 #include "zarr3_driver.hpp"
 
+#include "zarr3/hierarchy.hpp"
+
 #include <algorithm>
 #include <cctype>
 #include <cstring>
@@ -19,12 +21,7 @@ Zarr3MDArray::DefaultDimensions(const std::string& parent_full_name,
                                 const zarr3::ArrayMetadata& meta) {
     std::vector<std::shared_ptr<GDALDimension>> dims;
     for (size_t i = 0; i < meta.rank(); ++i) {
-        std::string name;
-        if (i < meta.dimension_names.size() && meta.dimension_names[i] &&
-            !meta.dimension_names[i]->empty())
-            name = *meta.dimension_names[i];
-        else
-            name = "dim" + std::to_string(i);
+        const std::string name = zarr3::dimension_name(meta, i);
         dims.push_back(std::make_shared<GDALDimension>(parent_full_name, name,
                                                        DimensionTypeFromName(name), std::string(),
                                                        static_cast<GUInt64>(meta.shape[i])));

@@ -12,6 +12,8 @@
 #include "md_dimension.hpp"
 #include "zarr3_driver.hpp"
 
+#include "zarr3/hierarchy.hpp"
+
 #include <algorithm>
 
 namespace zarr3drv {
@@ -261,12 +263,22 @@ std::shared_ptr<GDALMDArray> Zarr3Group::OpenMDArray(const std::string& name,
     return out;
 }
 
+std::shared_ptr<Zarr3Group>
+Zarr3Group::NearestAncestor(const std::function<bool(const Zarr3Group&)>& holds) const {
+    using Ptr = std::shared_ptr<Zarr3Group>;
+    const auto found = zarr3::nearest_ancestor(
+        std::const_pointer_cast<Zarr3Group>(shared_from_this()),
+        [&](const Ptr& g) { return holds(*g); },
+        [](const Ptr& g) -> std::optional<Ptr> {
+            if (auto p = g->parent_.lock()) return p;
+            return std::nullopt;
+        });
+    return found ? *found : nullptr;
+}
+
 std::shared_ptr<GDALMDArray> Zarr3Group::FindArrayUpwards(const std::string& name) const {
-    for (auto g = std::const_pointer_cast<Zarr3Group>(shared_from_this()); g;
-         g = g->parent_.lock()) {
-        if (g->HasArray(name)) return g->OpenArrayImpl(name);
-    }
-    return nullptr;
+    const auto g = NearestAncestor([&](const Zarr3Group& c) { return c.HasArray(name); });
+    return g ? g->OpenArrayImpl(name) : nullptr;
 }
 
 std::shared_ptr<GDALDimension> Zarr3Group::FindDimension(const std::string& name,
@@ -275,10 +287,17 @@ std::shared_ptr<GDALDimension> Zarr3Group::FindDimension(const std::string& name
     if (it != dims_.end() && it->second->GetSize() == size) return it->second;
     // A name not indexed here refers to a parent's dimension of that name
     // (netCDF-like scoping), typically indexed by a parent's coordinate array.
-    if (!HasArray(name)) {
-        for (auto p = parent_.lock(); p; p = p->parent_.lock())
-            for (const auto& d : p->GetDimensions())
-                if (d->GetName() == name && d->GetSize() == size) return d;
+    if (auto p = parent_.lock(); p && !HasArray(name)) {
+        std::shared_ptr<GDALDimension> found;
+        p->NearestAncestor([&](const Zarr3Group& g) {
+            for (const auto& d : g.GetDimensions())
+                if (d->GetName() == name && d->GetSize() == size) {
+                    found = d;
+                    return true;
+                }
+            return false;
+        });
+        if (found) return found;
     }
     auto d = std::make_shared<Zarr3Dimension>(GetFullName(), name, DimensionTypeFromName(name),
                                               std::string(), size);
@@ -290,11 +309,9 @@ std::vector<std::shared_ptr<GDALDimension>>
 Zarr3Group::DimensionsFor(const std::string& array_name, const zarr3::ArrayMetadata& meta) const {
     std::vector<std::shared_ptr<GDALDimension>> dims;
     for (size_t i = 0; i < meta.rank(); ++i) {
-        const bool named = i < meta.dimension_names.size() && meta.dimension_names[i] &&
-                           !meta.dimension_names[i]->empty();
         const auto size = static_cast<GUInt64>(meta.shape[i]);
-        if (!named) { // private to the array
-            const std::string n = "dim" + std::to_string(i);
+        if (!zarr3::has_dimension_name(meta, i)) { // private to the array
+            const std::string n = zarr3::unnamed_dimension_name(i);
             const std::string parent =
                 (GetFullName() == "/" ? "/" : GetFullName() + "/") + array_name;
             dims.push_back(
@@ -314,14 +331,14 @@ void Zarr3Group::AttachCRS(Zarr3MDArray& arr, const nlohmann::json& attrs) const
         [this](const std::string& gm) -> std::optional<nlohmann::json> {
         if (!group_) return std::nullopt;
         try {
-            for (auto g = std::const_pointer_cast<Zarr3Group>(shared_from_this()); g;
-                 g = g->parent_.lock()) {
-                if (!g->group_ || !Contains(g->group_->array_names(), gm)) continue;
-                const auto gvar = g->group_->open_array(gm); // keeps the metadata alive
-                // Constructed explicitly: an implicit json -> optional<json>
-                // conversion is ambiguous with newer compilers (GCC 16).
-                return std::optional<nlohmann::json>(std::in_place, gvar->metadata().attributes);
-            }
+            const auto g = NearestAncestor([&](const Zarr3Group& c) {
+                return c.group_ && Contains(c.group_->array_names(), gm);
+            });
+            if (!g) return std::nullopt;
+            const auto gvar = g->group_->open_array(gm); // keeps the metadata alive
+            // Constructed explicitly: an implicit json -> optional<json>
+            // conversion is ambiguous with newer compilers (GCC 16).
+            return std::optional<nlohmann::json>(std::in_place, gvar->metadata().attributes);
         } catch (const std::exception& e) {
             CPLError(CE_Warning, CPLE_AppDefined, "%s: grid_mapping %s: %s", Where().c_str(),
                      gm.c_str(), e.what());

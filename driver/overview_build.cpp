@@ -13,6 +13,7 @@
 #include "raster_overviews.hpp"
 #include "zarr3_driver.hpp"
 
+#include "zarr3/hierarchy.hpp"
 #include "zarr3/multiscales.hpp"
 
 #include "cpl_string.h"
@@ -52,7 +53,7 @@ class OverviewBuilder {
     std::vector<Level> ExistingLevels() const;
     std::string NewLevel(int factor, Size s, const std::vector<Level>& levels) const;
     void WriteLayout(const std::vector<Level>& levels);
-    std::string GroupPath() const { return ParentPath(ds_.array_->path()); }
+    std::string GroupPath() const { return zarr3::parent_path(ds_.array_->path()); }
     std::string GroupWhere() const {
         return ds_.store_->uri() + "/" + zarr3::join_key(GroupPath(), "zarr.json");
     }
@@ -97,9 +98,7 @@ std::string MethodName(std::string r) {
 } // namespace
 
 std::string OverviewBuilder::BaseName() const {
-    const std::string& p = ds_.array_->path();
-    const size_t s = p.rfind('/');
-    return s == std::string::npos ? p : p.substr(s + 1);
+    return zarr3::base_name(ds_.array_->path());
 }
 
 // The opened overviews as layout levels (asset = the level's path in the
@@ -404,7 +403,7 @@ void OverviewBuilder::Clean() {
             throw zarr3::Error(root + "/" + p + ": cannot remove the overview level (" + error +
                                ")");
         // The level group (GDAL's layout) when nothing else is left in it.
-        const std::string parent = ParentPath(p);
+        const std::string parent = zarr3::parent_path(p);
         const bool level_group =
             std::any_of(pyr->full.layout.begin(), pyr->full.layout.end(), [&](const auto& l) {
                 return zarr3::join_key(pyr->group, l.asset) == parent;

@@ -16,6 +16,8 @@
 #include "vsi_store.hpp"
 #include "zarr3_driver.hpp"
 
+#include "zarr3/hierarchy.hpp"
+
 #include "cpl_string.h"
 
 #include <algorithm>
@@ -34,16 +36,11 @@ std::string Lower(std::string s) {
     return s;
 }
 
-std::string BaseName(const std::string& path) {
-    const size_t s = path.rfind('/');
-    return s == std::string::npos ? path : path.substr(s + 1);
-}
-
 // Arrays that describe other arrays rather than hold data.
 bool IsAuxiliaryName(const std::string& name) {
     static const char* names[] = {"lat",  "lon", "latitude",    "longitude", "x",   "y",
                                   "time", "crs", "spatial_ref", "band",      "bnds"};
-    const std::string n = Lower(BaseName(name));
+    const std::string n = Lower(zarr3::base_name(name));
     for (const char* a : names)
         if (n == a) return true;
     return false;
@@ -61,22 +58,21 @@ std::string Describe(const zarr3::ArrayMetadata& meta, const std::string& node) 
     return "[" + shape + "] /" + node + " (" + meta.dtype.name + ")";
 }
 
-// Arrays of the hierarchy under `g`, depth first; `guard` stops the walk at
-// symbolic link cycles, kMaxWalkDepth and the node budget (with a warning).
-void Walk(std::vector<ArrayEntry>& out, const zarr3::Group& g, WalkGuard& guard) {
-    auto arrays = g.array_names();
-    std::sort(arrays.begin(), arrays.end());
-    for (const auto& name : arrays) {
-        if (out.size() >= kMaxSubdatasets || !guard.Count()) return;
+// Arrays of the hierarchy under `top` (zarr3::walk_hierarchy: depth first,
+// stopped at symbolic link cycles, kMaxWalkDepth and the node budget with a
+// warning), at most kMaxSubdatasets.
+std::vector<ArrayEntry> WalkArrays(const zarr3::Group& top) {
+    std::vector<ArrayEntry> out;
+    const std::string uri = top.store()->uri();
+    auto visit = WalkVisitorFor(uri);
+    visit.array = [&](const zarr3::Group& g, const std::string& name) {
         auto a = g.open_array(name);
         out.push_back({a->path(), a->metadata()});
-    }
-    auto groups = g.group_names();
-    std::sort(groups.begin(), groups.end());
-    for (const auto& name : groups) {
-        if (guard.stopped()) return;
-        if (guard.Enter(zarr3::join_key(g.path(), name))) Walk(out, *g.open_group(name), guard);
-    }
+        return out.size() < kMaxSubdatasets;
+    };
+    auto budget = WalkBudgetFor(uri);
+    zarr3::walk_hierarchy(top, budget, visit);
+    return out;
 }
 
 CPLStringList SubdatasetList(const std::string& root, const std::vector<ArrayEntry>& arrays) {
@@ -226,14 +222,13 @@ void Zarr3RasterDataset::PublishAttributesJson() {
 // descriptions show CF time coordinates as dates (band_axis_labels.hpp).
 void Zarr3RasterDataset::LoadBandCoordinates() {
     const auto& m = array_->metadata();
-    const std::string group = ParentPath(array_->path());
+    const std::string group = zarr3::parent_path(array_->path());
     std::vector<BandAxisCoordinate> axes(band_axes_.size());
     std::vector<std::optional<std::vector<std::string>>> dates(band_axes_.size());
     for (size_t k = 0; k < band_axes_.size(); ++k) {
         const size_t a = band_axes_[k];
         auto& ax = axes[k];
-        ax.name = a < m.dimension_names.size() && m.dimension_names[a] ? *m.dimension_names[a]
-                                                                       : "dim" + std::to_string(a);
+        ax.name = zarr3::dimension_name(m, a);
         try {
             auto var = FindArrayUpwards(store_, group, ax.name);
             if (var && var->metadata().rank() == 1 && var->metadata().shape[0] == m.shape[a]) {
@@ -344,7 +339,7 @@ void Zarr3RasterDataset::FinalizeMetadata() {
             else
                 ++it;
         }
-        WriteGeoRef(store_, ParentPath(array_->path()), attrs_, gt_ ? gt_->data() : nullptr,
+        WriteGeoRef(store_, zarr3::parent_path(array_->path()), attrs_, gt_ ? gt_->data() : nullptr,
                     srs_.get(), static_cast<uint64_t>(nRasterXSize),
                     static_cast<uint64_t>(nRasterYSize), xdim_, ydim_, !array_->path().empty());
     }
@@ -531,13 +526,11 @@ GDALDataset* Zarr3OpenClassic(GDALOpenInfo* poOpenInfo, std::shared_ptr<zarr3::S
             const bool usable = meta.rank() >= 1 && GDALTypeFor(meta.dtype) != GDT_Unknown;
             if (usable || target.has_array) chosen = zarr3::Array::open(store, node, meta);
         } else {
-            WalkGuard guard(store->uri());
-            guard.Enter(node);
             // A node whose zarr.json does not parse is skipped with a warning.
             const auto listing = MakeListingStore(store);
             const auto top = zarr3::Group::open(AsStore(listing), node);
             WarnInvalidConsolidatedKeys(*top); // as the multidimensional open does
-            Walk(arrays, *top, guard);
+            arrays = WalkArrays(*top);
             // Rasters only: coordinate (1-D) and auxiliary arrays are no
             // subdatasets, as in GDAL's own driver.
             // Coarser levels of a multiscales pyramid are overviews of its base.

@@ -3,10 +3,10 @@
 #include "md_array_text.hpp"
 
 #include "array_mapping.hpp"
+#include "error_boundary.hpp"
 #include "gdal_types.hpp"
 #include "georef.hpp"
 #include "md_attribute.hpp"
-#include "zarr3_driver.hpp"
 
 #include "zarr3/hierarchy.hpp"
 
@@ -167,7 +167,8 @@ bool Zarr3MDArray::IRead(const GUInt64* start, const size_t* count, const GInt64
                          const GPtrDiff_t* stride, const GDALExtendedDataType& buf_type,
                          void* dst) const {
     bool ok = false;
-    Guard(array_->describe(), [&] { ok = ReadImpl(start, count, step, stride, buf_type, dst); });
+    ErrorBoundary(array_->describe(),
+                  [&] { ok = ReadImpl(start, count, step, stride, buf_type, dst); });
     return ok;
 }
 

@@ -4,13 +4,13 @@
 
 #include "array_mapping.hpp"
 #include "creation_options.hpp"
+#include "error_boundary.hpp"
 #include "gdal_types.hpp"
 #include "io_options.hpp"
 #include "limits.hpp"
 #include "md_array.hpp"
 #include "md_attribute.hpp"
 #include "md_dimension.hpp"
-#include "zarr3_driver.hpp"
 
 #include "zarr3/hierarchy.hpp"
 
@@ -66,7 +66,7 @@ std::shared_ptr<GDALMDArray> Zarr3Group::ResolveUpwards(const std::weak_ptr<cons
                                                         const std::string& n) {
     std::shared_ptr<GDALMDArray> out;
     auto g = self.lock();
-    if (g) Guard(g->Where() + "/" + n, [&] { out = g->FindArrayUpwards(n); });
+    if (g) ErrorBoundary(g->Where() + "/" + n, [&] { out = g->FindArrayUpwards(n); });
     return out;
 }
 
@@ -159,7 +159,7 @@ void Zarr3Group::WarnSkippedChildren() const {
 
 std::vector<std::string> Zarr3Group::RawArrayNames() const {
     std::vector<std::string> names;
-    Guard(Where(), [&] {
+    ErrorBoundary(Where(), [&] {
         names = group_ ? group_->array_names() : std::vector<std::string>{root_array_name_};
     });
     for (const auto& n : created_arrays_)
@@ -175,7 +175,7 @@ std::vector<std::string> Zarr3Group::RawArrayNames() const {
 std::vector<std::string> Zarr3Group::GetMDArrayNames(CSLConstList) const {
     std::vector<std::string> names = RawArrayNames();
     if (!group_) return names;
-    Guard(Where(), [&] { WarnSkippedChildren(); });
+    ErrorBoundary(Where(), [&] { WarnSkippedChildren(); });
     std::erase_if(names, [&](const std::string& n) {
         if (arrays_.count(n) || listed_ok_.count(n) || Contains(created_arrays_, n)) return false;
         if (listed_bad_.count(n)) return true;
@@ -200,7 +200,7 @@ std::vector<std::string> Zarr3Group::GetMDArrayNames(CSLConstList) const {
 
 std::vector<std::string> Zarr3Group::GetGroupNames(CSLConstList) const {
     std::vector<std::string> names;
-    if (group_) Guard(Where(), [&] { names = group_->group_names(); });
+    if (group_) ErrorBoundary(Where(), [&] { names = group_->group_names(); });
     for (const auto& n : created_groups_)
         if (!Contains(names, n)) names.push_back(n);
     std::sort(names.begin(), names.end());
@@ -219,7 +219,7 @@ std::shared_ptr<GDALGroup> Zarr3Group::OpenGroup(const std::string& name, CSLCon
     std::shared_ptr<GDALGroup> out;
     if (!group_) return out;
     if (auto it = groups_.find(name); it != groups_.end()) return it->second;
-    Guard(Where(), [&] {
+    ErrorBoundary(Where(), [&] {
         if (!Contains(GetGroupNames(), name)) return;
         CheckWalkBounds(name);
         auto self = std::const_pointer_cast<Zarr3Group>(shared_from_this());
@@ -259,7 +259,7 @@ std::shared_ptr<GDALMDArray> Zarr3Group::OpenMDArray(const std::string& name,
     // resolved from the root like OpenMDArrayFromFullname, never a store key.
     if (!name.empty() && name[0] == '/') return OpenMDArrayFromFullname(name, options);
     std::shared_ptr<GDALMDArray> out;
-    Guard(Where() + "/" + name, [&] { out = OpenArrayImpl(name); });
+    ErrorBoundary(Where() + "/" + name, [&] { out = OpenArrayImpl(name); });
     return out;
 }
 
@@ -423,7 +423,7 @@ std::vector<std::shared_ptr<GDALDimension>> Zarr3Group::GetDimensions(CSLConstLi
         CPLErrorStateBackuper keep_state;
         CPLErrorHandlerPusher quiet(CPLQuietErrorHandler);
         for (const auto& n : RawArrayNames())
-            Guard(Where(), [&] { OpenArrayImpl(n); });
+            ErrorBoundary(Where(), [&] { OpenArrayImpl(n); });
     }
     std::vector<std::shared_ptr<GDALDimension>> out;
     for (const auto& [n, d] : dims_)
@@ -457,7 +457,7 @@ void Zarr3Group::CheckNewChildName(const std::string& name, const char* kind) co
 std::shared_ptr<GDALGroup> Zarr3Group::CreateGroup(const std::string& name, CSLConstList) {
     if (!Writable("create a group")) return nullptr;
     std::shared_ptr<GDALGroup> out;
-    Guard(Where() + "/" + name, [&] {
+    ErrorBoundary(Where() + "/" + name, [&] {
         CheckNewChildName(name, "group");
         InvalidateConsolidated();
         auto zg = zarr3::Group::create(group_->store(), ChildPath(name));
@@ -493,7 +493,7 @@ Zarr3Group::CreateMDArray(const std::string& name,
                           const GDALExtendedDataType& dt, CSLConstList options) {
     if (!Writable("create an array")) return nullptr;
     std::shared_ptr<GDALMDArray> out;
-    Guard(Where() + "/" + name, [&] {
+    ErrorBoundary(Where() + "/" + name, [&] {
         CheckNewChildName(name, "array");
         ArrayCreateRequest req;
         req.dtype = ZarrTypeFor(dt);
@@ -544,7 +544,7 @@ std::shared_ptr<GDALAttribute> Zarr3Group::CreateAttribute(const std::string& na
     std::shared_ptr<GDALAttribute> out;
     std::weak_ptr<Zarr3Group> weak = shared_from_this();
     const std::string where = Where() + "/zarr.json";
-    Guard(Where(), [&] {
+    ErrorBoundary(Where(), [&] {
         out = WritableAttribute::Create(
             GetFullName(), name, dims, dt,
             [weak, where](const std::string& n, const nlohmann::json& v) {
@@ -554,15 +554,15 @@ std::shared_ptr<GDALAttribute> Zarr3Group::CreateAttribute(const std::string& na
                              "attribute %s: its group is no longer open", n.c_str());
                     return false;
                 }
-                return self->ctx_->Note(Guard(where,
-                                              [&] {
-                                                  nlohmann::json attrs =
-                                                      self->group_->metadata().attributes;
-                                                  if (!attrs.is_object())
-                                                      attrs = nlohmann::json::object();
-                                                  attrs[n] = v;
-                                                  self->group_->set_attributes(attrs);
-                                              }),
+                return self->ctx_->Note(ErrorBoundary(where,
+                                                      [&] {
+                                                          nlohmann::json attrs =
+                                                              self->group_->metadata().attributes;
+                                                          if (!attrs.is_object())
+                                                              attrs = nlohmann::json::object();
+                                                          attrs[n] = v;
+                                                          self->group_->set_attributes(attrs);
+                                                      }),
                                         "attribute " + n);
             });
     });

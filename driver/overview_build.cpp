@@ -7,11 +7,11 @@
 // GDAL's own resampling (GDALRegenerateOverviewsMultiBand) fills the levels.
 #include "overview_build.hpp"
 
+#include "error_boundary.hpp"
 #include "georef.hpp"
 #include "path_guard.hpp"
 #include "raster_dataset.hpp"
 #include "raster_overviews.hpp"
-#include "zarr3_driver.hpp"
 
 #include "zarr3/hierarchy.hpp"
 #include "zarr3/multiscales.hpp"
@@ -431,7 +431,7 @@ CPLErr Zarr3RasterDataset::IBuildOverviews(const char* resampling, int n_overvie
     if (!progress) progress = GDALDummyProgress;
     OverviewBuilder b(*this);
     const std::vector<int> f(factors, factors + std::max(0, n_overviews));
-    const bool ok = Guard(where, [&] {
+    const bool ok = ErrorBoundary(where, [&] {
         if (n_overviews == 0)
             b.Clean();
         else

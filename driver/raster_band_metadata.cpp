@@ -13,8 +13,8 @@
 #include "raster_dataset.hpp"
 
 #include "array_mapping.hpp"
+#include "open_target.hpp"
 #include "vsi_store.hpp"
-#include "zarr3_driver.hpp"
 
 #include "cpl_minixml.h"
 #include "cpl_string.h"

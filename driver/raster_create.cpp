@@ -3,6 +3,7 @@
 // [band,] y, x, plus georeferencing (georef.cpp).
 #include "consolidation.hpp"
 #include "creation_options.hpp"
+#include "error_boundary.hpp"
 #include "gdal_types.hpp"
 #include "georef.hpp"
 #include "overview_build.hpp"
@@ -12,7 +13,6 @@
 #include "store_replace.hpp"
 #include "unfinished_copy.hpp"
 #include "vsi_store.hpp"
-#include "zarr3_driver.hpp"
 
 #include "cpl_conv.h"
 #include "cpl_string.h"
@@ -245,7 +245,7 @@ void SwapIn(Prepared& p) {
 GDALDataset* Zarr3Create(const char* name, int xsize, int ysize, int nbands, GDALDataType type,
                          DriverOptionList options) {
     std::unique_ptr<Zarr3RasterDataset> ds;
-    Guard(StoreRoot(name), [&] {
+    ErrorBoundary(StoreRoot(name), [&] {
         Prepared p = Prepare(name, xsize, ysize, nbands, type, options, true);
         if (p.target.empty()) {
             ds = CreateDataset(p, false);
@@ -399,7 +399,7 @@ GDALDataset* Zarr3CreateCopy(const char* name, GDALDataset* src, int strict,
     for (int b = 2; b <= nb; ++b)
         type = GDALDataTypeUnion(type, src->GetRasterBand(b)->GetRasterDataType());
     Prepared p;
-    if (!Guard(StoreRoot(name), [&] {
+    if (!ErrorBoundary(StoreRoot(name), [&] {
             CheckOverviewOptions(options);
             p = Prepare(name, src->GetRasterXSize(), src->GetRasterYSize(), nb, type, options,
                         strict != 0);
@@ -407,7 +407,7 @@ GDALDataset* Zarr3CreateCopy(const char* name, GDALDataset* src, int strict,
         return nullptr;
 
     std::unique_ptr<Zarr3RasterDataset> ds;
-    const bool ok = Guard(p.root, [&] {
+    const bool ok = ErrorBoundary(p.root, [&] {
         ds = CreateDataset(p, true);
         RasterCopy::CopyProperties(src, *ds);
         RasterCopy::CopyPixels(src, *ds, progress, progress_data);
@@ -433,7 +433,7 @@ GDALDataset* Zarr3CreateCopy(const char* name, GDALDataset* src, int strict,
         return nullptr;
     }
     const std::string target = p.target;
-    if (!Guard(target, [&] { SwapIn(p); })) return nullptr;
+    if (!ErrorBoundary(target, [&] { SwapIn(p); })) return nullptr;
     const char* const drivers[] = {"Zarr3", nullptr};
     return GDALDataset::FromHandle(
         GDALOpenEx(target.c_str(), GDAL_OF_RASTER | GDAL_OF_UPDATE | GDAL_OF_VERBOSE_ERROR, drivers,

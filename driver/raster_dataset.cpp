@@ -6,6 +6,7 @@
 
 #include "array_mapping.hpp"
 #include "consolidation.hpp"
+#include "error_boundary.hpp"
 #include "gdal_types.hpp"
 #include "georef.hpp"
 #include "io_options.hpp"
@@ -309,7 +310,7 @@ void Zarr3RasterDataset::LabelBand(
 Zarr3RasterDataset::~Zarr3RasterDataset() {
     if (update_ && !abandoned_) {
         BaseFlushCache(*this, true);
-        Guard(array_->describe(), [&] { Finalize(); });
+        ErrorBoundary(array_->describe(), [&] { Finalize(); });
     }
     // PAM is saved here, while the members its band filter reads still
     // exist (~GDALPamDataset would save it after they are gone).
@@ -366,7 +367,7 @@ FlushCacheResult Zarr3RasterDataset::FlushCache(bool at_closing) {
     // Chunks that could not be stored fail every flush until written again
     // (zarr3::Array::flush), also before the store's root is written.
     if (update_ && !abandoned_)
-        if (!Guard(array_->describe(), [&] { deferred_ ? array_->flush() : Finalize(); }))
+        if (!ErrorBoundary(array_->describe(), [&] { deferred_ ? array_->flush() : Finalize(); }))
             err = CE_Failure;
     if ((nPamFlags & GPF_DIRTY) && TrySaveXML() != CE_None && err == CE_None) err = CE_Warning;
     return ToFlushCacheResult(err);
@@ -514,7 +515,7 @@ GDALDataset* Zarr3OpenClassic(GDALOpenInfo* poOpenInfo, std::shared_ptr<zarr3::S
     const std::string node = target.has_array ? target.array_path : std::string();
     const std::string where = store->uri() + "/" + zarr3::join_key(node, "zarr.json");
     std::unique_ptr<GDALDataset> ds;
-    Guard(where, [&] {
+    ErrorBoundary(where, [&] {
         if (!node.empty()) zarr3::validate_key(node);
         auto j = zarr3::read_node_json(*store, node);
         if (!j) throw zarr3::Error(where + ": not found");

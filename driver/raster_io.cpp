@@ -2,8 +2,8 @@
 // buffer (each needed chunk decoded once, no block cache), nodata/scale/offset.
 #include "raster_dataset.hpp"
 
+#include "error_boundary.hpp"
 #include "gdal_types.hpp"
-#include "zarr3_driver.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -119,7 +119,7 @@ CPLErr Zarr3RasterDataset::IRasterIO(GDALRWFlag rw, int x, int y, int w, int h, 
                 for (int i = 0; i < band_count; ++i)
                     if (!FlushedBlocks(GetRasterBand(band_map[i]))) return CE_Failure;
             bool handled = false;
-            if (!Guard(array_->describe(), [&] {
+            if (!ErrorBoundary(array_->describe(), [&] {
                     handled = DirectIO(rw, x, y, w, h, data, buf_type, band_map[0], step,
                                        band_count, pixel_space, line_space, band_space);
                 }))
@@ -174,7 +174,7 @@ CPLErr Zarr3RasterBand::BlockIO(GDALRWFlag rw, int bx, int by, void* image) {
     const int h = std::min(nBlockYSize, nRasterYSize - y);
     const GSpacing esize = GDALGetDataTypeSizeBytes(eDataType);
     bool ok = false;
-    Guard(ds->array_->describe(), [&] {
+    ErrorBoundary(ds->array_->describe(), [&] {
         // Blocks written from GDAL's cache come one at a time: batched, so
         // that they are encoded in parallel (errors at the batch or flush).
         ok = ds->DirectIO(rw, x, y, w, h, image, eDataType, nBand, 1, 1, esize, esize * nBlockXSize,
@@ -205,7 +205,7 @@ CPLErr Zarr3RasterBand::IRasterIO(GDALRWFlag rw, int x, int y, int w, int h, voi
     if (bw == w && bh == h && large && (rw == GF_Read || ds->update_)) {
         if (ds->update_ && !ds->FlushedBlocks(this)) return CE_Failure;
         bool handled = false;
-        if (!Guard(ds->array_->describe(), [&] {
+        if (!ErrorBoundary(ds->array_->describe(), [&] {
                 handled = ds->DirectIO(rw, x, y, w, h, data, buf_type, nBand, 1, 1, pixel_space,
                                        line_space, 0);
             }))
@@ -217,7 +217,7 @@ CPLErr Zarr3RasterBand::IRasterIO(GDALRWFlag rw, int x, int y, int w, int h, voi
     if (rw == GF_Read && (bw < w || bh < h) && GetOverviewCount() == 0) {
         if (ds->update_ && !ds->FlushedBlocks(this)) return CE_Failure;
         bool handled = false;
-        if (!Guard(ds->array_->describe(), [&] {
+        if (!ErrorBoundary(ds->array_->describe(), [&] {
                 ds->array_->check_not_stale(ds->Window(nBand, x, y, w, h));
                 handled = ds->ZoomedRead(nBand, x, y, w, h, data, bw, bh, buf_type, pixel_space,
                                          line_space, extra);
@@ -337,16 +337,16 @@ CPLErr Zarr3RasterBand::SetFill(const zarr3::Bytes& fill) {
                  ds->array_->describe().c_str());
         return CE_Failure;
     }
-    return Guard(ds->array_->describe(),
-                 [&] {
-                     zarr3::ArrayMetadata nm = m;
-                     nm.fill_value = fill;
-                     nm.fill_value_null = false;
-                     ds->array_->flush();
-                     ds->array_ = zarr3::Array::open(ds->store_, ds->array_->path(), nm);
-                     ds->nodata_recorded_ = true;
-                     ds->MarkDirty();
-                 })
+    return ErrorBoundary(ds->array_->describe(),
+                         [&] {
+                             zarr3::ArrayMetadata nm = m;
+                             nm.fill_value = fill;
+                             nm.fill_value_null = false;
+                             ds->array_->flush();
+                             ds->array_ = zarr3::Array::open(ds->store_, ds->array_->path(), nm);
+                             ds->nodata_recorded_ = true;
+                             ds->MarkDirty();
+                         })
                ? CE_None
                : CE_Failure;
 }

@@ -8,7 +8,6 @@
 
 #include "georef.hpp"
 #include "raster_dataset.hpp"
-#include "zarr3_driver.hpp"
 
 #include "zarr3/array.hpp"
 #include "zarr3/hierarchy.hpp"

@@ -154,13 +154,13 @@ std::string OverviewBuilder::NewLevel(int factor, Size s, const std::vector<Leve
 zarr3::ArrayMetadata OverviewBuilder::LevelMetadata(Size s, const std::string& where) const {
     const auto& bm = ds_.array_->metadata();
     zarr3::Shape shape = bm.shape;
-    shape[ds_.ix_] = s.w;
-    if (ds_.iy_ != SIZE_MAX) shape[ds_.iy_] = s.h;
+    shape[ds_.XAxis()] = s.w;
+    if (ds_.YAxis() != SIZE_MAX) shape[ds_.YAxis()] = s.h;
     const auto shard = bm.shard_layout();
     std::vector<zarr3::AxisPartition> axes;
     for (size_t a = 0; a < bm.rank(); ++a) {
         const auto& part = bm.grid.axis(a);
-        if (a != ds_.ix_ && a != ds_.iy_) {
+        if (a != ds_.XAxis() && a != ds_.YAxis()) {
             axes.push_back(part);
             continue;
         }
@@ -218,7 +218,7 @@ nlohmann::json OverviewBuilder::LevelAttributes(Size s) const {
 // (finest first), each derived from the previous one.
 void OverviewBuilder::WriteLayout(const std::vector<Level>& levels) {
     const size_t r = ds_.array_->metadata().rank();
-    const size_t ix = ds_.ix_, iy = ds_.iy_;
+    const size_t ix = ds_.XAxis(), iy = ds_.YAxis();
     Size prev{static_cast<uint64_t>(ds_.nRasterXSize), static_cast<uint64_t>(ds_.nRasterYSize)};
     zarr3::Multiscales ms;
     zarr3::MultiscaleLevel base;
@@ -279,7 +279,7 @@ void OverviewBuilder::Build(const std::string& resampling, const std::vector<int
     for (int f : factors) {
         if (f < 2) throw zarr3::Error(where + ": overview factor " + std::to_string(f) + " < 2");
         const Size s{CeilDiv(W, static_cast<uint64_t>(f)),
-                     ds_.iy_ == SIZE_MAX ? 1 : CeilDiv(H, static_cast<uint64_t>(f))};
+                     ds_.YAxis() == SIZE_MAX ? 1 : CeilDiv(H, static_cast<uint64_t>(f))};
         wanted.push_back(s);
         auto it = std::find_if(levels.begin(), levels.end(),
                                [&](const Level& l) { return l.size.w == s.w && l.size.h == s.h; });

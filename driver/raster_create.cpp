@@ -337,9 +337,9 @@ void RasterCopy::CopyPixels(GDALDataset* src, Zarr3RasterDataset& ds, GDALProgre
     const uint64_t W = static_cast<uint64_t>(ds.GetRasterXSize());
     const uint64_t H = static_cast<uint64_t>(ds.GetRasterYSize());
     std::vector<std::pair<uint64_t, uint64_t>> bsegs = {{0, 1}};
-    if (ds.band_axes_.size() == 1)
-        bsegs = Segments(m.grid.axis(ds.band_axes_[0]), static_cast<uint64_t>(nb));
-    const auto ysegs_all = Segments(m.grid.axis(ds.iy_), H);
+    if (ds.BandAxes().size() == 1)
+        bsegs = Segments(m.grid.axis(ds.BandAxes()[0]), static_cast<uint64_t>(nb));
+    const auto ysegs_all = Segments(m.grid.axis(ds.YAxis()), H);
     uint64_t max_band_seg = 1;
     for (const auto& s : bsegs)
         max_band_seg = std::max(max_band_seg, s.second - s.first);
@@ -347,7 +347,7 @@ void RasterCopy::CopyPixels(GDALDataset* src, Zarr3RasterDataset& ds, GDALProgre
     std::vector<std::pair<uint64_t, uint64_t>> xsegs = {{0, W}};
     if (row_bytes * (ysegs_all.empty() ? 1 : ysegs_all[0].second - ysegs_all[0].first) >
         kCopyBudget)
-        xsegs = Segments(m.grid.axis(ds.ix_), W);
+        xsegs = Segments(m.grid.axis(ds.XAxis()), W);
     uint64_t max_w = 0;
     for (const auto& s : xsegs)
         max_w = std::max(max_w, s.second - s.first);

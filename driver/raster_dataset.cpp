@@ -123,7 +123,6 @@ void Zarr3RasterDataset::Init(bool update, bool overview) {
     const std::string where = array_->describe();
     if (m.rank() == 0) throw zarr3::Error(where + ": a 0-d array cannot be opened as a raster");
     mapping_ = MapArray(m, where);
-    dtype_ = mapping_.type;
     for (const auto& w : m.warnings)
         CPLError(CE_Warning, CPLE_AppDefined, "%s", w.c_str());
     const uint64_t nb = InitAxes(where);
@@ -138,8 +137,9 @@ void Zarr3RasterDataset::Init(bool update, bool overview) {
 
     // Georeferencing.
     try {
-        auto g =
-            overview ? GeoRef{} : ReadGeoRef(store_, *array_, ix_, iy_ == SIZE_MAX ? ix_ : iy_);
+        auto g = overview ? GeoRef{}
+                          : ReadGeoRef(store_, *array_, XAxis(),
+                                       YAxis() == SIZE_MAX ? XAxis() : YAxis());
         gt_ = g.gt;
         srs_ = std::move(g.srs);
     } catch (const std::exception& e) {
@@ -156,12 +156,9 @@ void Zarr3RasterDataset::Init(bool update, bool overview) {
 // limits. Returns the band count.
 uint64_t Zarr3RasterDataset::InitAxes(const std::string& where) {
     const auto& m = array_->metadata();
-    ix_ = mapping_.axes.x;
-    iy_ = mapping_.axes.y;
-    band_axes_ = mapping_.axes.bands;
-    for (size_t a : band_axes_)
+    for (size_t a : BandAxes())
         band_shape_.push_back(m.shape[a]);
-    const uint64_t w = m.shape[ix_], h = iy_ == SIZE_MAX ? 1 : m.shape[iy_];
+    const uint64_t w = m.shape[XAxis()], h = YAxis() == SIZE_MAX ? 1 : m.shape[YAxis()];
     if (w == 0 || h == 0) throw zarr3::Error(where + ": the array is empty");
     if (w > INT_MAX || h > INT_MAX)
         throw zarr3::Error(where + ": raster of " + std::to_string(w) + "x" + std::to_string(h) +
@@ -177,9 +174,10 @@ uint64_t Zarr3RasterDataset::InitAxes(const std::string& where) {
                            "(gdalmdiminfo, gdal.OpenEx(name, gdal.OF_MULTIDIM_RASTER))");
     nRasterXSize = static_cast<int>(w);
     nRasterYSize = static_cast<int>(h);
-    if (iy_ != SIZE_MAX && iy_ < m.dimension_names.size() && m.dimension_names[iy_])
-        ydim_ = *m.dimension_names[iy_];
-    if (ix_ < m.dimension_names.size() && m.dimension_names[ix_]) xdim_ = *m.dimension_names[ix_];
+    if (YAxis() != SIZE_MAX && YAxis() < m.dimension_names.size() && m.dimension_names[YAxis()])
+        ydim_ = *m.dimension_names[YAxis()];
+    if (XAxis() < m.dimension_names.size() && m.dimension_names[XAxis()])
+        xdim_ = *m.dimension_names[XAxis()];
     return nb;
 }
 
@@ -224,10 +222,10 @@ void Zarr3RasterDataset::PublishAttributesJson() {
 void Zarr3RasterDataset::LoadBandCoordinates() {
     const auto& m = array_->metadata();
     const std::string group = zarr3::parent_path(array_->path());
-    std::vector<BandAxisCoordinate> axes(band_axes_.size());
-    std::vector<std::optional<std::vector<std::string>>> dates(band_axes_.size());
-    for (size_t k = 0; k < band_axes_.size(); ++k) {
-        const size_t a = band_axes_[k];
+    std::vector<BandAxisCoordinate> axes(BandAxes().size());
+    std::vector<std::optional<std::vector<std::string>>> dates(BandAxes().size());
+    for (size_t k = 0; k < BandAxes().size(); ++k) {
+        const size_t a = BandAxes()[k];
         auto& ax = axes[k];
         ax.name = zarr3::dimension_name(m, a);
         try {
@@ -276,8 +274,8 @@ void Zarr3RasterDataset::LabelBand(
     int b, const std::vector<BandAxisCoordinate>& axes,
     const std::vector<std::optional<std::vector<std::string>>>& dates) {
     uint64_t rem = static_cast<uint64_t>(b - 1);
-    std::vector<uint64_t> idx(band_axes_.size());
-    for (size_t k = band_axes_.size(); k-- > 0;) {
+    std::vector<uint64_t> idx(BandAxes().size());
+    for (size_t k = BandAxes().size(); k-- > 0;) {
         idx[k] = rem % band_shape_[k];
         rem /= band_shape_[k];
     }
@@ -308,13 +306,13 @@ void Zarr3RasterDataset::LabelBand(
 }
 
 Zarr3RasterDataset::~Zarr3RasterDataset() {
-    if (update_ && !abandoned_) {
+    if (Writes()) {
         BaseFlushCache(*this, true);
         ErrorBoundary(array_->describe(), [&] { Finalize(); });
     }
     // PAM is saved here, while the members its band filter reads still
     // exist (~GDALPamDataset would save it after they are gone).
-    if ((nPamFlags & GPF_DIRTY) && !abandoned_) TrySaveXML();
+    if ((nPamFlags & GPF_DIRTY) && stage_ != Stage::Abandoned) TrySaveXML();
     nPamFlags &= ~GPF_DIRTY;
 }
 
@@ -332,8 +330,9 @@ void Zarr3RasterDataset::Finalize() {
 }
 
 void Zarr3RasterDataset::FinalizeMetadata() {
-    const bool write = deferred_ || meta_dirty_ || georef_dirty_;
-    if (georef_dirty_) {
+    const bool deferred = stage_ == Stage::MetadataDeferred;
+    const bool write = deferred || pending_.metadata || pending_.georef;
+    if (pending_.georef) {
         for (auto it = attrs_.begin(); it != attrs_.end();) {
             if (IsWrittenGeorefAttribute(it.key()))
                 it = attrs_.erase(it);
@@ -344,18 +343,15 @@ void Zarr3RasterDataset::FinalizeMetadata() {
                     srs_.get(), static_cast<uint64_t>(nRasterXSize),
                     static_cast<uint64_t>(nRasterYSize), xdim_, ydim_, !array_->path().empty());
     }
-    if (bands_dirty_) StoreBandProps();
+    if (pending_.bands) StoreBandProps();
     if (nodata_recorded_)
         attrs_.erase("gdal_zarr3:nodata");
     else
         attrs_["gdal_zarr3:nodata"] = "none";
     if (write || attrs_ != array_->metadata().attributes) array_->set_attributes(attrs_);
-    if (deferred_) {
-        zarr3::Group::create(store_, root_group_path_);
-        deferred_ = false;
-    }
-    meta_dirty_ = georef_dirty_ = bands_dirty_ = false;
-    finalized_ = true;
+    if (deferred) zarr3::Group::create(store_, root_group_path_);
+    pending_ = {};
+    if (stage_ != Stage::Abandoned) stage_ = Stage::Finalized;
     PublishAttributesJson();
 }
 
@@ -366,8 +362,10 @@ FlushCacheResult Zarr3RasterDataset::FlushCache(bool at_closing) {
     // PAM (.aux.xml) after the attributes, which decide what PAM keeps.
     // Chunks that could not be stored fail every flush until written again
     // (zarr3::Array::flush), also before the store's root is written.
-    if (update_ && !abandoned_)
-        if (!ErrorBoundary(array_->describe(), [&] { deferred_ ? array_->flush() : Finalize(); }))
+    if (Writes())
+        if (!ErrorBoundary(array_->describe(), [&] {
+                stage_ == Stage::MetadataDeferred ? array_->flush() : Finalize();
+            }))
             err = CE_Failure;
     if ((nPamFlags & GPF_DIRTY) && TrySaveXML() != CE_None && err == CE_None) err = CE_Warning;
     return ToFlushCacheResult(err);
@@ -393,7 +391,7 @@ CPLErr Zarr3RasterDataset::SetGeoTransformArray(const double* gt) {
     std::array<double, 6> v;
     std::copy(gt, gt + 6, v.begin());
     gt_ = v;
-    georef_dirty_ = true;
+    pending_.georef = true;
     return CE_None;
 }
 
@@ -405,7 +403,7 @@ CPLErr Zarr3RasterDataset::SetSpatialRef(const OGRSpatialReference* srs) {
     if (!update_) return GDALDataset::SetSpatialRef(srs);
     srs_.reset(srs && !srs->IsEmpty() ? srs->Clone() : nullptr);
     if (srs_) srs_->SetAxisMappingStrategy(OAMS_TRADITIONAL_GIS_ORDER);
-    georef_dirty_ = true;
+    pending_.georef = true;
     return CE_None;
 }
 

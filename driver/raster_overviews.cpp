@@ -254,10 +254,10 @@ void Zarr3RasterDataset::OpenOverviews() {
                 break;
             }
             const auto lm = zarr3::parse_array_metadata(*j, store_name + "/" + path);
-            if (!declared && lm.shape[ix_] >= bm.shape[ix_] &&
-                (iy_ == SIZE_MAX || lm.shape[iy_] >= bm.shape[iy_]))
+            if (!declared && lm.shape[XAxis()] >= bm.shape[XAxis()] &&
+                (YAxis() == SIZE_MAX || lm.shape[YAxis()] >= bm.shape[YAxis()]))
                 continue; // no scale given and not smaller: no overview of this array
-            const std::string why = LevelMismatch(bm, lm, pyr->ms.layout[k], ix_, iy_);
+            const std::string why = LevelMismatch(bm, lm, pyr->ms.layout[k], XAxis(), YAxis());
             if (!why.empty()) {
                 problem = what + ": " + why;
                 break;

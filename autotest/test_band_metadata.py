@@ -123,6 +123,23 @@ def test_no_descriptions_keep_the_band_coordinate_description(tmp_path):
     assert z.GetRasterBand(2).GetMetadataItem("DIM_band_INDEX") == "1"
 
 
+def test_empty_dimension_name_labels_bands_like_no_name(tmp_path):
+    """An empty dimension name is no name (zarr3::dimension_name, shared with
+    the multidimensional view): the band axis is labelled dim0."""
+    out = tmp_path / "e.zarr"
+    gdal.Translate(str(out), mem_source(), format="Zarr3")
+    for node in (out / "e" / "zarr.json", out / "zarr.json"):
+        meta = json.loads(node.read_text())
+        entry = ((meta.get("consolidated_metadata") or {}).get("metadata") or {}).get("e", meta)
+        if "dimension_names" in entry:
+            entry["dimension_names"][0] = ""
+        node.write_text(json.dumps(meta))
+    z = gdal.Open(f'ZARR3:"{out}":/e')
+    descriptions = [z.GetRasterBand(b).GetDescription() for b in (1, 2, 3)]
+    assert descriptions == ["dim0=0", "dim0=1", "dim0=2"]
+    assert z.GetRasterBand(2).GetMetadataItem("DIM_dim0_INDEX") == "1"
+
+
 def test_zarr_to_zarr_copy_does_not_store_derived_descriptions(tmp_path):
     a = tmp_path / "a.zarr"
     gdal.Translate(str(a), mem_source(), format="Zarr3")

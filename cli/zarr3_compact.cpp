@@ -1,6 +1,7 @@
 // `zarr3 compact`: argument handling, the time coordinate for monthly edges,
 // and removing the empty folders the old chunks leave (zarr3_main.cpp).
 #include "zarr3/compact.hpp"
+#include "zarr3/hierarchy.hpp"
 
 #include <charconv>
 #include <cstring>
@@ -132,16 +133,21 @@ std::vector<double> read_values(const zarr3::Array& a) {
 // folder above it (nearest first).
 std::shared_ptr<zarr3::Array> find_coordinate(const fs::path& dir, const std::string& name,
                                               uint64_t length) {
-    for (fs::path p = dir.parent_path(); !p.empty(); p = p.parent_path()) {
-        if (fs::exists(p / name / "zarr.json")) {
-            auto store = std::make_shared<zarr3::FileStore>(p.string(), false);
-            auto a = zarr3::Array::open(store, name);
-            if (a->metadata().rank() != 1 || a->metadata().shape[0] != length)
-                throw zarr3::Error(a->describe() + ": not a 1-D coordinate of length " +
-                                   std::to_string(length));
-            return a;
-        }
-        if (!fs::exists(p / "zarr.json") || p == p.parent_path()) break;
+    const auto holder = zarr3::nearest_ancestor(
+        dir.parent_path(), [&](const fs::path& p) { return fs::exists(p / name / "zarr.json"); },
+        [](const fs::path& p) -> std::optional<fs::path> {
+            // Upwards while the folder is a group of the hierarchy.
+            if (!fs::exists(p / "zarr.json") || p == p.parent_path() || p.parent_path().empty())
+                return std::nullopt;
+            return p.parent_path();
+        });
+    if (holder && !holder->empty()) {
+        auto store = std::make_shared<zarr3::FileStore>(holder->string(), false);
+        auto a = zarr3::Array::open(store, name);
+        if (a->metadata().rank() != 1 || a->metadata().shape[0] != length)
+            throw zarr3::Error(a->describe() + ": not a 1-D coordinate of length " +
+                               std::to_string(length));
+        return a;
     }
     throw zarr3::Error(dir.string() + ": --edges monthly needs a coordinate array named " + name +
                        " beside the array (or give --coord)");

@@ -4,6 +4,7 @@
 //   zarr3 compact PATH --dim D --edges monthly|N|JSON [--coord NAME]
 // PATH is a local folder holding a zarr.json (a store root, a group or an array).
 #include "zarr3/compact.hpp"
+#include "zarr3/hierarchy.hpp"
 #include "zarr3/walk.hpp"
 
 #include <cstdlib>
@@ -53,32 +54,6 @@ std::shared_ptr<zarr3::Store> open_store(const std::string& path, bool writable)
                                               writable);
 }
 
-// The walk's stops (depth, symbolic link cycle, node budget) on stderr.
-bool warned(zarr3::WalkBudget& budget, bool ok) {
-    if (const std::string msg = budget.take_message(); !msg.empty())
-        std::cerr << "zarr3: warning: " << msg << "\n";
-    return ok;
-}
-
-void walk_arrays(const std::shared_ptr<zarr3::Store>& store, const std::string& path,
-                 std::vector<std::string>& out, zarr3::WalkBudget& budget) {
-    auto g = zarr3::Group::open(store, path);
-    auto arrays = g->array_names();
-    auto groups = g->group_names();
-    std::sort(arrays.begin(), arrays.end());
-    std::sort(groups.begin(), groups.end());
-    for (const auto& a : arrays) {
-        if (!warned(budget, budget.count())) return;
-        out.push_back(zarr3::join_key(path, a));
-    }
-    for (const auto& s : groups) {
-        const std::string child = zarr3::join_key(path, s);
-        const auto id = zarr3::local_folder_id(store->uri() + "/" + child);
-        if (warned(budget, budget.enter(child, id))) walk_arrays(store, child, out, budget);
-        if (budget.stopped()) return;
-    }
-}
-
 // Paths of every array at or under `path` of `store` (depth first, sorted),
 // walked by the rule of every hierarchy walk (zarr3/walk.hpp: 32 levels, no
 // folder twice, ZARR3_MAX_GROUP_NODES from the environment).
@@ -94,9 +69,21 @@ void collect_arrays(const std::shared_ptr<zarr3::Store>& store, const std::strin
     if (const char* v = std::getenv(zarr3::kWalkNodesOption); v && *v && v[0] != '-')
         nodes = std::strtoull(v, nullptr, 10);
     zarr3::WalkBudget budget(store->uri(), nodes);
-    const std::string folder = path.empty() ? store->uri() : store->uri() + "/" + path;
-    budget.enter(path, zarr3::local_folder_id(folder));
-    walk_arrays(store, path, out, budget);
+    zarr3::HierarchyVisitor visit;
+    visit.array = [&](const zarr3::Group& g, const std::string& name) {
+        out.push_back(zarr3::join_key(g.path(), name));
+        return true;
+    };
+    visit.folder_id = [&](const std::string& group) {
+        return zarr3::local_folder_id(group.empty() ? store->uri() : store->uri() + "/" + group);
+    };
+    // The walk's stops (depth, symbolic link cycle, node budget) on stderr.
+    visit.warn = [](const std::string& msg) { std::cerr << "zarr3: warning: " << msg << "\n"; };
+    // Each group read from its own zarr.json (not a consolidated entry).
+    visit.open_group = [&](const zarr3::Group& g, const std::string& name) {
+        return zarr3::Group::open(store, zarr3::join_key(g.path(), name));
+    };
+    zarr3::walk_hierarchy(*zarr3::Group::open(store, path), budget, visit);
 }
 
 int cmd_info(const std::string& path) {

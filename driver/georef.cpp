@@ -4,6 +4,7 @@
 #include "array_mapping.hpp"
 #include "creation_options.hpp"
 #include "zarr3/common.hpp"
+#include "zarr3/hierarchy.hpp"
 
 #include "cpl_conv.h"
 #include "cpl_error.h"
@@ -151,11 +152,6 @@ std::unique_ptr<OGRSpatialReference> CRSFromAttributes(const nlohmann::json& att
     return nullptr;
 }
 
-std::string ParentPath(const std::string& path) {
-    const size_t s = path.rfind('/');
-    return s == std::string::npos ? std::string() : path.substr(0, s);
-}
-
 std::unique_ptr<OGRSpatialReference> ParseCRS(const std::string& definition) {
     if (definition.empty() || definition.size() > (1u << 20)) return nullptr;
     auto srs = std::make_unique<OGRSpatialReference>();
@@ -170,29 +166,25 @@ std::unique_ptr<OGRSpatialReference> ParseCRS(const std::string& definition) {
 std::shared_ptr<zarr3::Array> FindArrayUpwards(const std::shared_ptr<zarr3::Store>& store,
                                                const std::string& group, const std::string& name) {
     if (name.empty() || name.find('/') != std::string::npos) return nullptr;
-    std::string g = group;
-    for (int depth = 0; depth < 64; ++depth) {
+    std::shared_ptr<zarr3::Array> found;
+    // The search ends at the nearest group holding an array of that name, at
+    // a name no node can have, or at a node present but unreadable.
+    zarr3::nearest_ancestor_path(group, [&](const std::string& g) {
         const std::string path = zarr3::join_key(g, name);
-        try {
-            zarr3::validate_key(path);
-        } catch (const zarr3::Error&) {
-            return nullptr; // a name no node can have: nothing to find
-        }
+        if (!zarr3::is_valid_key(path)) return true; // nothing to find
         const std::string where = store->uri() + "/" + path + "/zarr.json";
         try {
-            if (auto j = zarr3::read_node_json(*store, path);
-                j && zarr3::node_type_of(*j, where) == zarr3::NodeType::Array)
-                return zarr3::Array::open(store, path, zarr3::parse_array_metadata(*j, where));
+            auto j = zarr3::read_node_json(*store, path);
+            if (!j || zarr3::node_type_of(*j, where) != zarr3::NodeType::Array) return false;
+            found = zarr3::Array::open(store, path, zarr3::parse_array_metadata(*j, where));
         } catch (const zarr3::Error& e) {
             // Present but unreadable: said, and the raster opens without it.
             CPLError(CE_Warning, CPLE_AppDefined, "%s; not used as coordinate variable \"%s\"",
                      e.what(), name.c_str());
-            return nullptr;
         }
-        if (g.empty()) break;
-        g = ParentPath(g);
-    }
-    return nullptr;
+        return true;
+    });
+    return found;
 }
 
 std::optional<std::vector<double>> ReadCoordinateValues(const zarr3::Array& a,
@@ -297,7 +289,7 @@ GeoRef ReadGeoRef(const std::shared_ptr<zarr3::Store>& store, const zarr3::Array
                   size_t iy) {
     GeoRef g;
     const auto& attrs = array.metadata().attributes;
-    const std::string group = ParentPath(array.path());
+    const std::string group = zarr3::parent_path(array.path());
     nlohmann::json gattrs;
     if (!array.path().empty()) {
         try {

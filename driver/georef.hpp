@@ -27,11 +27,9 @@ struct GeoRef {
 std::unique_ptr<OGRSpatialReference> CRSFromAttributes(const nlohmann::json& attrs,
                                                        std::string& source);
 
-// Parent group path of a node path ("a/b/c" -> "a/b", "c" -> "").
-std::string ParentPath(const std::string& path);
-
 // Opens the array `name` in group `group` or the nearest ancestor group that
-// holds one; nullptr when none (or when the node is not an array).
+// holds one (zarr3::nearest_ancestor_path); nullptr when none (or when the
+// node is not an array).
 std::shared_ptr<zarr3::Array> FindArrayUpwards(const std::shared_ptr<zarr3::Store>& store,
                                                const std::string& group, const std::string& name);
 

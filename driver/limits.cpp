@@ -68,22 +68,20 @@ std::pair<uint64_t, uint64_t> LocalFolderId(const std::string& store_uri, const 
     return {static_cast<uint64_t>(st.st_dev), static_cast<uint64_t>(st.st_ino)};
 }
 
-WalkGuard::WalkGuard(const std::string& store_uri)
-    : uri_(store_uri), budget_(store_uri, PositiveOption(zarr3::kWalkNodesOption),
-                               PositiveOption(zarr3::kWalkSecondsOption)) {}
+zarr3::WalkBudget WalkBudgetFor(const std::string& store_uri) {
+    return zarr3::WalkBudget(store_uri, PositiveOption(zarr3::kWalkNodesOption),
+                             PositiveOption(zarr3::kWalkSecondsOption));
+}
 
-bool WalkGuard::Warned(bool ok) {
-    if (const std::string msg = budget_.take_message(); !msg.empty())
+zarr3::HierarchyVisitor WalkVisitorFor(const std::string& store_uri) {
+    zarr3::HierarchyVisitor v;
+    v.folder_id = [store_uri](const std::string& group_path) {
+        return LocalFolderId(store_uri, group_path);
+    };
+    v.warn = [](const std::string& msg) {
         CPLError(CE_Warning, CPLE_AppDefined, "%s", msg.c_str());
-    return ok;
-}
-
-bool WalkGuard::Count() {
-    return Warned(budget_.count());
-}
-
-bool WalkGuard::Enter(const std::string& group_path) {
-    return Warned(budget_.enter(group_path, LocalFolderId(uri_, group_path)));
+    };
+    return v;
 }
 
 } // namespace zarr3drv

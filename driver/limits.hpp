@@ -4,6 +4,7 @@
 // budget.
 #pragma once
 
+#include "zarr3/hierarchy.hpp"
 #include "zarr3/walk.hpp"
 
 #include <cstdint>
@@ -27,24 +28,15 @@ constexpr int kMaxWalkDepth = zarr3::kMaxWalkDepth;
 // from the path alone (the depth and node budget still bound the walk).
 std::pair<uint64_t, uint64_t> LocalFolderId(const std::string& store_uri, const std::string& path);
 
-// One walk of a hierarchy. Enter() says whether a group may be visited:
-// false (with a CE_Warning naming the store, once per reason) for a folder
-// already visited on this walk (a symlink cycle), a path deeper than
-// kMaxWalkDepth, or past the node budget.
-// The rule is zarr3::WalkBudget's (shared with the zarr3 tool).
-class WalkGuard {
-  public:
-    explicit WalkGuard(const std::string& store_uri);
-    bool Enter(const std::string& group_path);
-    // Counts one more node (an array); false past the budget.
-    bool Count();
-    bool stopped() const { return budget_.stopped(); }
-
-  private:
-    bool Warned(bool ok);
-    std::string uri_;
-    zarr3::WalkBudget budget_;
-};
+// The budget of one walk of the hierarchy of `store_uri` (zarr3::WalkBudget,
+// the rule shared with the zarr3 tool) with the configured bounds
+// (ZARR3_MAX_GROUP_NODES, ZARR3_MAX_WALK_SECONDS).
+zarr3::WalkBudget WalkBudgetFor(const std::string& store_uri);
+// The driver's part of a walk (zarr3::walk_hierarchy): LocalFolderId for the
+// cycle check, and each refusal (a folder already visited on this walk, a
+// path deeper than kMaxWalkDepth, the node budget) as a CE_Warning naming the
+// store, once per reason. The caller sets `array`.
+zarr3::HierarchyVisitor WalkVisitorFor(const std::string& store_uri);
 
 // Depth of a node path ("" = 0, "a/b" = 2).
 int PathDepth(const std::string& path);

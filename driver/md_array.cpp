@@ -3,10 +3,12 @@
 #include "md_array_text.hpp"
 
 #include "array_mapping.hpp"
+#include "error_boundary.hpp"
 #include "gdal_types.hpp"
 #include "georef.hpp"
 #include "md_attribute.hpp"
-#include "zarr3_driver.hpp"
+
+#include "zarr3/hierarchy.hpp"
 
 #include <algorithm>
 #include <cctype>
@@ -19,12 +21,7 @@ Zarr3MDArray::DefaultDimensions(const std::string& parent_full_name,
                                 const zarr3::ArrayMetadata& meta) {
     std::vector<std::shared_ptr<GDALDimension>> dims;
     for (size_t i = 0; i < meta.rank(); ++i) {
-        std::string name;
-        if (i < meta.dimension_names.size() && meta.dimension_names[i] &&
-            !meta.dimension_names[i]->empty())
-            name = *meta.dimension_names[i];
-        else
-            name = "dim" + std::to_string(i);
+        const std::string name = zarr3::dimension_name(meta, i);
         dims.push_back(std::make_shared<GDALDimension>(parent_full_name, name,
                                                        DimensionTypeFromName(name), std::string(),
                                                        static_cast<GUInt64>(meta.shape[i])));
@@ -170,7 +167,8 @@ bool Zarr3MDArray::IRead(const GUInt64* start, const size_t* count, const GInt64
                          const GPtrDiff_t* stride, const GDALExtendedDataType& buf_type,
                          void* dst) const {
     bool ok = false;
-    Guard(array_->describe(), [&] { ok = ReadImpl(start, count, step, stride, buf_type, dst); });
+    ErrorBoundary(array_->describe(),
+                  [&] { ok = ReadImpl(start, count, step, stride, buf_type, dst); });
     return ok;
 }
 

@@ -1,12 +1,12 @@
 // Zarr3MDArray writers: IWrite, attributes, nodata/unit/scale/offset/CRS and
 // resize/append.
+#include "error_boundary.hpp"
 #include "gdal_types.hpp"
 #include "io_options.hpp"
 #include "md_array.hpp"
 #include "md_array_text.hpp"
 #include "md_attribute.hpp"
 #include "md_dimension.hpp"
-#include "zarr3_driver.hpp"
 
 #include <algorithm>
 #include <cstring>
@@ -28,9 +28,9 @@ bool Zarr3MDArray::IWrite(const GUInt64* start, const size_t* count, const GInt6
                           const GPtrDiff_t* stride, const GDALExtendedDataType& buf_type,
                           const void* src) {
     if (!CheckWritable("write")) return false;
-    return Noted(
-        Guard(array_->describe(), [&] { WriteImpl(start, count, step, stride, buf_type, src); }),
-        "write");
+    return Noted(ErrorBoundary(array_->describe(),
+                               [&] { WriteImpl(start, count, step, stride, buf_type, src); }),
+                 "write");
 }
 
 void Zarr3MDArray::WriteImpl(const GUInt64* start, const size_t* count, const GInt64* step,
@@ -115,17 +115,17 @@ void Zarr3MDArray::WriteImpl(const GUInt64* start, const size_t* count, const GI
 
 bool Zarr3MDArray::SetAttr(const std::string& name, const nlohmann::json& value) {
     if (!CheckWritable("set attributes")) return false;
-    return Noted(Guard(array_->describe() + "/zarr.json",
-                       [&] {
-                           nlohmann::json attrs = array_->metadata().attributes;
-                           if (!attrs.is_object()) attrs = nlohmann::json::object();
-                           if (value.is_null())
-                               attrs.erase(name);
-                           else
-                               attrs[name] = value;
-                           array_->set_attributes(attrs);
-                           RefreshFromMetadata();
-                       }),
+    return Noted(ErrorBoundary(array_->describe() + "/zarr.json",
+                               [&] {
+                                   nlohmann::json attrs = array_->metadata().attributes;
+                                   if (!attrs.is_object()) attrs = nlohmann::json::object();
+                                   if (value.is_null())
+                                       attrs.erase(name);
+                                   else
+                                       attrs[name] = value;
+                                   array_->set_attributes(attrs);
+                                   RefreshFromMetadata();
+                               }),
                  "attribute " + name);
 }
 
@@ -136,7 +136,7 @@ std::shared_ptr<GDALAttribute> Zarr3MDArray::CreateAttribute(const std::string& 
     if (!CheckWritable("create attributes")) return nullptr;
     std::weak_ptr<GDALAbstractMDArray> weak = m_pSelf;
     std::shared_ptr<GDALAttribute> out;
-    Guard(GetFullName(), [&] {
+    ErrorBoundary(GetFullName(), [&] {
         out = WritableAttribute::Create(
             GetFullName(), name, dims, dt, [weak](const std::string& n, const nlohmann::json& v) {
                 auto self = std::dynamic_pointer_cast<Zarr3MDArray>(weak.lock());
@@ -200,7 +200,7 @@ bool Zarr3MDArray::SetRawNoDataValue(const void* raw) {
                  array_->describe().c_str());
         return false;
     }
-    const bool ok = Guard(array_->describe() + "/zarr.json", [&] {
+    const bool ok = ErrorBoundary(array_->describe() + "/zarr.json", [&] {
         zarr3::ArrayMetadata meta = array_->metadata();
         zarr3::Bytes fill(meta.dtype.size);
         NarrowFromGDAL(meta.dtype, raw, fill.data(), 1);
@@ -243,7 +243,7 @@ void Zarr3MDArray::ResizeImpl(const std::vector<GUInt64>& new_sizes) {
 
 bool Zarr3MDArray::ResizeArray(const std::vector<GUInt64>& new_sizes) {
     if (!CheckWritable("resize")) return false;
-    return Guard(array_->describe(), [&] { ResizeImpl(new_sizes); });
+    return ErrorBoundary(array_->describe(), [&] { ResizeImpl(new_sizes); });
 }
 
 #if ZARR3_HAVE_MDARRAY_RESIZE

@@ -1,7 +1,7 @@
 // JSON attributes exposed through GDAL's multidimensional attribute API.
 #include "md_attribute.hpp"
+#include "error_boundary.hpp"
 #include "zarr3/common.hpp"
-#include "zarr3_driver.hpp"
 
 namespace zarr3drv {
 
@@ -151,7 +151,7 @@ std::vector<std::shared_ptr<GDALAttribute>> MakeAttributes(const std::string& pa
                                                            const nlohmann::json& attrs) {
     std::vector<std::shared_ptr<GDALAttribute>> out;
     if (!attrs.is_object()) return out;
-    const bool ok = Guard(parent, [&] {
+    const bool ok = ErrorBoundary(parent, [&] {
         for (auto it = attrs.begin(); it != attrs.end(); ++it)
             out.push_back(JsonAttribute::Create(parent, it.key(), it.value()));
     });
@@ -221,7 +221,7 @@ bool WritableAttribute::IWrite(const GUInt64* start, const size_t* count, const 
     };
     bool ok = false;
     nlohmann::json value;
-    Guard(GetFullName(), [&] {
+    ErrorBoundary(GetFullName(), [&] {
         ok = ForEachElement(dims_.empty(), start, count, step, stride, buf_type,
                             static_cast<const GByte*>(src), store);
         if (ok) value = Value();

@@ -1,6 +1,7 @@
 // The multidimensional dataset: a GDALDataset whose root group is the store
 // root; opened read-only or for update, or created empty.
 #include "consolidation.hpp"
+#include "error_boundary.hpp"
 #include "gdal_compat.hpp"
 #include "md_context.hpp"
 #include "md_group.hpp"
@@ -41,7 +42,7 @@ class Zarr3MDDataset final : public GDALDataset {
     // Writes the buffered partial chunks of every array of this dataset.
     bool FlushArrays() {
         if (!ctx_->writable()) return true;
-        return Guard(ctx_->store()->uri(), [&] { ctx_->Flush(); });
+        return ErrorBoundary(ctx_->store()->uri(), [&] { ctx_->Flush(); });
     }
     std::shared_ptr<GDALGroup> root_;
     std::shared_ptr<MDContext> ctx_;
@@ -185,7 +186,7 @@ GDALDataset* Zarr3OpenMultidim(GDALOpenInfo* poOpenInfo, std::shared_ptr<zarr3::
     }
     if (update) store = ConsolidatingIfPresent(std::move(store));
     auto ctx = std::make_shared<MDContext>(store, update);
-    Guard(where, [&] {
+    ErrorBoundary(where, [&] {
         auto j = zarr3::read_node_json(*store, "");
         if (!j) throw zarr3::Error(where + ": not found");
         std::shared_ptr<GDALGroup> root;
@@ -212,7 +213,7 @@ std::unique_ptr<Zarr3MDDataset> CreateMDStore(
     const std::string& root,
     const std::function<std::shared_ptr<zarr3::Store>(std::shared_ptr<zarr3::Store>)>& wrap) {
     std::unique_ptr<Zarr3MDDataset> ds;
-    Guard(root, [&] {
+    ErrorBoundary(root, [&] {
         if (root.empty()) throw zarr3::Error("empty dataset name");
         VSIStatBufL st;
         if (VSIStatL((root + "/zarr.json").c_str(), &st) == 0)
@@ -263,7 +264,7 @@ GDALDataset* Zarr3CreateCopyMultidim(const char* pszName, GDALDataset* src, int 
     // An existing store is replaced: the copy goes to a hidden staging
     // folder beside it, swapped into place when complete (store_replace.hpp).
     std::string target;
-    if (IsReplaceableStore(root) && !Guard(root, [&] {
+    if (IsReplaceableStore(root) && !ErrorBoundary(root, [&] {
             target = root;
             root = BeginReplacement(target);
         }))
@@ -294,7 +295,7 @@ GDALDataset* Zarr3CreateCopyMultidim(const char* pszName, GDALDataset* src, int 
         ok = false;
     }
     // The arrays' buffered chunks first, the root zarr.json last.
-    ok = ok && ds->FlushAll() && Guard(root, [&] { deferred->commit(); });
+    ok = ok && ds->FlushAll() && ErrorBoundary(root, [&] { deferred->commit(); });
     if (!ok) {
         ds.reset();
         RemoveCreated(root, existed, before);
@@ -308,7 +309,7 @@ GDALDataset* Zarr3CreateCopyMultidim(const char* pszName, GDALDataset* src, int 
         RemoveCreated(root, false);
         return nullptr;
     }
-    if (!Guard(target, [&] {
+    if (!ErrorBoundary(target, [&] {
             try {
                 FinishReplacement(target, root);
             } catch (...) {

@@ -4,13 +4,15 @@
 
 #include "array_mapping.hpp"
 #include "creation_options.hpp"
+#include "error_boundary.hpp"
 #include "gdal_types.hpp"
 #include "io_options.hpp"
 #include "limits.hpp"
 #include "md_array.hpp"
 #include "md_attribute.hpp"
 #include "md_dimension.hpp"
-#include "zarr3_driver.hpp"
+
+#include "zarr3/hierarchy.hpp"
 
 #include <algorithm>
 
@@ -64,7 +66,7 @@ std::shared_ptr<GDALMDArray> Zarr3Group::ResolveUpwards(const std::weak_ptr<cons
                                                         const std::string& n) {
     std::shared_ptr<GDALMDArray> out;
     auto g = self.lock();
-    if (g) Guard(g->Where() + "/" + n, [&] { out = g->FindArrayUpwards(n); });
+    if (g) ErrorBoundary(g->Where() + "/" + n, [&] { out = g->FindArrayUpwards(n); });
     return out;
 }
 
@@ -157,7 +159,7 @@ void Zarr3Group::WarnSkippedChildren() const {
 
 std::vector<std::string> Zarr3Group::RawArrayNames() const {
     std::vector<std::string> names;
-    Guard(Where(), [&] {
+    ErrorBoundary(Where(), [&] {
         names = group_ ? group_->array_names() : std::vector<std::string>{root_array_name_};
     });
     for (const auto& n : created_arrays_)
@@ -173,7 +175,7 @@ std::vector<std::string> Zarr3Group::RawArrayNames() const {
 std::vector<std::string> Zarr3Group::GetMDArrayNames(CSLConstList) const {
     std::vector<std::string> names = RawArrayNames();
     if (!group_) return names;
-    Guard(Where(), [&] { WarnSkippedChildren(); });
+    ErrorBoundary(Where(), [&] { WarnSkippedChildren(); });
     std::erase_if(names, [&](const std::string& n) {
         if (arrays_.count(n) || listed_ok_.count(n) || Contains(created_arrays_, n)) return false;
         if (listed_bad_.count(n)) return true;
@@ -198,7 +200,7 @@ std::vector<std::string> Zarr3Group::GetMDArrayNames(CSLConstList) const {
 
 std::vector<std::string> Zarr3Group::GetGroupNames(CSLConstList) const {
     std::vector<std::string> names;
-    if (group_) Guard(Where(), [&] { names = group_->group_names(); });
+    if (group_) ErrorBoundary(Where(), [&] { names = group_->group_names(); });
     for (const auto& n : created_groups_)
         if (!Contains(names, n)) names.push_back(n);
     std::sort(names.begin(), names.end());
@@ -217,7 +219,7 @@ std::shared_ptr<GDALGroup> Zarr3Group::OpenGroup(const std::string& name, CSLCon
     std::shared_ptr<GDALGroup> out;
     if (!group_) return out;
     if (auto it = groups_.find(name); it != groups_.end()) return it->second;
-    Guard(Where(), [&] {
+    ErrorBoundary(Where(), [&] {
         if (!Contains(GetGroupNames(), name)) return;
         CheckWalkBounds(name);
         auto self = std::const_pointer_cast<Zarr3Group>(shared_from_this());
@@ -257,16 +259,26 @@ std::shared_ptr<GDALMDArray> Zarr3Group::OpenMDArray(const std::string& name,
     // resolved from the root like OpenMDArrayFromFullname, never a store key.
     if (!name.empty() && name[0] == '/') return OpenMDArrayFromFullname(name, options);
     std::shared_ptr<GDALMDArray> out;
-    Guard(Where() + "/" + name, [&] { out = OpenArrayImpl(name); });
+    ErrorBoundary(Where() + "/" + name, [&] { out = OpenArrayImpl(name); });
     return out;
 }
 
+std::shared_ptr<Zarr3Group>
+Zarr3Group::NearestAncestor(const std::function<bool(const Zarr3Group&)>& holds) const {
+    using Ptr = std::shared_ptr<Zarr3Group>;
+    const auto found = zarr3::nearest_ancestor(
+        std::const_pointer_cast<Zarr3Group>(shared_from_this()),
+        [&](const Ptr& g) { return holds(*g); },
+        [](const Ptr& g) -> std::optional<Ptr> {
+            if (auto p = g->parent_.lock()) return p;
+            return std::nullopt;
+        });
+    return found ? *found : nullptr;
+}
+
 std::shared_ptr<GDALMDArray> Zarr3Group::FindArrayUpwards(const std::string& name) const {
-    for (auto g = std::const_pointer_cast<Zarr3Group>(shared_from_this()); g;
-         g = g->parent_.lock()) {
-        if (g->HasArray(name)) return g->OpenArrayImpl(name);
-    }
-    return nullptr;
+    const auto g = NearestAncestor([&](const Zarr3Group& c) { return c.HasArray(name); });
+    return g ? g->OpenArrayImpl(name) : nullptr;
 }
 
 std::shared_ptr<GDALDimension> Zarr3Group::FindDimension(const std::string& name,
@@ -275,10 +287,17 @@ std::shared_ptr<GDALDimension> Zarr3Group::FindDimension(const std::string& name
     if (it != dims_.end() && it->second->GetSize() == size) return it->second;
     // A name not indexed here refers to a parent's dimension of that name
     // (netCDF-like scoping), typically indexed by a parent's coordinate array.
-    if (!HasArray(name)) {
-        for (auto p = parent_.lock(); p; p = p->parent_.lock())
-            for (const auto& d : p->GetDimensions())
-                if (d->GetName() == name && d->GetSize() == size) return d;
+    if (auto p = parent_.lock(); p && !HasArray(name)) {
+        std::shared_ptr<GDALDimension> found;
+        p->NearestAncestor([&](const Zarr3Group& g) {
+            for (const auto& d : g.GetDimensions())
+                if (d->GetName() == name && d->GetSize() == size) {
+                    found = d;
+                    return true;
+                }
+            return false;
+        });
+        if (found) return found;
     }
     auto d = std::make_shared<Zarr3Dimension>(GetFullName(), name, DimensionTypeFromName(name),
                                               std::string(), size);
@@ -290,11 +309,9 @@ std::vector<std::shared_ptr<GDALDimension>>
 Zarr3Group::DimensionsFor(const std::string& array_name, const zarr3::ArrayMetadata& meta) const {
     std::vector<std::shared_ptr<GDALDimension>> dims;
     for (size_t i = 0; i < meta.rank(); ++i) {
-        const bool named = i < meta.dimension_names.size() && meta.dimension_names[i] &&
-                           !meta.dimension_names[i]->empty();
         const auto size = static_cast<GUInt64>(meta.shape[i]);
-        if (!named) { // private to the array
-            const std::string n = "dim" + std::to_string(i);
+        if (!zarr3::has_dimension_name(meta, i)) { // private to the array
+            const std::string n = zarr3::unnamed_dimension_name(i);
             const std::string parent =
                 (GetFullName() == "/" ? "/" : GetFullName() + "/") + array_name;
             dims.push_back(
@@ -314,14 +331,14 @@ void Zarr3Group::AttachCRS(Zarr3MDArray& arr, const nlohmann::json& attrs) const
         [this](const std::string& gm) -> std::optional<nlohmann::json> {
         if (!group_) return std::nullopt;
         try {
-            for (auto g = std::const_pointer_cast<Zarr3Group>(shared_from_this()); g;
-                 g = g->parent_.lock()) {
-                if (!g->group_ || !Contains(g->group_->array_names(), gm)) continue;
-                const auto gvar = g->group_->open_array(gm); // keeps the metadata alive
-                // Constructed explicitly: an implicit json -> optional<json>
-                // conversion is ambiguous with newer compilers (GCC 16).
-                return std::optional<nlohmann::json>(std::in_place, gvar->metadata().attributes);
-            }
+            const auto g = NearestAncestor([&](const Zarr3Group& c) {
+                return c.group_ && Contains(c.group_->array_names(), gm);
+            });
+            if (!g) return std::nullopt;
+            const auto gvar = g->group_->open_array(gm); // keeps the metadata alive
+            // Constructed explicitly: an implicit json -> optional<json>
+            // conversion is ambiguous with newer compilers (GCC 16).
+            return std::optional<nlohmann::json>(std::in_place, gvar->metadata().attributes);
         } catch (const std::exception& e) {
             CPLError(CE_Warning, CPLE_AppDefined, "%s: grid_mapping %s: %s", Where().c_str(),
                      gm.c_str(), e.what());
@@ -406,7 +423,7 @@ std::vector<std::shared_ptr<GDALDimension>> Zarr3Group::GetDimensions(CSLConstLi
         CPLErrorStateBackuper keep_state;
         CPLErrorHandlerPusher quiet(CPLQuietErrorHandler);
         for (const auto& n : RawArrayNames())
-            Guard(Where(), [&] { OpenArrayImpl(n); });
+            ErrorBoundary(Where(), [&] { OpenArrayImpl(n); });
     }
     std::vector<std::shared_ptr<GDALDimension>> out;
     for (const auto& [n, d] : dims_)
@@ -440,7 +457,7 @@ void Zarr3Group::CheckNewChildName(const std::string& name, const char* kind) co
 std::shared_ptr<GDALGroup> Zarr3Group::CreateGroup(const std::string& name, CSLConstList) {
     if (!Writable("create a group")) return nullptr;
     std::shared_ptr<GDALGroup> out;
-    Guard(Where() + "/" + name, [&] {
+    ErrorBoundary(Where() + "/" + name, [&] {
         CheckNewChildName(name, "group");
         InvalidateConsolidated();
         auto zg = zarr3::Group::create(group_->store(), ChildPath(name));
@@ -476,7 +493,7 @@ Zarr3Group::CreateMDArray(const std::string& name,
                           const GDALExtendedDataType& dt, CSLConstList options) {
     if (!Writable("create an array")) return nullptr;
     std::shared_ptr<GDALMDArray> out;
-    Guard(Where() + "/" + name, [&] {
+    ErrorBoundary(Where() + "/" + name, [&] {
         CheckNewChildName(name, "array");
         ArrayCreateRequest req;
         req.dtype = ZarrTypeFor(dt);
@@ -527,7 +544,7 @@ std::shared_ptr<GDALAttribute> Zarr3Group::CreateAttribute(const std::string& na
     std::shared_ptr<GDALAttribute> out;
     std::weak_ptr<Zarr3Group> weak = shared_from_this();
     const std::string where = Where() + "/zarr.json";
-    Guard(Where(), [&] {
+    ErrorBoundary(Where(), [&] {
         out = WritableAttribute::Create(
             GetFullName(), name, dims, dt,
             [weak, where](const std::string& n, const nlohmann::json& v) {
@@ -537,15 +554,15 @@ std::shared_ptr<GDALAttribute> Zarr3Group::CreateAttribute(const std::string& na
                              "attribute %s: its group is no longer open", n.c_str());
                     return false;
                 }
-                return self->ctx_->Note(Guard(where,
-                                              [&] {
-                                                  nlohmann::json attrs =
-                                                      self->group_->metadata().attributes;
-                                                  if (!attrs.is_object())
-                                                      attrs = nlohmann::json::object();
-                                                  attrs[n] = v;
-                                                  self->group_->set_attributes(attrs);
-                                              }),
+                return self->ctx_->Note(ErrorBoundary(where,
+                                                      [&] {
+                                                          nlohmann::json attrs =
+                                                              self->group_->metadata().attributes;
+                                                          if (!attrs.is_object())
+                                                              attrs = nlohmann::json::object();
+                                                          attrs[n] = v;
+                                                          self->group_->set_attributes(attrs);
+                                                      }),
                                         "attribute " + n);
             });
     });

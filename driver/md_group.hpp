@@ -8,6 +8,7 @@
 #include "zarr3/array.hpp"
 
 #include <atomic>
+#include <functional>
 #include <map>
 #include <memory>
 #include <set>
@@ -73,6 +74,10 @@ class Zarr3Group final : public GDALGroup, public std::enable_shared_from_this<Z
     void AttachCRS(Zarr3MDArray& arr, const nlohmann::json& attrs) const;
     std::shared_ptr<GDALMDArray> OpenArrayImpl(const std::string& name) const;
     std::shared_ptr<GDALMDArray> FindArrayUpwards(const std::string& name) const;
+    // This group or the nearest of its parents in this view for which `holds`
+    // is true (zarr3::nearest_ancestor); nullptr when none.
+    std::shared_ptr<Zarr3Group>
+    NearestAncestor(const std::function<bool(const Zarr3Group&)>& holds) const;
     static std::shared_ptr<GDALMDArray> ResolveUpwards(const std::weak_ptr<const Zarr3Group>& self,
                                                        const std::string& n);
     std::vector<std::shared_ptr<GDALDimension>>

@@ -7,12 +7,13 @@
 // GDAL's own resampling (GDALRegenerateOverviewsMultiBand) fills the levels.
 #include "overview_build.hpp"
 
+#include "error_boundary.hpp"
 #include "georef.hpp"
 #include "path_guard.hpp"
 #include "raster_dataset.hpp"
 #include "raster_overviews.hpp"
-#include "zarr3_driver.hpp"
 
+#include "zarr3/hierarchy.hpp"
 #include "zarr3/multiscales.hpp"
 
 #include "cpl_string.h"
@@ -52,7 +53,7 @@ class OverviewBuilder {
     std::vector<Level> ExistingLevels() const;
     std::string NewLevel(int factor, Size s, const std::vector<Level>& levels) const;
     void WriteLayout(const std::vector<Level>& levels);
-    std::string GroupPath() const { return ParentPath(ds_.array_->path()); }
+    std::string GroupPath() const { return zarr3::parent_path(ds_.array_->path()); }
     std::string GroupWhere() const {
         return ds_.store_->uri() + "/" + zarr3::join_key(GroupPath(), "zarr.json");
     }
@@ -97,9 +98,7 @@ std::string MethodName(std::string r) {
 } // namespace
 
 std::string OverviewBuilder::BaseName() const {
-    const std::string& p = ds_.array_->path();
-    const size_t s = p.rfind('/');
-    return s == std::string::npos ? p : p.substr(s + 1);
+    return zarr3::base_name(ds_.array_->path());
 }
 
 // The opened overviews as layout levels (asset = the level's path in the
@@ -155,13 +154,13 @@ std::string OverviewBuilder::NewLevel(int factor, Size s, const std::vector<Leve
 zarr3::ArrayMetadata OverviewBuilder::LevelMetadata(Size s, const std::string& where) const {
     const auto& bm = ds_.array_->metadata();
     zarr3::Shape shape = bm.shape;
-    shape[ds_.ix_] = s.w;
-    if (ds_.iy_ != SIZE_MAX) shape[ds_.iy_] = s.h;
+    shape[ds_.XAxis()] = s.w;
+    if (ds_.YAxis() != SIZE_MAX) shape[ds_.YAxis()] = s.h;
     const auto shard = bm.shard_layout();
     std::vector<zarr3::AxisPartition> axes;
     for (size_t a = 0; a < bm.rank(); ++a) {
         const auto& part = bm.grid.axis(a);
-        if (a != ds_.ix_ && a != ds_.iy_) {
+        if (a != ds_.XAxis() && a != ds_.YAxis()) {
             axes.push_back(part);
             continue;
         }
@@ -219,7 +218,7 @@ nlohmann::json OverviewBuilder::LevelAttributes(Size s) const {
 // (finest first), each derived from the previous one.
 void OverviewBuilder::WriteLayout(const std::vector<Level>& levels) {
     const size_t r = ds_.array_->metadata().rank();
-    const size_t ix = ds_.ix_, iy = ds_.iy_;
+    const size_t ix = ds_.XAxis(), iy = ds_.YAxis();
     Size prev{static_cast<uint64_t>(ds_.nRasterXSize), static_cast<uint64_t>(ds_.nRasterYSize)};
     zarr3::Multiscales ms;
     zarr3::MultiscaleLevel base;
@@ -280,7 +279,7 @@ void OverviewBuilder::Build(const std::string& resampling, const std::vector<int
     for (int f : factors) {
         if (f < 2) throw zarr3::Error(where + ": overview factor " + std::to_string(f) + " < 2");
         const Size s{CeilDiv(W, static_cast<uint64_t>(f)),
-                     ds_.iy_ == SIZE_MAX ? 1 : CeilDiv(H, static_cast<uint64_t>(f))};
+                     ds_.YAxis() == SIZE_MAX ? 1 : CeilDiv(H, static_cast<uint64_t>(f))};
         wanted.push_back(s);
         auto it = std::find_if(levels.begin(), levels.end(),
                                [&](const Level& l) { return l.size.w == s.w && l.size.h == s.h; });
@@ -404,7 +403,7 @@ void OverviewBuilder::Clean() {
             throw zarr3::Error(root + "/" + p + ": cannot remove the overview level (" + error +
                                ")");
         // The level group (GDAL's layout) when nothing else is left in it.
-        const std::string parent = ParentPath(p);
+        const std::string parent = zarr3::parent_path(p);
         const bool level_group =
             std::any_of(pyr->full.layout.begin(), pyr->full.layout.end(), [&](const auto& l) {
                 return zarr3::join_key(pyr->group, l.asset) == parent;
@@ -432,7 +431,7 @@ CPLErr Zarr3RasterDataset::IBuildOverviews(const char* resampling, int n_overvie
     if (!progress) progress = GDALDummyProgress;
     OverviewBuilder b(*this);
     const std::vector<int> f(factors, factors + std::max(0, n_overviews));
-    const bool ok = Guard(where, [&] {
+    const bool ok = ErrorBoundary(where, [&] {
         if (n_overviews == 0)
             b.Clean();
         else

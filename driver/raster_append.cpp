@@ -4,6 +4,7 @@
 #include "raster_append.hpp"
 
 #include "consolidation.hpp"
+#include "error_boundary.hpp"
 #include "gdal_types.hpp"
 #include "io_options.hpp"
 #include "raster_dataset.hpp"
@@ -13,7 +14,6 @@
 #include "zarr3/builder.hpp"
 #include "zarr3/compact.hpp"
 #include "zarr3/consolidated.hpp"
-#include "zarr3_driver.hpp"
 
 #include "cpl_string.h"
 #include "cpl_vsi.h"
@@ -436,7 +436,7 @@ GDALDataset* Zarr3AppendCopy(const char* name, GDALDataset* src, CSLConstList op
     if (!progress) progress = GDALDummyProgress;
     const std::string root = StoreRoot(name);
     std::unique_ptr<Zarr3RasterDataset> ds;
-    const bool ok = Guard(root, [&] {
+    const bool ok = ErrorBoundary(root, [&] {
         if (src->GetRasterCount() == 0) throw zarr3::Error("the source has no raster bands");
         const std::string dim = DimOf(options);
         const std::string path = TargetPath(root, dim, options);

@@ -3,6 +3,7 @@
 // [band,] y, x, plus georeferencing (georef.cpp).
 #include "consolidation.hpp"
 #include "creation_options.hpp"
+#include "error_boundary.hpp"
 #include "gdal_types.hpp"
 #include "georef.hpp"
 #include "overview_build.hpp"
@@ -12,7 +13,6 @@
 #include "store_replace.hpp"
 #include "unfinished_copy.hpp"
 #include "vsi_store.hpp"
-#include "zarr3_driver.hpp"
 
 #include "cpl_conv.h"
 #include "cpl_string.h"
@@ -245,7 +245,7 @@ void SwapIn(Prepared& p) {
 GDALDataset* Zarr3Create(const char* name, int xsize, int ysize, int nbands, GDALDataType type,
                          DriverOptionList options) {
     std::unique_ptr<Zarr3RasterDataset> ds;
-    Guard(StoreRoot(name), [&] {
+    ErrorBoundary(StoreRoot(name), [&] {
         Prepared p = Prepare(name, xsize, ysize, nbands, type, options, true);
         if (p.target.empty()) {
             ds = CreateDataset(p, false);
@@ -337,9 +337,9 @@ void RasterCopy::CopyPixels(GDALDataset* src, Zarr3RasterDataset& ds, GDALProgre
     const uint64_t W = static_cast<uint64_t>(ds.GetRasterXSize());
     const uint64_t H = static_cast<uint64_t>(ds.GetRasterYSize());
     std::vector<std::pair<uint64_t, uint64_t>> bsegs = {{0, 1}};
-    if (ds.band_axes_.size() == 1)
-        bsegs = Segments(m.grid.axis(ds.band_axes_[0]), static_cast<uint64_t>(nb));
-    const auto ysegs_all = Segments(m.grid.axis(ds.iy_), H);
+    if (ds.BandAxes().size() == 1)
+        bsegs = Segments(m.grid.axis(ds.BandAxes()[0]), static_cast<uint64_t>(nb));
+    const auto ysegs_all = Segments(m.grid.axis(ds.YAxis()), H);
     uint64_t max_band_seg = 1;
     for (const auto& s : bsegs)
         max_band_seg = std::max(max_band_seg, s.second - s.first);
@@ -347,7 +347,7 @@ void RasterCopy::CopyPixels(GDALDataset* src, Zarr3RasterDataset& ds, GDALProgre
     std::vector<std::pair<uint64_t, uint64_t>> xsegs = {{0, W}};
     if (row_bytes * (ysegs_all.empty() ? 1 : ysegs_all[0].second - ysegs_all[0].first) >
         kCopyBudget)
-        xsegs = Segments(m.grid.axis(ds.ix_), W);
+        xsegs = Segments(m.grid.axis(ds.XAxis()), W);
     uint64_t max_w = 0;
     for (const auto& s : xsegs)
         max_w = std::max(max_w, s.second - s.first);
@@ -399,7 +399,7 @@ GDALDataset* Zarr3CreateCopy(const char* name, GDALDataset* src, int strict,
     for (int b = 2; b <= nb; ++b)
         type = GDALDataTypeUnion(type, src->GetRasterBand(b)->GetRasterDataType());
     Prepared p;
-    if (!Guard(StoreRoot(name), [&] {
+    if (!ErrorBoundary(StoreRoot(name), [&] {
             CheckOverviewOptions(options);
             p = Prepare(name, src->GetRasterXSize(), src->GetRasterYSize(), nb, type, options,
                         strict != 0);
@@ -407,7 +407,7 @@ GDALDataset* Zarr3CreateCopy(const char* name, GDALDataset* src, int strict,
         return nullptr;
 
     std::unique_ptr<Zarr3RasterDataset> ds;
-    const bool ok = Guard(p.root, [&] {
+    const bool ok = ErrorBoundary(p.root, [&] {
         ds = CreateDataset(p, true);
         RasterCopy::CopyProperties(src, *ds);
         RasterCopy::CopyPixels(src, *ds, progress, progress_data);
@@ -433,7 +433,7 @@ GDALDataset* Zarr3CreateCopy(const char* name, GDALDataset* src, int strict,
         return nullptr;
     }
     const std::string target = p.target;
-    if (!Guard(target, [&] { SwapIn(p); })) return nullptr;
+    if (!ErrorBoundary(target, [&] { SwapIn(p); })) return nullptr;
     const char* const drivers[] = {"Zarr3", nullptr};
     return GDALDataset::FromHandle(
         GDALOpenEx(target.c_str(), GDAL_OF_RASTER | GDAL_OF_UPDATE | GDAL_OF_VERBOSE_ERROR, drivers,

@@ -1,20 +1,19 @@
-// Classic raster mode: which array a name opens, subdataset lists, and the
-// dataset-level view (axes -> X/Y/bands, metadata, georeferencing).
+// Classic raster mode: the dataset-level view (axes -> X/Y/bands, metadata,
+// georeferencing, finalizing writes). Which array a name opens and the
+// subdataset lists: raster_open.cpp.
 #include "raster_dataset.hpp"
 
 #include "band_axis_labels.hpp"
 
 #include "array_mapping.hpp"
-#include "consolidation.hpp"
+#include "error_boundary.hpp"
 #include "gdal_types.hpp"
 #include "georef.hpp"
 #include "io_options.hpp"
 #include "limits.hpp"
-#include "md_group.hpp"
-#include "raster_overviews.hpp"
 #include "temporal.hpp"
-#include "vsi_store.hpp"
-#include "zarr3_driver.hpp"
+
+#include "zarr3/hierarchy.hpp"
 
 #include "cpl_string.h"
 
@@ -25,78 +24,6 @@
 
 namespace zarr3drv {
 namespace {
-
-constexpr size_t kMaxSubdatasets = 10000;
-
-std::string Lower(std::string s) {
-    for (auto& c : s)
-        c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-    return s;
-}
-
-std::string BaseName(const std::string& path) {
-    const size_t s = path.rfind('/');
-    return s == std::string::npos ? path : path.substr(s + 1);
-}
-
-// Arrays that describe other arrays rather than hold data.
-bool IsAuxiliaryName(const std::string& name) {
-    static const char* names[] = {"lat",  "lon", "latitude",    "longitude", "x",   "y",
-                                  "time", "crs", "spatial_ref", "band",      "bnds"};
-    const std::string n = Lower(BaseName(name));
-    for (const char* a : names)
-        if (n == a) return true;
-    return false;
-}
-
-struct ArrayEntry {
-    std::string path;
-    zarr3::ArrayMetadata meta;
-};
-
-std::string Describe(const zarr3::ArrayMetadata& meta, const std::string& node) {
-    std::string shape;
-    for (size_t i = 0; i < meta.shape.size(); ++i)
-        shape += (i ? "x" : "") + std::to_string(meta.shape[i]);
-    return "[" + shape + "] /" + node + " (" + meta.dtype.name + ")";
-}
-
-// Arrays of the hierarchy under `g`, depth first; `guard` stops the walk at
-// symbolic link cycles, kMaxWalkDepth and the node budget (with a warning).
-void Walk(std::vector<ArrayEntry>& out, const zarr3::Group& g, WalkGuard& guard) {
-    auto arrays = g.array_names();
-    std::sort(arrays.begin(), arrays.end());
-    for (const auto& name : arrays) {
-        if (out.size() >= kMaxSubdatasets || !guard.Count()) return;
-        auto a = g.open_array(name);
-        out.push_back({a->path(), a->metadata()});
-    }
-    auto groups = g.group_names();
-    std::sort(groups.begin(), groups.end());
-    for (const auto& name : groups) {
-        if (guard.stopped()) return;
-        if (guard.Enter(zarr3::join_key(g.path(), name))) Walk(out, *g.open_group(name), guard);
-    }
-}
-
-CPLStringList SubdatasetList(const std::string& root, const std::vector<ArrayEntry>& arrays) {
-    CPLStringList md;
-    int n = 0;
-    for (const auto& a : arrays) {
-        ++n;
-        md.SetNameValue(CPLSPrintf("SUBDATASET_%d_NAME", n), SubdatasetName(root, a.path).c_str());
-        md.SetNameValue(CPLSPrintf("SUBDATASET_%d_DESC", n), Describe(a.meta, a.path).c_str());
-    }
-    return md;
-}
-
-bool IsRasterCandidate(const ArrayEntry& a) {
-    return a.meta.rank() >= 2 && a.meta.rank() <= 4 && !IsAuxiliaryName(a.path) &&
-           GDALTypeFor(a.meta.dtype) != GDT_Unknown &&
-           std::all_of(a.meta.shape.begin(), a.meta.shape.end(), [](uint64_t n) { return n > 0; });
-}
-
-class SubdatasetListDataset final : public GDALDataset {};
 
 std::string JsonItem(const nlohmann::json& v) {
     if (v.is_string()) return v.get<std::string>();
@@ -126,7 +53,6 @@ void Zarr3RasterDataset::Init(bool update, bool overview) {
     const std::string where = array_->describe();
     if (m.rank() == 0) throw zarr3::Error(where + ": a 0-d array cannot be opened as a raster");
     mapping_ = MapArray(m, where);
-    dtype_ = mapping_.type;
     for (const auto& w : m.warnings)
         CPLError(CE_Warning, CPLE_AppDefined, "%s", w.c_str());
     const uint64_t nb = InitAxes(where);
@@ -141,8 +67,9 @@ void Zarr3RasterDataset::Init(bool update, bool overview) {
 
     // Georeferencing.
     try {
-        auto g =
-            overview ? GeoRef{} : ReadGeoRef(store_, *array_, ix_, iy_ == SIZE_MAX ? ix_ : iy_);
+        auto g = overview ? GeoRef{}
+                          : ReadGeoRef(store_, *array_, XAxis(),
+                                       YAxis() == SIZE_MAX ? XAxis() : YAxis());
         gt_ = g.gt;
         srs_ = std::move(g.srs);
     } catch (const std::exception& e) {
@@ -159,12 +86,9 @@ void Zarr3RasterDataset::Init(bool update, bool overview) {
 // limits. Returns the band count.
 uint64_t Zarr3RasterDataset::InitAxes(const std::string& where) {
     const auto& m = array_->metadata();
-    ix_ = mapping_.axes.x;
-    iy_ = mapping_.axes.y;
-    band_axes_ = mapping_.axes.bands;
-    for (size_t a : band_axes_)
+    for (size_t a : BandAxes())
         band_shape_.push_back(m.shape[a]);
-    const uint64_t w = m.shape[ix_], h = iy_ == SIZE_MAX ? 1 : m.shape[iy_];
+    const uint64_t w = m.shape[XAxis()], h = YAxis() == SIZE_MAX ? 1 : m.shape[YAxis()];
     if (w == 0 || h == 0) throw zarr3::Error(where + ": the array is empty");
     if (w > INT_MAX || h > INT_MAX)
         throw zarr3::Error(where + ": raster of " + std::to_string(w) + "x" + std::to_string(h) +
@@ -180,9 +104,10 @@ uint64_t Zarr3RasterDataset::InitAxes(const std::string& where) {
                            "(gdalmdiminfo, gdal.OpenEx(name, gdal.OF_MULTIDIM_RASTER))");
     nRasterXSize = static_cast<int>(w);
     nRasterYSize = static_cast<int>(h);
-    if (iy_ != SIZE_MAX && iy_ < m.dimension_names.size() && m.dimension_names[iy_])
-        ydim_ = *m.dimension_names[iy_];
-    if (ix_ < m.dimension_names.size() && m.dimension_names[ix_]) xdim_ = *m.dimension_names[ix_];
+    if (YAxis() != SIZE_MAX && YAxis() < m.dimension_names.size() && m.dimension_names[YAxis()])
+        ydim_ = *m.dimension_names[YAxis()];
+    if (XAxis() < m.dimension_names.size() && m.dimension_names[XAxis()])
+        xdim_ = *m.dimension_names[XAxis()];
     return nb;
 }
 
@@ -226,14 +151,13 @@ void Zarr3RasterDataset::PublishAttributesJson() {
 // descriptions show CF time coordinates as dates (band_axis_labels.hpp).
 void Zarr3RasterDataset::LoadBandCoordinates() {
     const auto& m = array_->metadata();
-    const std::string group = ParentPath(array_->path());
-    std::vector<BandAxisCoordinate> axes(band_axes_.size());
-    std::vector<std::optional<std::vector<std::string>>> dates(band_axes_.size());
-    for (size_t k = 0; k < band_axes_.size(); ++k) {
-        const size_t a = band_axes_[k];
+    const std::string group = zarr3::parent_path(array_->path());
+    std::vector<BandAxisCoordinate> axes(BandAxes().size());
+    std::vector<std::optional<std::vector<std::string>>> dates(BandAxes().size());
+    for (size_t k = 0; k < BandAxes().size(); ++k) {
+        const size_t a = BandAxes()[k];
         auto& ax = axes[k];
-        ax.name = a < m.dimension_names.size() && m.dimension_names[a] ? *m.dimension_names[a]
-                                                                       : "dim" + std::to_string(a);
+        ax.name = zarr3::dimension_name(m, a);
         try {
             auto var = FindArrayUpwards(store_, group, ax.name);
             if (var && var->metadata().rank() == 1 && var->metadata().shape[0] == m.shape[a]) {
@@ -280,8 +204,8 @@ void Zarr3RasterDataset::LabelBand(
     int b, const std::vector<BandAxisCoordinate>& axes,
     const std::vector<std::optional<std::vector<std::string>>>& dates) {
     uint64_t rem = static_cast<uint64_t>(b - 1);
-    std::vector<uint64_t> idx(band_axes_.size());
-    for (size_t k = band_axes_.size(); k-- > 0;) {
+    std::vector<uint64_t> idx(BandAxes().size());
+    for (size_t k = BandAxes().size(); k-- > 0;) {
         idx[k] = rem % band_shape_[k];
         rem /= band_shape_[k];
     }
@@ -312,13 +236,13 @@ void Zarr3RasterDataset::LabelBand(
 }
 
 Zarr3RasterDataset::~Zarr3RasterDataset() {
-    if (update_ && !abandoned_) {
+    if (Writes()) {
         BaseFlushCache(*this, true);
-        Guard(array_->describe(), [&] { Finalize(); });
+        ErrorBoundary(array_->describe(), [&] { Finalize(); });
     }
     // PAM is saved here, while the members its band filter reads still
     // exist (~GDALPamDataset would save it after they are gone).
-    if ((nPamFlags & GPF_DIRTY) && !abandoned_) TrySaveXML();
+    if ((nPamFlags & GPF_DIRTY) && stage_ != Stage::Abandoned) TrySaveXML();
     nPamFlags &= ~GPF_DIRTY;
 }
 
@@ -336,30 +260,28 @@ void Zarr3RasterDataset::Finalize() {
 }
 
 void Zarr3RasterDataset::FinalizeMetadata() {
-    const bool write = deferred_ || meta_dirty_ || georef_dirty_;
-    if (georef_dirty_) {
+    const bool deferred = stage_ == Stage::MetadataDeferred;
+    const bool write = deferred || pending_.metadata || pending_.georef;
+    if (pending_.georef) {
         for (auto it = attrs_.begin(); it != attrs_.end();) {
             if (IsWrittenGeorefAttribute(it.key()))
                 it = attrs_.erase(it);
             else
                 ++it;
         }
-        WriteGeoRef(store_, ParentPath(array_->path()), attrs_, gt_ ? gt_->data() : nullptr,
+        WriteGeoRef(store_, zarr3::parent_path(array_->path()), attrs_, gt_ ? gt_->data() : nullptr,
                     srs_.get(), static_cast<uint64_t>(nRasterXSize),
                     static_cast<uint64_t>(nRasterYSize), xdim_, ydim_, !array_->path().empty());
     }
-    if (bands_dirty_) StoreBandProps();
+    if (pending_.bands) StoreBandProps();
     if (nodata_recorded_)
         attrs_.erase("gdal_zarr3:nodata");
     else
         attrs_["gdal_zarr3:nodata"] = "none";
     if (write || attrs_ != array_->metadata().attributes) array_->set_attributes(attrs_);
-    if (deferred_) {
-        zarr3::Group::create(store_, root_group_path_);
-        deferred_ = false;
-    }
-    meta_dirty_ = georef_dirty_ = bands_dirty_ = false;
-    finalized_ = true;
+    if (deferred) zarr3::Group::create(store_, root_group_path_);
+    pending_ = {};
+    if (stage_ != Stage::Abandoned) stage_ = Stage::Finalized;
     PublishAttributesJson();
 }
 
@@ -370,8 +292,10 @@ FlushCacheResult Zarr3RasterDataset::FlushCache(bool at_closing) {
     // PAM (.aux.xml) after the attributes, which decide what PAM keeps.
     // Chunks that could not be stored fail every flush until written again
     // (zarr3::Array::flush), also before the store's root is written.
-    if (update_ && !abandoned_)
-        if (!Guard(array_->describe(), [&] { deferred_ ? array_->flush() : Finalize(); }))
+    if (Writes())
+        if (!ErrorBoundary(array_->describe(), [&] {
+                stage_ == Stage::MetadataDeferred ? array_->flush() : Finalize();
+            }))
             err = CE_Failure;
     if ((nPamFlags & GPF_DIRTY) && TrySaveXML() != CE_None && err == CE_None) err = CE_Warning;
     return ToFlushCacheResult(err);
@@ -397,7 +321,7 @@ CPLErr Zarr3RasterDataset::SetGeoTransformArray(const double* gt) {
     std::array<double, 6> v;
     std::copy(gt, gt + 6, v.begin());
     gt_ = v;
-    georef_dirty_ = true;
+    pending_.georef = true;
     return CE_None;
 }
 
@@ -409,7 +333,7 @@ CPLErr Zarr3RasterDataset::SetSpatialRef(const OGRSpatialReference* srs) {
     if (!update_) return GDALDataset::SetSpatialRef(srs);
     srs_.reset(srs && !srs->IsEmpty() ? srs->Clone() : nullptr);
     if (srs_) srs_->SetAxisMappingStrategy(OAMS_TRADITIONAL_GIS_ORDER);
-    georef_dirty_ = true;
+    pending_.georef = true;
     return CE_None;
 }
 
@@ -508,66 +432,3 @@ bool Zarr3RasterDataset::IsBandPropsAttribute(const std::string& key) {
 }
 
 } // namespace zarr3drv
-
-// ------------------------------------------------------------------ open
-
-GDALDataset* Zarr3OpenClassic(GDALOpenInfo* poOpenInfo, std::shared_ptr<zarr3::Store> store,
-                              const zarr3drv::OpenTarget& target) {
-    using namespace zarr3drv;
-    const bool update = poOpenInfo->eAccess == GA_Update;
-    if (update) store = ConsolidatingIfPresent(std::make_shared<VSIStore>(target.root, true));
-    const std::string node = target.has_array ? target.array_path : std::string();
-    const std::string where = store->uri() + "/" + zarr3::join_key(node, "zarr.json");
-    std::unique_ptr<GDALDataset> ds;
-    Guard(where, [&] {
-        if (!node.empty()) zarr3::validate_key(node);
-        auto j = zarr3::read_node_json(*store, node);
-        if (!j) throw zarr3::Error(where + ": not found");
-        std::vector<ArrayEntry> arrays;
-        std::shared_ptr<zarr3::Array> chosen;
-        if (zarr3::node_type_of(*j, where) == zarr3::NodeType::Array) {
-            auto meta = zarr3::parse_array_metadata(*j, where);
-            arrays.push_back({node, meta});
-            const bool usable = meta.rank() >= 1 && GDALTypeFor(meta.dtype) != GDT_Unknown;
-            if (usable || target.has_array) chosen = zarr3::Array::open(store, node, meta);
-        } else {
-            WalkGuard guard(store->uri());
-            guard.Enter(node);
-            // A node whose zarr.json does not parse is skipped with a warning.
-            const auto listing = MakeListingStore(store);
-            const auto top = zarr3::Group::open(AsStore(listing), node);
-            WarnInvalidConsolidatedKeys(*top); // as the multidimensional open does
-            Walk(arrays, *top, guard);
-            // Rasters only: coordinate (1-D) and auxiliary arrays are no
-            // subdatasets, as in GDAL's own driver.
-            // Coarser levels of a multiscales pyramid are overviews of its base.
-            std::vector<std::string> paths;
-            for (const auto& a : arrays)
-                paths.push_back(a.path);
-            const auto levels = CoarserPyramidLevels(*store, paths);
-            std::erase_if(arrays, [&](const ArrayEntry& a) {
-                return !IsRasterCandidate(a) || levels.count(a.path) > 0;
-            });
-            // Nothing else to show: the broken node was the data; an error.
-            if (arrays.empty() && !SkippedNodes(*listing).empty())
-                throw zarr3::Error(
-                    where + ": no data array could be read: " + SkippedNodes(*listing).front());
-            if (arrays.size() == 1)
-                chosen = zarr3::Array::open(store, arrays[0].path, arrays[0].meta);
-        }
-        if (chosen) {
-            ds = Zarr3RasterDataset::Open(store, chosen, update);
-        } else {
-            if (update)
-                throw zarr3::Error(where + ": no single data array to update; open one of its "
-                                           "subdatasets (ZARR3:\"path\":/array) in update mode");
-            ds = std::make_unique<SubdatasetListDataset>();
-        }
-        // A dataset that is one raster lists no subdatasets (not even itself).
-        const CPLStringList md = chosen ? CPLStringList() : SubdatasetList(target.root, arrays);
-        if (!md.empty()) ds->SetMetadata(AsMetadataList(md.List()), "SUBDATASETS");
-    });
-    if (!ds) return nullptr;
-    ds->SetDescription(poOpenInfo->pszFilename);
-    return ds.release();
-}

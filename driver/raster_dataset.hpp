@@ -83,18 +83,18 @@ class Zarr3RasterDataset final : public GDALPamDataset {
     // Keeps zarr.json of the array (and the root group) unwritten until
     // Finalize(): a copy that fails leaves no valid-looking store.
     void DeferMetadata(std::string root_group_attrs_path) {
-        deferred_ = true;
+        stage_ = Stage::MetadataDeferred;
         root_group_path_ = std::move(root_group_attrs_path);
     }
     void SetCreated(std::string xdim, std::string ydim) {
-        created_ = true;
+        origin_ = Origin::Created;
         xdim_ = std::move(xdim);
         ydim_ = std::move(ydim);
     }
     // Flushes data, writes georeferencing and metadata. Throws on failure.
     void Finalize();
     void FinalizeMetadata(); // Finalize without the data flush
-    void Abandon() { abandoned_ = true; }
+    void Abandon() { stage_ = Stage::Abandoned; }
     zarr3::Array& array() { return *array_; }
     void SetNoDataRecorded(bool has) { nodata_recorded_ = has; }
     bool data_written() const { return data_written_; }
@@ -127,13 +127,13 @@ class Zarr3RasterDataset final : public GDALPamDataset {
     // false (after a warning) when it cannot be stored there.
     bool StoreMetadataItem(const std::string& key, const char* value);
     void MarkBandsDirty() {
-        bands_dirty_ = true;
+        pending_.bands = true;
         MarkStalePam();
     }
     // An existing .aux.xml is rewritten at close: it may hold values set
     // read-only earlier that the attributes now replace.
     void MarkStalePam() {
-        if (pam_file_seen_) MarkPamDirty();
+        if (pam_.file_seen) MarkPamDirty();
     }
     zarr3::Selection Window(int band, int x, int y, int w, int h) const;
     std::vector<int64_t> Strides(GSpacing pixel, GSpacing line, GSpacing band) const;
@@ -152,27 +152,59 @@ class Zarr3RasterDataset final : public GDALPamDataset {
     bool ZoomedRead(int band, int x, int y, int w, int h, void* data, int bw, int bh,
                     GDALDataType buf_type, GSpacing pixel, GSpacing line,
                     const GDALRasterIOExtraArg* extra);
-    void MarkDirty() { meta_dirty_ = true; }
+    void MarkDirty() { pending_.metadata = true; }
+    // Axis roles and the exposed type, as the shared mapping gives them.
+    size_t XAxis() const { return mapping_.axes.x; }
+    size_t YAxis() const { return mapping_.axes.y; } // kNoAxis for a 1-D array
+    const std::vector<size_t>& BandAxes() const { return mapping_.axes.bands; }
+    GDALDataType ExposedType() const { return mapping_.type; }
+
+    // ---- state
+    // Where the dataset is in its life (one value, in this order):
+    enum class Stage {
+        Live,             // opened, or created with its zarr.json written
+        MetadataDeferred, // created by a copy: zarr.json and the root group are
+                          // written by the first Finalize(), so a failed copy
+                          // leaves no valid-looking store
+        Finalized,        // Finalize() wrote the metadata (it runs again on each flush)
+        Abandoned,        // a failed copy: nothing more is written, PAM is not saved
+    };
+    // How it came to be: a created dataset may still change its fill value
+    // (the nodata value) until data is written or it is finalized.
+    enum class Origin { Opened, Created };
+    // What Finalize() has to write besides the data.
+    struct PendingWrites {
+        bool metadata = false; // attributes or fill value changed
+        bool georef = false;   // geotransform or CRS set
+        bool bands = false;    // band properties changed
+    };
+    // PAM (raster_pam.cpp): set up once from the dataset name; whether an
+    // .aux.xml existed when it was (then it is rewritten at close).
+    struct PamState {
+        bool set_up = false;
+        bool file_seen = false;
+    };
+    bool Writes() const { return update_ && stage_ != Stage::Abandoned; }
 
     std::shared_ptr<zarr3::Store> store_;
     std::shared_ptr<zarr3::Array> array_;
-    ArrayMapping mapping_; // type, axis roles, nodata/scale/offset/unit as opened
-    size_t ix_ = 0, iy_ = 0;
-    std::vector<size_t> band_axes_;
-    zarr3::Shape band_shape_;
-    GDALDataType dtype_ = GDT_Unknown;
-    bool update_ = false;
-    bool deferred_ = false, created_ = false, abandoned_ = false, finalized_ = false;
-    bool meta_dirty_ = false, georef_dirty_ = false, data_written_ = false;
-    bool nodata_recorded_ = true;
+    // Type, axis roles, nodata as the array is now (RefreshValues after the
+    // fill value changes); scale/offset/unit per band are in band_props_.
+    ArrayMapping mapping_;
+    zarr3::Shape band_shape_; // the array's shape along BandAxes()
+    bool update_ = false;     // opened (or created) for writing
+    Stage stage_ = Stage::Live;
+    Origin origin_ = Origin::Opened;
+    PendingWrites pending_;
+    PamState pam_;
+    bool data_written_ = false;   // some raster data was written
+    bool nodata_recorded_ = true; // the fill value is the nodata value (gdal_zarr3:nodata)
     std::string root_group_path_;
     std::string xdim_ = "x", ydim_ = "y";
     std::optional<std::array<double, 6>> gt_;
     std::unique_ptr<OGRSpatialReference> srs_;
     nlohmann::json attrs_;
     std::vector<BandProps> band_props_;
-    bool bands_dirty_ = false;
-    bool pam_set_up_ = false, pam_file_seen_ = false;
     // Default-domain items that come from the attributes (not saved by PAM).
     std::map<std::string, std::string> zarr_md_;
     std::vector<std::unique_ptr<Zarr3RasterDataset>> overviews_; // finest first

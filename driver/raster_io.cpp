@@ -2,8 +2,8 @@
 // buffer (each needed chunk decoded once, no block cache), nodata/scale/offset.
 #include "raster_dataset.hpp"
 
+#include "error_boundary.hpp"
 #include "gdal_types.hpp"
-#include "zarr3_driver.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -21,15 +21,15 @@ zarr3::Selection Zarr3RasterDataset::Window(int band, int x, int y, int w, int h
     sel.count.assign(r, 1);
     sel.step.assign(r, 1);
     uint64_t rem = static_cast<uint64_t>(band - 1);
-    for (size_t k = band_axes_.size(); k-- > 0;) {
-        sel.start[band_axes_[k]] = rem % band_shape_[k];
+    for (size_t k = BandAxes().size(); k-- > 0;) {
+        sel.start[BandAxes()[k]] = rem % band_shape_[k];
         rem /= band_shape_[k];
     }
-    sel.start[ix_] = static_cast<uint64_t>(x);
-    sel.count[ix_] = static_cast<uint64_t>(w);
-    if (iy_ != SIZE_MAX) {
-        sel.start[iy_] = static_cast<uint64_t>(y);
-        sel.count[iy_] = static_cast<uint64_t>(h);
+    sel.start[XAxis()] = static_cast<uint64_t>(x);
+    sel.count[XAxis()] = static_cast<uint64_t>(w);
+    if (YAxis() != SIZE_MAX) {
+        sel.start[YAxis()] = static_cast<uint64_t>(y);
+        sel.count[YAxis()] = static_cast<uint64_t>(h);
     }
     return sel;
 }
@@ -37,27 +37,27 @@ zarr3::Selection Zarr3RasterDataset::Window(int band, int x, int y, int w, int h
 std::vector<int64_t> Zarr3RasterDataset::Strides(GSpacing pixel, GSpacing line,
                                                  GSpacing band) const {
     std::vector<int64_t> s(array_->metadata().rank(), 0);
-    s[ix_] = static_cast<int64_t>(pixel);
-    if (iy_ != SIZE_MAX) s[iy_] = static_cast<int64_t>(line);
-    if (band_axes_.size() == 1) s[band_axes_[0]] = static_cast<int64_t>(band);
+    s[XAxis()] = static_cast<int64_t>(pixel);
+    if (YAxis() != SIZE_MAX) s[YAxis()] = static_cast<int64_t>(line);
+    if (BandAxes().size() == 1) s[BandAxes()[0]] = static_cast<int64_t>(band);
     return s;
 }
 
 bool Zarr3RasterDataset::DirectIO(GDALRWFlag rw, int x, int y, int w, int h, void* data,
                                   GDALDataType buf_type, int b0, int bstep, int n, GSpacing pixel,
                                   GSpacing line, GSpacing band, zarr3::Array::WriteMode mode) {
-    if (n > 1 && band_axes_.size() != 1) return false;
+    if (n > 1 && BandAxes().size() != 1) return false;
     zarr3::Selection sel = Window(b0, x, y, w, h);
     if (n > 1) {
-        sel.count[band_axes_[0]] = static_cast<uint64_t>(n);
-        sel.step[band_axes_[0]] = bstep;
+        sel.count[BandAxes()[0]] = static_cast<uint64_t>(n);
+        sel.step[BandAxes()[0]] = bstep;
     }
     const auto& dt = array_->metadata().dtype;
     if (rw == GF_Write) data_written_ = true;
     // A chunk whose write failed to be stored holds old values: an error,
     // never the old values as a success.
     if (rw == GF_Read) array_->check_not_stale(sel);
-    if (buf_type == dtype_ && SameRepresentation(dt)) {
+    if (buf_type == ExposedType() && SameRepresentation(dt)) {
         const auto strides = Strides(pixel, line, band);
         if (rw == GF_Read)
             array_->read(sel, data, strides);
@@ -67,7 +67,7 @@ bool Zarr3RasterDataset::DirectIO(GDALRWFlag rw, int x, int y, int w, int h, voi
     }
     // Through a dense native buffer laid out [band][row][col].
     const size_t nat = dt.size;
-    const size_t exp = static_cast<size_t>(GDALGetDataTypeSizeBytes(dtype_));
+    const size_t exp = static_cast<size_t>(GDALGetDataTypeSizeBytes(ExposedType()));
     const uint64_t total = zarr3::checked_mul(
         zarr3::checked_mul(static_cast<uint64_t>(n), static_cast<uint64_t>(w) * h, "window"),
         std::max(nat, exp), "window bytes");
@@ -86,10 +86,10 @@ bool Zarr3RasterDataset::DirectIO(GDALRWFlag rw, int x, int y, int w, int h, voi
             GByte* dst = out + k * band + r * line;
             if (rw == GF_Read) {
                 WidenToGDAL(dt, row, wide.data(), static_cast<size_t>(w));
-                GDALCopyWords64(wide.data(), dtype_, static_cast<int>(exp), dst, buf_type,
+                GDALCopyWords64(wide.data(), ExposedType(), static_cast<int>(exp), dst, buf_type,
                                 static_cast<int>(pixel), w);
             } else {
-                GDALCopyWords64(dst, buf_type, static_cast<int>(pixel), wide.data(), dtype_,
+                GDALCopyWords64(dst, buf_type, static_cast<int>(pixel), wide.data(), ExposedType(),
                                 static_cast<int>(exp), w);
                 NarrowFromGDAL(dt, wide.data(), row, static_cast<size_t>(w));
             }
@@ -105,7 +105,7 @@ CPLErr Zarr3RasterDataset::IRasterIO(GDALRWFlag rw, int x, int y, int w, int h, 
                                      GDALRasterIOExtraArg* extra) {
     // Several bands along one band axis, no resampling, large window: one
     // read (or write) for all of them, so every chunk is decoded once.
-    if (band_count > 1 && bw == w && bh == h && band_axes_.size() == 1 && nBands > 0) {
+    if (band_count > 1 && bw == w && bh == h && BandAxes().size() == 1 && nBands > 0) {
         auto* b1 = static_cast<Zarr3RasterBand*>(papoBands[0]);
         int bxs = 0, bys = 0;
         b1->GetBlockSize(&bxs, &bys);
@@ -119,7 +119,7 @@ CPLErr Zarr3RasterDataset::IRasterIO(GDALRWFlag rw, int x, int y, int w, int h, 
                 for (int i = 0; i < band_count; ++i)
                     if (!FlushedBlocks(GetRasterBand(band_map[i]))) return CE_Failure;
             bool handled = false;
-            if (!Guard(array_->describe(), [&] {
+            if (!ErrorBoundary(array_->describe(), [&] {
                     handled = DirectIO(rw, x, y, w, h, data, buf_type, band_map[0], step,
                                        band_count, pixel_space, line_space, band_space);
                 }))
@@ -145,7 +145,7 @@ bool Zarr3RasterDataset::FlushedBlocks(GDALRasterBand* band) {
 Zarr3RasterBand::Zarr3RasterBand(Zarr3RasterDataset* ds, int band) {
     poDS = ds;
     nBand = band;
-    eDataType = ds->dtype_;
+    eDataType = ds->ExposedType();
     eAccess = ds->eAccess;
     nRasterXSize = ds->GetRasterXSize();
     nRasterYSize = ds->GetRasterYSize();
@@ -153,10 +153,10 @@ Zarr3RasterBand::Zarr3RasterBand(Zarr3RasterDataset* ds, int band) {
     // Block: the inner chunk of a sharded array, else the chunk (most common
     // edge of a rectilinear axis).
     const zarr3::Shape block = m.read_block_shape();
-    uint64_t bx = std::min<uint64_t>(block[ds->ix_], static_cast<uint64_t>(nRasterXSize));
-    uint64_t by = ds->iy_ == SIZE_MAX
+    uint64_t bx = std::min<uint64_t>(block[ds->XAxis()], static_cast<uint64_t>(nRasterXSize));
+    uint64_t by = ds->YAxis() == SIZE_MAX
                       ? 1
-                      : std::min<uint64_t>(block[ds->iy_], static_cast<uint64_t>(nRasterYSize));
+                      : std::min<uint64_t>(block[ds->YAxis()], static_cast<uint64_t>(nRasterYSize));
     while (bx * by > (uint64_t(1) << 24)) {
         if (bx >= by)
             bx = (bx + 1) / 2;
@@ -174,7 +174,7 @@ CPLErr Zarr3RasterBand::BlockIO(GDALRWFlag rw, int bx, int by, void* image) {
     const int h = std::min(nBlockYSize, nRasterYSize - y);
     const GSpacing esize = GDALGetDataTypeSizeBytes(eDataType);
     bool ok = false;
-    Guard(ds->array_->describe(), [&] {
+    ErrorBoundary(ds->array_->describe(), [&] {
         // Blocks written from GDAL's cache come one at a time: batched, so
         // that they are encoded in parallel (errors at the batch or flush).
         ok = ds->DirectIO(rw, x, y, w, h, image, eDataType, nBand, 1, 1, esize, esize * nBlockXSize,
@@ -205,7 +205,7 @@ CPLErr Zarr3RasterBand::IRasterIO(GDALRWFlag rw, int x, int y, int w, int h, voi
     if (bw == w && bh == h && large && (rw == GF_Read || ds->update_)) {
         if (ds->update_ && !ds->FlushedBlocks(this)) return CE_Failure;
         bool handled = false;
-        if (!Guard(ds->array_->describe(), [&] {
+        if (!ErrorBoundary(ds->array_->describe(), [&] {
                 handled = ds->DirectIO(rw, x, y, w, h, data, buf_type, nBand, 1, 1, pixel_space,
                                        line_space, 0);
             }))
@@ -217,7 +217,7 @@ CPLErr Zarr3RasterBand::IRasterIO(GDALRWFlag rw, int x, int y, int w, int h, voi
     if (rw == GF_Read && (bw < w || bh < h) && GetOverviewCount() == 0) {
         if (ds->update_ && !ds->FlushedBlocks(this)) return CE_Failure;
         bool handled = false;
-        if (!Guard(ds->array_->describe(), [&] {
+        if (!ErrorBoundary(ds->array_->describe(), [&] {
                 ds->array_->check_not_stale(ds->Window(nBand, x, y, w, h));
                 handled = ds->ZoomedRead(nBand, x, y, w, h, data, bw, bh, buf_type, pixel_space,
                                          line_space, extra);
@@ -231,38 +231,25 @@ CPLErr Zarr3RasterBand::IRasterIO(GDALRWFlag rw, int x, int y, int w, int h, voi
 
 // ------------------------------------------------------------------ nodata
 
+// The nodata value is the fill value as the shared mapping exposes it
+// (ArrayMapping::nodata), unless the store records that it is none.
 bool Zarr3RasterBand::HasNoData() const {
     const auto* ds = static_cast<const Zarr3RasterDataset*>(poDS);
-    const auto& m = ds->array_->metadata();
-    return ds->nodata_recorded_ && !m.fill_value_null && m.fill_value.size() == m.dtype.size;
+    return ds->nodata_recorded_ && !ds->mapping_.nodata.empty();
 }
 
 double Zarr3RasterBand::GetNoDataValue(int* success) {
     if (success) *success = FALSE;
     if (!HasNoData()) return 0;
-    const auto& m = zds()->array_->metadata();
-    GByte wide[16] = {};
-    WidenToGDAL(m.dtype, m.fill_value.data(), wide, 1);
-    double v = 0;
-    GDALCopyWords64(wide, eDataType, 0, &v, GDT_Float64, 0, 1);
-    if (eDataType == GDT_UInt64) {
-        uint64_t u;
-        std::memcpy(&u, wide, 8);
-        v = static_cast<double>(u);
-    } else if (eDataType == GDT_Int64) {
-        int64_t i;
-        std::memcpy(&i, wide, 8);
-        v = static_cast<double>(i);
-    }
     if (success) *success = TRUE;
-    return v;
+    return *zds()->mapping_.NoDataAsDouble();
 }
 
 int64_t Zarr3RasterBand::GetNoDataValueAsInt64(int* success) {
     if (success) *success = FALSE;
     if (eDataType != GDT_Int64 || !HasNoData()) return std::numeric_limits<int64_t>::min();
     int64_t v;
-    std::memcpy(&v, zds()->array_->metadata().fill_value.data(), 8);
+    std::memcpy(&v, zds()->mapping_.nodata.data(), 8);
     if (success) *success = TRUE;
     return v;
 }
@@ -271,7 +258,7 @@ uint64_t Zarr3RasterBand::GetNoDataValueAsUInt64(int* success) {
     if (success) *success = FALSE;
     if (eDataType != GDT_UInt64 || !HasNoData()) return std::numeric_limits<uint64_t>::max();
     uint64_t v;
-    std::memcpy(&v, zds()->array_->metadata().fill_value.data(), 8);
+    std::memcpy(&v, zds()->mapping_.nodata.data(), 8);
     if (success) *success = TRUE;
     return v;
 }
@@ -330,23 +317,26 @@ CPLErr Zarr3RasterBand::SetFill(const zarr3::Bytes& fill) {
         ds->MarkDirty();
         return CE_None;
     }
-    if (m.fill_value != fill && (ds->data_written_ || ds->finalized_ || !ds->created_)) {
+    using DS = Zarr3RasterDataset;
+    const bool fresh = ds->origin_ == DS::Origin::Created && ds->stage_ != DS::Stage::Finalized;
+    if (m.fill_value != fill && (ds->data_written_ || !fresh)) {
         CPLError(CE_Failure, CPLE_NotSupported,
                  "%s: the nodata value is the array's fill_value and can only be set before "
                  "any data is written to a newly created dataset",
                  ds->array_->describe().c_str());
         return CE_Failure;
     }
-    return Guard(ds->array_->describe(),
-                 [&] {
-                     zarr3::ArrayMetadata nm = m;
-                     nm.fill_value = fill;
-                     nm.fill_value_null = false;
-                     ds->array_->flush();
-                     ds->array_ = zarr3::Array::open(ds->store_, ds->array_->path(), nm);
-                     ds->nodata_recorded_ = true;
-                     ds->MarkDirty();
-                 })
+    return ErrorBoundary(ds->array_->describe(),
+                         [&] {
+                             zarr3::ArrayMetadata nm = m;
+                             nm.fill_value = fill;
+                             nm.fill_value_null = false;
+                             ds->array_->flush();
+                             ds->array_ = zarr3::Array::open(ds->store_, ds->array_->path(), nm);
+                             RefreshValues(ds->mapping_, ds->array_->metadata());
+                             ds->nodata_recorded_ = true;
+                             ds->MarkDirty();
+                         })
                ? CE_None
                : CE_Failure;
 }

@@ -8,9 +8,9 @@
 
 #include "georef.hpp"
 #include "raster_dataset.hpp"
-#include "zarr3_driver.hpp"
 
 #include "zarr3/array.hpp"
+#include "zarr3/hierarchy.hpp"
 
 #include <algorithm>
 
@@ -36,11 +36,6 @@ std::optional<std::string> RelativeTo(const std::string& path, const std::string
         path[group.size()] == '/')
         return path.substr(group.size() + 1);
     return std::nullopt;
-}
-
-std::string BaseName(const std::string& path) {
-    const size_t s = path.rfind('/');
-    return s == std::string::npos ? path : path.substr(s + 1);
 }
 
 // Level of `rel` in the layout: the asset itself (preferred) or an array
@@ -124,7 +119,7 @@ std::set<std::string> CoarserPyramidLevels(zarr3::Store& store,
         std::string g = p;
         for (int up = 0; up < kMaxAncestors && !g.empty() && groups.size() < kMaxGroupsChecked;
              ++up) {
-            g = ParentPath(g);
+            g = zarr3::parent_path(g);
             groups.insert(g);
         }
     }
@@ -166,7 +161,7 @@ std::set<std::string> CoarserPyramidLevels(zarr3::Store& store,
 std::optional<PyramidOf> FindPyramid(zarr3::Store& store, const std::string& array_path) {
     std::string g = array_path;
     for (int up = 0; up < kMaxAncestors && !g.empty(); ++up) {
-        g = ParentPath(g);
+        g = zarr3::parent_path(g);
         auto attrs = GroupAttributes(store, g);
         if (!attrs) continue;
         const std::string where = store.uri() + "/" + zarr3::join_key(g, "zarr.json");
@@ -251,7 +246,7 @@ void Zarr3RasterDataset::OpenOverviews() {
             // A level group holding an array named like this one (GDAL's layout).
             if (j && pyr->suffix.empty() &&
                 zarr3::node_type_of(*j, path) == zarr3::NodeType::Group) {
-                path = zarr3::join_key(path, BaseName(array_->path()));
+                path = zarr3::join_key(path, zarr3::base_name(array_->path()));
                 j = zarr3::read_node_json(*store_, path);
             }
             if (!j || zarr3::node_type_of(*j, path) != zarr3::NodeType::Array) {
@@ -259,10 +254,10 @@ void Zarr3RasterDataset::OpenOverviews() {
                 break;
             }
             const auto lm = zarr3::parse_array_metadata(*j, store_name + "/" + path);
-            if (!declared && lm.shape[ix_] >= bm.shape[ix_] &&
-                (iy_ == SIZE_MAX || lm.shape[iy_] >= bm.shape[iy_]))
+            if (!declared && lm.shape[XAxis()] >= bm.shape[XAxis()] &&
+                (YAxis() == SIZE_MAX || lm.shape[YAxis()] >= bm.shape[YAxis()]))
                 continue; // no scale given and not smaller: no overview of this array
-            const std::string why = LevelMismatch(bm, lm, pyr->ms.layout[k], ix_, iy_);
+            const std::string why = LevelMismatch(bm, lm, pyr->ms.layout[k], XAxis(), YAxis());
             if (!why.empty()) {
                 problem = what + ": " + why;
                 break;

@@ -44,7 +44,7 @@ std::vector<int> SampleY(double off, double size, int n, int limit) {
 bool Zarr3RasterDataset::ZoomedRead(int band, int x, int y, int w, int h, void* data, int bw,
                                     int bh, GDALDataType buf_type, GSpacing pixel, GSpacing line,
                                     const GDALRasterIOExtraArg* extra) {
-    if (iy_ == SIZE_MAX || bw > w || bh > h || bw <= 0 || bh <= 0) return false;
+    if (YAxis() == SIZE_MAX || bw > w || bh > h || bw <= 0 || bh <= 0) return false;
     if (extra && extra->eResampleAlg != GRIORA_NearestNeighbour) return false;
     const bool floating = extra && extra->bFloatingPointWindowValidity;
     const auto cols =
@@ -55,12 +55,12 @@ bool Zarr3RasterDataset::ZoomedRead(int band, int x, int y, int w, int h, void* 
     const size_t elem = m.dtype.size;
     const int c0 = *std::min_element(cols.begin(), cols.end());
     const int c1 = *std::max_element(cols.begin(), cols.end()) + 1;
-    const auto& yaxis = m.grid.axis(iy_);
-    const uint64_t block = m.shard_layout() ? m.read_block_shape()[iy_] : 0;
+    const auto& yaxis = m.grid.axis(YAxis());
+    const uint64_t block = m.shard_layout() ? m.read_block_shape()[YAxis()] : 0;
     if (static_cast<uint64_t>(c1 - c0) * elem * (block ? block : yaxis.max_edge()) > kScratchBudget)
         return false;
-    const bool same = buf_type == dtype_ && SameRepresentation(m.dtype);
-    const size_t exp = static_cast<size_t>(GDALGetDataTypeSizeBytes(dtype_));
+    const bool same = buf_type == ExposedType() && SameRepresentation(m.dtype);
+    const size_t exp = static_cast<size_t>(GDALGetDataTypeSizeBytes(ExposedType()));
     std::vector<GByte> scratch, native(static_cast<size_t>(bw) * elem),
         wide(static_cast<size_t>(bw) * exp);
     auto* out = static_cast<GByte*>(data);
@@ -93,7 +93,7 @@ bool Zarr3RasterDataset::ZoomedRead(int band, int x, int y, int w, int h, void* 
                 continue;
             }
             WidenToGDAL(m.dtype, native.data(), wide.data(), static_cast<size_t>(bw));
-            GDALCopyWords64(wide.data(), dtype_, static_cast<int>(exp), dst, buf_type,
+            GDALCopyWords64(wide.data(), ExposedType(), static_cast<int>(exp), dst, buf_type,
                             static_cast<int>(pixel), bw);
         }
     }

@@ -2,11 +2,11 @@
 // folder holds, Delete and the target of a new store (see unfinished_copy.hpp).
 #include "unfinished_copy.hpp"
 
+#include "open_target.hpp"
 #include "path_guard.hpp"
 #include "store_replace.hpp"
 #include "zarr3/common.hpp"
 #include "zarr3/store.hpp"
-#include "zarr3_driver.hpp"
 
 #include <nlohmann/json.hpp>
 

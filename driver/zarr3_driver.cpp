@@ -1,5 +1,6 @@
 // Registration, Identify, Open and precedence over GDAL's built-in Zarr driver.
 #include "zarr3_driver.hpp"
+#include "error_boundary.hpp"
 
 #include "driver_options.hpp"
 #include "raster_append.hpp"
@@ -141,7 +142,7 @@ RootKind ClassifyRoot(VSIStore& store) {
     RootScan scan;
     if (!nlohmann::json::sax_parse(text.begin(), text.end(), &scan)) {
         // Not JSON (or nested too deep): parse_json_text names the byte and the problem.
-        Guard(where, [&] {
+        ErrorBoundary(where, [&] {
             zarr3::parse_json_text(text, where);
             throw zarr3::FormatError(where + ": invalid JSON");
         });
@@ -218,7 +219,7 @@ GDALDataset* Open(GDALOpenInfo* oi) {
     // Update access: classic (raster_dataset.cpp) and multidim (md_dataset.cpp).
     const bool writable = oi->eAccess == GA_Update;
     std::shared_ptr<VSIStore> store;
-    if (!Guard(t.root, [&] { store = std::make_shared<VSIStore>(t.root, writable); }))
+    if (!ErrorBoundary(t.root, [&] { store = std::make_shared<VSIStore>(t.root, writable); }))
         return nullptr;
     if (!t.prefixed) {
         const RootKind kind = ClassifyRoot(*store);
@@ -227,8 +228,9 @@ GDALDataset* Open(GDALOpenInfo* oi) {
     } else {
         const std::string where = store->uri() + "/zarr.json";
         std::optional<zarr3::Bytes> root_json;
-        if (!Guard(where,
-                   [&] { root_json = store->get_bounded("zarr.json", zarr3::kMaxMetadataBytes); }))
+        if (!ErrorBoundary(where, [&] {
+                root_json = store->get_bounded("zarr.json", zarr3::kMaxMetadataBytes);
+            }))
             return nullptr;
         if (!root_json) {
             CPLError(CE_Failure, CPLE_OpenFailed, "%s: not found (no Zarr v3 store at %s)",

@@ -1,12 +1,14 @@
-// Shared declarations of the Zarr3 GDAL plugin: open helpers, the
-// classic-raster entry point and the error boundary.
+// The Zarr3 GDAL plugin's entry: registration and the open / create entry
+// points of the classic and multidimensional views. The dataset name syntax
+// is in open_target.hpp, the error boundary of every entry point in
+// error_boundary.hpp.
 #pragma once
+
+#include "open_target.hpp"
 
 #include "gdal_priv.h"
 
-#include <cstring>
 #include <memory>
-#include <new>
 #include <string>
 #include <vector>
 
@@ -15,22 +17,6 @@ class Store;
 }
 
 namespace zarr3drv {
-
-// Parsed form of a dataset name.
-struct OpenTarget {
-    std::string root;       // store root (folder or URL), no trailing "/zarr.json"
-    std::string array_path; // node inside the store, without leading "/" ("" = root)
-    bool prefixed = false;  // written as ZARR3:...
-    bool has_array = false; // a node path was given (ZARR3:"root":/path)
-};
-
-// Parses `ZARR3:"path":/node`, `ZARR3:path:/node`, `ZARR3:"path"`, `ZARR3:path`
-// and plain paths (a folder or its zarr.json). Returns false and emits a
-// CPLError for a malformed prefixed name.
-bool ParseOpenTarget(const char* filename, OpenTarget& out);
-
-// `ZARR3:"root":/node` for subdataset lists.
-std::string SubdatasetName(const std::string& root, const std::string& node_path);
 
 // A read-only view of a store for walking its hierarchy: a node's zarr.json
 // that does not parse (not JSON, unknown codec, bad member) reads as absent,
@@ -41,33 +27,6 @@ std::shared_ptr<ListingStore> MakeListingStore(std::shared_ptr<zarr3::Store> inn
 // The zarr.json files a ListingStore skipped, each with its problem.
 const std::vector<std::string>& SkippedNodes(const ListingStore& store);
 std::shared_ptr<zarr3::Store> AsStore(const std::shared_ptr<ListingStore>& store);
-
-// The error boundary of every GDAL entry point of the driver (open, raster
-// and multidimensional I/O, group listing, attributes, create and copy): runs
-// `f` and converts any exception into CPLError(CE_Failure) naming `where`;
-// std::bad_alloc becomes CPLE_OutOfMemory. Nothing here allocates, so a
-// failure under memory pressure still reaches the host as an error, never as
-// std::terminate. Returns false when an exception was caught.
-template <class F> bool Guard(const std::string& where, F&& f) noexcept {
-    try {
-        f();
-        return true;
-    } catch (const std::bad_alloc&) {
-        CPLError(CE_Failure, CPLE_OutOfMemory,
-                 "%s: out of memory (the store needs more memory than is available; see the "
-                 "limits in the README)",
-                 where.c_str());
-    } catch (const std::exception& e) {
-        const char* msg = e.what();
-        if (where.empty() || std::strstr(msg, where.c_str()) != nullptr)
-            CPLError(CE_Failure, CPLE_AppDefined, "%s", msg);
-        else
-            CPLError(CE_Failure, CPLE_AppDefined, "%s: %s", where.c_str(), msg);
-    } catch (...) {
-        CPLError(CE_Failure, CPLE_AppDefined, "%s: unknown error", where.c_str());
-    }
-    return false;
-}
 
 } // namespace zarr3drv
 

@@ -4,6 +4,7 @@
 
 #include <cstring>
 #include <nlohmann/json.hpp>
+#include <zstd.h>
 
 namespace zarr3::icechunk {
 namespace {
@@ -99,6 +100,12 @@ Envelope open_envelope(ByteView file, FileType expected, const std::string& wher
         e.payload.assign(body.begin(), body.end());
         break;
     case 1:
+        if (const auto stated = ZSTD_getFrameContentSize(body.data(), body.size());
+            stated != ZSTD_CONTENTSIZE_UNKNOWN && stated != ZSTD_CONTENTSIZE_ERROR &&
+            stated > kMaxFileBytes)
+            throw FormatError(where + ": compressed payload states " + std::to_string(stated) +
+                              " bytes, which exceeds the limit of " +
+                              std::to_string(kMaxFileBytes) + " bytes");
         try {
             e.payload = codecs::make_zstd(nlohmann::json::object(), where)
                             ->decode(body, std::nullopt, kMaxFileBytes);

@@ -44,6 +44,10 @@ class MapResolver : public VirtualResolver {
 void check_refs_and_history(const std::string& name, int spec) {
     auto repo = open_repo(name);
     EXPECT_EQ(repo->spec_version(), spec);
+    const auto& vcc = repo->virtual_chunk_containers();
+    EXPECT_NE(std::find(vcc.begin(), vcc.end(), spec == 1 ? "s3://testbucket" : "s3://testbucket/"),
+              vcc.end());
+    EXPECT_EQ(vcc.size(), spec == 1 ? 5u : 1u);
     EXPECT_EQ(icetest::names(repo->branches()), (std::vector<std::string>{"main", "my-branch"}));
     EXPECT_EQ(icetest::names(repo->tags()),
               (std::vector<std::string>{"it also works!", "it works!"}));
@@ -173,6 +177,7 @@ TEST(Icechunk, SplitManifestsAreReadOnlyWhenNeeded) {
         std::make_shared<FileStore>(icetest::upstream("split-repo-v2"), false));
     auto repo = Repository::open(storage);
     auto h = repo->history(repo->resolve({}));
+    EXPECT_TRUE(repo->virtual_chunk_containers().empty());
     ASSERT_EQ(
         icetest::messages(h),
         (std::vector<std::string>{"write data again with more splits", "write data again",

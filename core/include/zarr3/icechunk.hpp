@@ -146,6 +146,12 @@ class Repository {
     const std::vector<Ref>& branches() const { return branches_; } // sorted by name
     const std::vector<Ref>& tags() const { return tags_; }         // deleted ones left out
     const std::shared_ptr<Store>& storage() const { return storage_; }
+    // URL prefixes of the virtual chunk containers the repository's
+    // configuration declares (spec 2: the repo file's config; spec 1: the
+    // url_prefix lines of config.yaml). Core follows none of them: a
+    // VirtualResolver decides, and should allow only these and the ones the
+    // user allows.
+    const std::vector<std::string>& virtual_chunk_containers() const { return containers_; }
 
     // The snapshot id `v` selects. Error listing the valid names for an
     // unknown branch or tag, and for an unknown or malformed snapshot id.
@@ -169,6 +175,7 @@ class Repository {
     std::shared_ptr<Store> storage_;
     int spec_ = 0;
     std::vector<Ref> branches_, tags_;
+    std::vector<std::string> containers_;
     std::vector<HistoryEntry> infos_;          // spec 2: every snapshot (from the repo file)
     std::map<std::string, size_t> info_index_; // id -> infos_ index
     std::mutex mu_;

@@ -98,11 +98,15 @@ struct IcechunkStore::Impl {
 
 std::shared_ptr<const Manifest> IcechunkStore::Impl::manifest(const std::string& id) {
     std::promise<std::shared_ptr<const Manifest>> promise;
+    std::shared_future<std::shared_ptr<const Manifest>> pending;
     {
         std::lock_guard lk(mu);
-        if (auto it = manifests.find(id); it != manifests.end()) return it->second.get();
-        manifests.emplace(id, promise.get_future().share());
+        if (auto it = manifests.find(id); it != manifests.end())
+            pending = it->second;
+        else
+            manifests.emplace(id, promise.get_future().share());
     }
+    if (pending.valid()) return pending.get(); // read by another thread (or already)
     try {
         const std::string key = "manifests/" + id;
         const std::string where = join_key(storage->uri(), key);

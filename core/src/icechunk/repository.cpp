@@ -43,6 +43,45 @@ std::vector<Ref> refs_of(const flatbuffers::Vector<flatbuffers::Offset<generated
     return out;
 }
 
+// url_prefix of each virtual chunk container in the repo file's config
+// (FlexBuffers, verified with the file).
+std::vector<std::string> containers_v2(const generated::Repo* repo) {
+    std::vector<std::string> out;
+    if (!repo->config()) return out;
+    const auto root = repo->config_flexbuffer_root();
+    if (!root.IsMap()) return out;
+    const auto vcc = root.AsMap()["virtual_chunk_containers"];
+    if (!vcc.IsMap()) return out;
+    const auto values = vcc.AsMap().Values();
+    for (size_t i = 0; i < values.size(); ++i) {
+        const auto v = values[i];
+        if (!v.IsMap()) continue;
+        const auto prefix = v.AsMap()["url_prefix"];
+        if (prefix.IsString()) out.push_back(prefix.AsString().str());
+    }
+    return out;
+}
+
+// The url_prefix lines of a spec-1 config.yaml (a minimal reading of the
+// YAML Icechunk 1 writes: `url_prefix: <value>`, optionally quoted).
+std::vector<std::string> containers_v1(Store& storage) {
+    std::vector<std::string> out;
+    auto text = storage.get_bounded("config.yaml", kMaxRefBytes * 16);
+    if (!text) return out;
+    const std::string s(text->begin(), text->end());
+    const std::string key = "url_prefix:";
+    for (size_t pos = s.find(key); pos != std::string::npos; pos = s.find(key, pos + 1)) {
+        size_t b = pos + key.size(), e = s.find('\n', b);
+        std::string v = s.substr(b, e == std::string::npos ? std::string::npos : e - b);
+        v.erase(0, v.find_first_not_of(" \t"));
+        v.erase(v.find_last_not_of(" \t\r") + 1);
+        if (v.size() >= 2 && (v.front() == '"' || v.front() == '\'') && v.back() == v.front())
+            v = v.substr(1, v.size() - 2);
+        if (!v.empty()) out.push_back(v);
+    }
+    return out;
+}
+
 } // namespace
 
 std::shared_ptr<Repository> Repository::open(std::shared_ptr<Store> storage) {
@@ -81,6 +120,7 @@ void Repository::load_v2(const Bytes& file) {
                               " snapshots)");
         infos_[i].parent = infos_[size_t(p)].id;
     }
+    containers_ = containers_v2(repo);
     branches_ = refs_of(repo->branches(), infos_, where);
     tags_ = refs_of(repo->tags(), infos_, where);
     for (const Ref& b : branches_)
@@ -115,6 +155,7 @@ void Repository::load_v1() {
     std::sort(tags_.begin(), tags_.end(), by_name);
     if (branches_.empty())
         throw FormatError(storage_->uri() + ": Icechunk repository without branches in refs/");
+    containers_ = containers_v1(*storage_);
 }
 
 std::shared_ptr<const Snapshot> Repository::snapshot(const std::string& id) {
@@ -134,7 +175,7 @@ std::shared_ptr<const Snapshot> Repository::snapshot(const std::string& id) {
 }
 
 std::optional<HistoryEntry> Repository::info_of(const std::string& id) {
-    if (spec_ >= 2 && !infos_.empty()) {
+    if (!infos_.empty()) { // from the repo file
         auto it = info_index_.find(id);
         if (it == info_index_.end()) return std::nullopt;
         return infos_[it->second];

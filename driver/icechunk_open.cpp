@@ -2,6 +2,7 @@
 // mapping (icechunk_open.hpp).
 #include "icechunk_open.hpp"
 
+#include "vsi_store.hpp"
 #include "zarr3/icechunk_virtual.hpp"
 
 #include "cpl_conv.h"
@@ -55,10 +56,32 @@ std::optional<IcechunkName> ParseIcechunkName(const std::string& name, bool& ok,
     if (!STARTS_WITH_CI(name.c_str(), kIcechunkPrefix)) return std::nullopt;
     IcechunkName out;
     std::string rest = name.substr(std::strlen(kIcechunkPrefix));
+    if (!rest.empty() && rest.front() == '"') {
+        const size_t close = rest.find('"', 1);
+        if (close == std::string::npos) {
+            ok = false;
+            error = "unbalanced quote in '" + name + "'";
+            return out;
+        }
+        std::string after = rest.substr(close + 1);
+        rest = rest.substr(1, close - 1);
+        if (!after.empty()) {
+            if (after.size() < 2 || after[0] != ':' || after[1] != '/') {
+                ok = false;
+                error = "expected :/node after the quoted repository in '" + name + "'";
+                return out;
+            }
+            size_t b = 1;
+            while (b < after.size() && after[b] == '/')
+                ++b;
+            out.node = after.substr(b);
+            while (!out.node.empty() && out.node.back() == '/')
+                out.node.pop_back();
+            out.has_node = !out.node.empty();
+        }
+    }
     const size_t q = rest.rfind('?');
     out.repo = rest.substr(0, q);
-    if (out.repo.size() >= 2 && out.repo.front() == '"' && out.repo.back() == '"')
-        out.repo = out.repo.substr(1, out.repo.size() - 2);
     while (out.repo.size() > 1 && out.repo.back() == '/')
         out.repo.pop_back();
     if (out.repo.empty()) {
@@ -90,6 +113,7 @@ bool ApplyVersionOptions(CSLConstList options, IcechunkVersion& v, std::string& 
 }
 
 bool LooksLikeIcechunkRepo(const std::string& root) {
+    NoDirListingScope one_request(root);
     VSILFILE* f = VSIFOpenL((root + "/repo").c_str(), "rb");
     if (f) {
         std::array<unsigned char, 12> head{};
@@ -98,8 +122,9 @@ bool LooksLikeIcechunkRepo(const std::string& root) {
         return n == head.size() && head == kMagic;
     }
     VSIStatBufL st;
-    return VSIStatL((root + "/config.yaml").c_str(), &st) == 0 &&
-           VSIStatL((root + "/refs").c_str(), &st) == 0 && VSI_ISDIR(st.st_mode);
+    if (VSIStatL((root + "/config.yaml").c_str(), &st) != 0) return false;
+    return (VSIStatL((root + "/refs").c_str(), &st) == 0 && VSI_ISDIR(st.st_mode)) ||
+           VSIStatL((root + "/refs/branch.main/ref.json").c_str(), &st) == 0;
 }
 
 std::pair<std::string, std::string> VirtualUrlToGdal(const std::string& url) {

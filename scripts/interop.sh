@@ -3,6 +3,8 @@
 # line (../shared/zarr-python-dev/zp.sh, in a Debian 13 chroot; it reads and writes rectilinear grids,
 # the newer data types and codecs) and zarrita.js (npm, host node), and the reverse; then runs
 # autotest/test_interop.py with the host's GDAL + the plugin built in $ZARR3_BUILD_DIR.
+# Also writes Icechunk repositories with the real Icechunk (npm @earthmover/icechunk, run in the
+# chroot: scripts/icechunk/) and runs autotest/test_icechunk_interop.py on them.
 #
 # usage: scripts/interop.sh [extra pytest args, e.g. -k plugin_written]
 # environment:
@@ -12,6 +14,7 @@
 #                     (/tmp/zarr3-trixie-$$, removed afterwards unless COMPAT_KEEP=1)
 #   COMPAT_MIRROR     Debian mirror for a fresh chroot (default: the host's)
 #   INTEROP_PYTHON    python with GDAL bindings for the tests (default /usr/bin/python3)
+#   INTEROP_ICECHUNK  0: no Icechunk fixtures and tests (default 1)
 # Needs root (chroot, mount, unshare) and node >= 18 with npm.
 set -euo pipefail
 
@@ -19,6 +22,8 @@ HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 REPO=$(cd "$HERE/.." && pwd)
 # shellcheck source=compat/chroot_lib.sh
 source "$HERE/compat/chroot_lib.sh"
+# shellcheck source=icechunk/fixtures_lib.sh
+source "$HERE/icechunk/fixtures_lib.sh"
 COMPAT_LOG_TAG=interop
 
 SUITE=${COMPAT_SUITE:-trixie}
@@ -88,9 +93,16 @@ export ZARR3_ZARRITA_CMD="node $REPO/scripts/interop/zarrita_io.mjs"
 export GDAL_DRIVER_PATH=$BUILD_DIR
 export ZARR3_CONFORMANCE="$SHARED/conformance"
 rc=0
+TESTS=("$REPO/autotest/test_interop.py" "$REPO/autotest/test_interop_timeseries.py"
+  "$REPO/autotest/test_interop_strings.py" "$REPO/autotest/test_interop_numcodecs.py")
+if [ "${INTEROP_ICECHUNK:-1}" = 1 ]; then
+  # Set even when writing failed: the tests then fail on the missing fixtures.json instead of skipping.
+  export ZARR3_ICECHUNK_FIXTURES="$TMPD/icechunk/fixtures"
+  icechunk_fixtures "$ROOT" "$REPO" "$TMPD/icechunk" || { clog "Icechunk fixtures FAILED"; rc=1; }
+  TESTS+=("$REPO/autotest/test_icechunk_interop.py")
+fi
 step pytest "$PY" -m pytest -p no:cacheprovider -q -rfEs --basetemp="$TMPD/pytest" \
-  --junitxml="$TMPD/interop.xml" "$REPO/autotest/test_interop.py" "$REPO/autotest/test_interop_timeseries.py" \
-  "$REPO/autotest/test_interop_strings.py" "$REPO/autotest/test_interop_numcodecs.py" "$@" || rc=$?
+  --junitxml="$TMPD/interop.xml" "${TESTS[@]}" "$@" || rc=$?
 print_step_times
 "$PY" "$HERE/compat/summarize.py" "interop=$TMPD/interop.xml" >&2 || rc=1
 exit $rc

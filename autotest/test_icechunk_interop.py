@@ -1,0 +1,561 @@
+"""Icechunk repositories written by the real Icechunk, read through GDAL + the Zarr3 plugin (issue 29).
+
+The repositories are written by scripts/icechunk/ (npm @earthmover/icechunk 2.2.x in the Debian 13
+chroot, see scripts/icechunk/fixtures_lib.sh) when scripts/interop.sh runs; it exports
+ZARR3_ICECHUNK_FIXTURES, the folder holding fixtures.json.  Skipped when that variable is unset.
+Each fixture NAME has NAME.icechunk (the repository) and NAME.expected/: expected.json (branches,
+tags, history, snapshot times, AS_OF selectors) and values/<snapshot>_<array>.npy, plus plain/<id>/:
+every key of that snapshot as Icechunk's own store returns it (a plain Zarr store).
+
+Groups (-k):
+  test_fixture_*    the fixtures themselves are right: Icechunk's dump and GDAL's netCDF driver give
+                    the expected values through the existing plain-store reader (pass without the
+                    Icechunk reader)
+  test_open_* / test_select_* / test_as_of_* / test_unknown_*   versions and open syntaxes
+  test_shard_* / test_inline_* / test_split_* / test_virtual_* / test_spec1_*  chunk kinds, split
+                    manifests and format versions
+The open option that allows virtual chunk containers is VIRTUAL_ALLOWED_PREFIXES (the name is
+defined here once: ALLOW_OPTION).
+"""
+import json
+import os
+import shutil
+import subprocess
+from pathlib import Path
+
+import numpy as np
+import pytest
+from osgeo import gdal
+
+from conftest import value_or_error
+from nginx_fixture import nginx  # noqa: F401  (session fixture)
+
+FIXTURES = os.environ.get("ZARR3_ICECHUNK_FIXTURES")
+pytestmark = pytest.mark.skipif(not FIXTURES, reason="Icechunk fixtures are written by scripts/interop.sh "
+                                "(ZARR3_ICECHUNK_FIXTURES unset)")
+ALLOW_OPTION = "VIRTUAL_ALLOWED_PREFIXES"
+NAMES = ["rect", "shard", "inline", "virtual", "virtual_undeclared", "spec1", "split"]
+MAGIC = "ICE\N{ICE CUBE}CHUNK".encode()  # every Icechunk metadata file; spec version at byte 36
+
+
+# ------------------------------------------------------------------ fixture data
+def _load():
+    if not FIXTURES:
+        return {}
+    listing = Path(FIXTURES) / "fixtures.json"
+    if not listing.exists():
+        return {}
+    out = {}
+    for f in json.loads(listing.read_text())["fixtures"]:
+        exp = json.loads(Path(f["expected"]).read_text())
+        exp["_dir"] = Path(f["expected"]).parent
+        out[f["name"]] = exp
+    return out
+
+
+FX = _load()
+
+
+def fx(name):
+    if name not in FX:
+        pytest.fail(f"fixture {name} missing: {FIXTURES}/fixtures.json absent or incomplete "
+                    "(writing the fixtures failed? see the interop log)")
+    return FX[name]
+
+
+def repo(name):
+    return fx(name)["repo"]
+
+
+def expected(name, snapshot, array):
+    e = fx(name)
+    snap = next(s for s in e["snapshots"] if s["id"] == snapshot)
+    return np.load(e["_dir"] / snap["values"][array])
+
+
+def head(name, branch="main"):
+    return fx(name)["branches"][branch]
+
+
+def snapshot_cases(name):
+    """(snapshot id, array) for every snapshot holding arrays, known at collection time."""
+    e = FX.get(name)
+    if not e:
+        return [pytest.param(None, None, id=f"{name}-missing")]
+    # ids by commit order (snapshot ids differ from run to run)
+    return [pytest.param(s["id"], a, id=f"{name}-commit{k + 1}{a}")
+            for k, s in enumerate(e["snapshots"]) for a in s["values"]]
+
+
+def assert_bit_exact(got, want, what):
+    assert got is not None, f"{what}: nothing read"
+    got = np.asarray(got)
+    assert got.shape == want.shape, f"{what}: shape {got.shape} != {want.shape}"
+    assert got.dtype == want.dtype, f"{what}: dtype {got.dtype} != {want.dtype}"
+    if not np.array_equal(got.view(np.uint8), want.view(np.uint8)):
+        bad = np.argwhere(got != want)
+        raise AssertionError(f"{what}: {len(bad)} values differ, first at {bad[0].tolist()}: "
+                             f"{got[tuple(bad[0])]} != {want[tuple(bad[0])]}")
+
+
+# ------------------------------------------------------------------ GDAL helpers
+def open_options(**kw):
+    return [f"{k}={v}" for k, v in kw.items()]
+
+
+def md_read(path, array, **opts):
+    ds = gdal.OpenEx(path, gdal.OF_MULTIDIM_RASTER, open_options=open_options(**opts))
+    assert ds is not None, f"{path}: not opened"
+    arr = ds.GetRootGroup().OpenMDArrayFromFullname(array)
+    assert arr is not None, f"{path}: no {array}"
+    return arr.ReadAsArray()
+
+
+def classic(path, **opts):
+    ds = gdal.OpenEx(path, gdal.OF_RASTER, open_options=open_options(**opts))
+    assert ds is not None, f"{path}: not opened"
+    assert ds.GetDriver().ShortName == "Zarr3", f"{path}: opened by {ds.GetDriver().ShortName}"
+    return ds
+
+
+def sub(name, array):
+    return f'ZARR3:"{repo(name)}":{array}'
+
+
+def error_of(fn):
+    """The GDAL error message of a failing call (fails the test when the call succeeds)."""
+    got, err = value_or_error(fn)
+    assert got is None, "expected an error, got a result"
+    assert err, "failed without an error message"
+    return err
+
+
+def all_metadata(ds):
+    out = {}
+    for dom in (ds.GetMetadataDomainList() or []):
+        md = ds.GetMetadata(dom)
+        if isinstance(md, dict):
+            out.update({f"{dom}:{k}": v for k, v in md.items()})
+        elif md:
+            out.update({f"{dom}:{i}": v for i, v in enumerate(md)})
+    return out
+
+
+# ------------------------------------------------------------------ the fixtures themselves
+def test_fixture_list_complete():
+    listing = json.loads((Path(FIXTURES) / "fixtures.json").read_text())
+    assert listing["icechunk"].startswith("2.2."), listing["icechunk"]
+    assert sorted(f["name"] for f in listing["fixtures"]) == sorted(NAMES)
+    for name in NAMES:
+        r = Path(repo(name))
+        if fx(name)["spec_version"] == 2:
+            assert (r / "repo").is_file(), f"{r}: spec 2 repository without a repo file"
+        else:
+            assert (r / "refs" / "branch.main" / "ref.json").is_file(), f"{r}: spec 1 without refs/"
+        assert (r / "snapshots").is_dir()
+        for f in (r / "snapshots").iterdir():
+            head = f.read_bytes()[:40]
+            assert head[:12] == MAGIC and head[36] == fx(name)["spec_version"], f"{f}: header {head!r}"
+    assert not (Path(repo("spec1")) / "repo").exists(), "spec1 has the spec-2 repo file"
+
+
+@pytest.mark.parametrize("name", [n for n in NAMES if n != "virtual_undeclared"])
+def test_fixture_icechunk_dump_matches_expected(name):
+    """Icechunk's own store output (plain/<id>) read by the plain-store reader = the expected values:
+    validates the fixture encoding, the HDF5 chunk offsets and the expected files."""
+    e = fx(name)
+    checked = 0
+    for s in e["snapshots"]:
+        plain = e["_dir"] / "plain" / s["id"]
+        if not plain.exists():
+            continue
+        for array in s["values"]:
+            got = md_read(str(plain), array)
+            assert_bit_exact(got, expected(name, s["id"], array), f"{name} {s['id']} {array} (dump)")
+            checked += 1
+    assert checked >= 1
+
+
+def netcdf_months(name="virtual"):
+    """GDAL's netCDF driver reading the monthly files one by one, concatenated along time."""
+    parts, gts = [], set()
+    for f in fx(name)["netcdf_files"]:
+        ds = gdal.Open(f'NETCDF:"{f}":t2m')
+        assert ds.GetDriver().ShortName == "netCDF"
+        parts.append(ds.ReadAsArray())
+        gts.add(ds.GetGeoTransform())
+        nodata = ds.GetRasterBand(1).GetNoDataValue()
+    assert len(gts) == 1
+    return np.concatenate(parts), gts.pop(), nodata
+
+
+def test_fixture_netcdf_driver_matches_expected():
+    if gdal.GetDriverByName("netCDF") is None:
+        pytest.skip("GDAL built without the netCDF driver")
+    values, _, _ = netcdf_months()
+    e = fx("virtual")
+    assert values.shape == (90, 8, 10)
+    assert_bit_exact(values, expected("virtual", head("virtual"), "/t2m"), "netCDF driver")
+    assert e["arrays"]["/t2m"]["chunk_grid"]["configuration"]["chunk_shapes"][0] == [31, 28, 31]
+
+
+# ------------------------------------------------------------------ opening a repository
+def test_open_classic_default_branch_main():
+    ds = classic(repo("rect"))
+    assert (ds.RasterCount, ds.RasterYSize, ds.RasterXSize) == (5, 6, 9)
+    assert_bit_exact(ds.ReadAsArray(), expected("rect", head("rect"), "/t2m"), "rect main (classic)")
+    assert ds.GetGeoTransform() == (500000.0, 1000.0, 0.0, 5000000.0, 0.0, -1000.0)
+    assert ds.GetSpatialRef().GetAuthorityCode(None) == "32632"
+    assert ds.GetRasterBand(1).GetNoDataValue() == -9999.0
+
+
+def test_open_multidim_default_branch_main():
+    ds = gdal.OpenEx(repo("rect"), gdal.OF_MULTIDIM_RASTER)
+    assert ds.GetDriver().ShortName == "Zarr3"
+    rg = ds.GetRootGroup()
+    assert rg.GetMDArrayNames() == ["t2m"]
+    arr = rg.OpenMDArray("t2m")
+    assert [d.GetName() for d in arr.GetDimensions()] == ["time", "y", "x"]
+    assert_bit_exact(arr.ReadAsArray(), expected("rect", head("rect"), "/t2m"), "rect main (multidim)")
+
+
+def test_open_subdataset_syntax():
+    ds = classic(sub("rect", "/t2m"))
+    assert_bit_exact(ds.ReadAsArray(), expected("rect", head("rect"), "/t2m"), "ZARR3:rect:/t2m")
+    ds = classic(sub("inline", "/grids/mixed"))
+    assert_bit_exact(ds.ReadAsArray(), expected("inline", head("inline"), "/grids/mixed"), "ZARR3:inline:/grids/mixed")
+
+
+def test_open_group_lists_subdatasets():
+    ds = gdal.Open(repo("virtual"))
+    names = [v for k, v in ds.GetMetadata("SUBDATASETS").items() if k.endswith("_NAME")]
+    for array in ("/t2m", "/t2m_checked", "/t2m_s3"):
+        assert sub("virtual", array) in names, names
+
+
+def test_open_gdal_translate(tmp_path):
+    out = tmp_path / "dev.tif"
+    gdal.Translate(str(out), gdal.OpenEx(repo("rect"), gdal.OF_RASTER, open_options=["BRANCH=dev"]))
+    assert_bit_exact(gdal.Open(str(out)).ReadAsArray(), expected("rect", head("rect", "dev"), "/t2m"),
+                     "gdal_translate BRANCH=dev")
+
+
+def test_open_snapshot_shown_in_metadata():
+    e = fx("rect")
+    for opts, sid in (({}, head("rect")), ({"TAG": "v1"}, e["tags"]["v1"])):
+        md = all_metadata(classic(repo("rect"), **opts))
+        snap = next(s for s in e["snapshots"] if s["id"] == sid)
+        values = " ".join(md.values())
+        assert sid in values, f"{opts}: snapshot id {sid} not in the metadata {md}"
+        assert snap["message"] in values, f"{opts}: message {snap['message']!r} not in the metadata"
+        assert snap["written_at"][:19] in values, f"{opts}: time {snap['written_at']} not in the metadata"
+
+
+# ------------------------------------------------------------------ choosing a version
+@pytest.mark.parametrize("branch", ["main", "dev"])
+def test_select_branch(branch):
+    want = expected("rect", head("rect", branch), "/t2m")
+    assert_bit_exact(md_read(repo("rect"), "/t2m", BRANCH=branch), want, f"BRANCH={branch} (multidim)")
+    assert_bit_exact(classic(repo("rect"), BRANCH=branch).ReadAsArray(), want, f"BRANCH={branch} (classic)")
+
+
+def test_select_tag():
+    sid = fx("rect")["tags"]["v1"]
+    assert sid == fx("rect")["commits"]["c2"]
+    want = expected("rect", sid, "/t2m")
+    assert_bit_exact(md_read(repo("rect"), "/t2m", TAG="v1"), want, "TAG=v1 (multidim)")
+    assert_bit_exact(classic(sub("rect", "/t2m"), TAG="v1").ReadAsArray(), want, "TAG=v1 (ZARR3:)")
+
+
+@pytest.mark.parametrize("sid,array", snapshot_cases("rect"))
+def test_select_snapshot(sid, array):
+    assert_bit_exact(md_read(repo("rect"), array, SNAPSHOT=sid), expected("rect", sid, array), f"SNAPSHOT={sid}")
+
+
+def test_select_snapshot_initial_has_no_array():
+    init = fx("rect")["history"]["main"][-1]
+    assert next(s for s in fx("rect")["snapshots"] if s["id"] == init)["values"] == {}
+    err = error_of(lambda: gdal.OpenEx(sub("rect", "/t2m"), gdal.OF_RASTER, open_options=[f"SNAPSHOT={init}"]))
+    assert "t2m" in err, err
+
+
+@pytest.mark.parametrize("form", ["as_of", "as_of_seconds", "offset"])
+def test_as_of(form):
+    e = fx("rect")
+    checked = 0
+    for sel in e["as_of"]:
+        when = sel["as_of_seconds"] if form == "as_of_seconds" else sel["as_of"]
+        if when is None or sel["expect"] is None:
+            continue
+        if form == "offset":  # the same instant written as +01:00
+            from datetime import datetime, timedelta, timezone
+            t = datetime.fromisoformat(when.replace("Z", "+00:00"))
+            when = t.astimezone(timezone(timedelta(hours=1))).isoformat()
+        snap = next(s for s in e["snapshots"] if s["id"] == sel["expect"])
+        if not snap["values"]:
+            continue  # the initial snapshot: covered by test_as_of_before_first_commit
+        got = md_read(repo("rect"), "/t2m", BRANCH=sel["branch"], AS_OF=when)
+        assert_bit_exact(got, expected("rect", sel["expect"], "/t2m"), f"BRANCH={sel['branch']} AS_OF={when}")
+        checked += 1
+    assert checked >= 5  # main: c1 c2 c4, dev: c1 c2 c3 (less with as_of_seconds only if too close)
+
+
+def test_as_of_default_branch_is_main():
+    sel = next(s for s in fx("rect")["as_of"] if s["branch"] == "main" and s["expect"] == fx("rect")["commits"]["c2"])
+    got = md_read(repo("rect"), "/t2m", AS_OF=sel["as_of"])
+    assert_bit_exact(got, expected("rect", sel["expect"], "/t2m"), f"AS_OF={sel['as_of']}")
+
+
+def test_as_of_before_first_commit():
+    sel = next(s for s in fx("rect")["as_of"] if s["branch"] == "main" and s["expect"] is None)
+    err = error_of(lambda: md_read(repo("rect"), "/t2m", AS_OF=sel["as_of"]))
+    assert sel["as_of"][:10] in err or "AS_OF" in err, err
+
+
+def test_as_of_not_a_timestamp():
+    err = error_of(lambda: md_read(repo("rect"), "/t2m", AS_OF="yesterday"))
+    assert "AS_OF" in err and "yesterday" in err, err
+
+
+@pytest.mark.parametrize("query,ref", [("", ("branches", "main")), ("?branch=dev", ("branches", "dev")),
+                                       ("?tag=v1", ("tags", "v1"))])
+def test_icechunk_connection_syntax(query, ref):
+    sid = fx("rect")[ref[0]][ref[1]]
+    name = f"ICECHUNK:{repo('rect')}{query}"
+    ds = gdal.OpenEx(name, gdal.OF_RASTER)
+    assert ds.GetDriver().ShortName == "Zarr3"
+    assert_bit_exact(ds.ReadAsArray(), expected("rect", sid, "/t2m"), name)
+    assert_bit_exact(md_read(name, "/t2m"), expected("rect", sid, "/t2m"), f"{name} (multidim)")
+
+
+def test_unknown_branch_lists_valid_names():
+    err = error_of(lambda: md_read(repo("rect"), "/t2m", BRANCH="nope"))
+    assert "nope" in err and "main" in err and "dev" in err, err
+    err = error_of(lambda: gdal.OpenEx(f"ICECHUNK:{repo('rect')}?branch=nope", gdal.OF_RASTER))
+    assert "nope" in err and "main" in err and "dev" in err, err
+
+
+def test_unknown_tag_lists_valid_names():
+    err = error_of(lambda: md_read(repo("rect"), "/t2m", TAG="v9"))
+    assert "v9" in err and "v1" in err, err
+
+
+def test_unknown_snapshot_is_an_error():
+    bad = "0" * 20
+    err = error_of(lambda: md_read(repo("rect"), "/t2m", SNAPSHOT=bad))
+    assert bad in err, err
+    err = error_of(lambda: md_read(repo("rect"), "/t2m", SNAPSHOT="not-an-id"))
+    assert "not-an-id" in err, err
+
+
+def test_log_lists_branches_tags_history(driver_path):
+    exe = Path(os.environ.get("ZARR3_CLI", Path(driver_path) / "zarr3"))
+    if not exe.exists():
+        pytest.skip(f"{exe} not built")
+    p = subprocess.run([str(exe), "log", repo("rect")], capture_output=True, text=True, timeout=60)
+    assert p.returncode == 0, p.stderr
+    e = fx("rect")
+    for sid in e["history"]["main"]:
+        assert sid in p.stdout
+    for s in e["snapshots"]:
+        if s["id"] in e["history"]["main"]:
+            assert s["message"] in p.stdout
+    assert "dev" in p.stdout and "v1" in p.stdout
+
+
+# ------------------------------------------------------------------ chunk kinds
+def test_shard_grid_values_and_layout():
+    want = expected("shard", head("shard"), "/dem")
+    assert_bit_exact(md_read(repo("shard"), "/dem"), want, "shard (multidim)")
+    ds = classic(repo("shard"))
+    band = ds.GetRasterBand(1)
+    assert_bit_exact(band.ReadAsArray(), want, "shard (classic)")
+    assert band.GetBlockSize() == [5, 4]  # the inner chunk (x, y)
+    assert band.GetNoDataValue() == -32768
+    assert ds.GetGeoTransform() == (500000.0, 1000.0, 0.0, 5000000.0, 0.0, -1000.0)
+    # the absent shard and the empty inner chunk read as the fill value
+    assert (want[0:4, 15:20] == -32768).all() and (want[8:12, 5:10] == -32768).all()
+
+
+def test_shard_window_reads():
+    want = expected("shard", head("shard"), "/dem")
+    ds = classic(repo("shard"))  # kept: a band does not keep its dataset alive
+    band = ds.GetRasterBand(1)
+    for x, y, w, h in ((3, 2, 9, 7), (14, 5, 6, 7), (0, 11, 20, 1)):
+        assert_bit_exact(band.ReadAsArray(x, y, w, h), want[y:y + h, x:x + w], f"window {x},{y},{w},{h}")
+
+
+def test_inline_native_and_absent_chunks():
+    e = fx("inline")
+    assert e["native_chunk_files"] == 2
+    want = expected("inline", head("inline"), "/grids/mixed")
+    assert (want[34:40, 10:20] == 65535).all()
+    assert_bit_exact(md_read(repo("inline"), "/grids/mixed"), want, "inline (multidim)")
+    ds = classic(sub("inline", "/grids/mixed"))
+    assert ds.GetRasterBand(1).GetNoDataValue() == 65535
+    assert_bit_exact(ds.ReadAsArray(), want, "inline (classic)")
+
+
+def test_split_manifests_values():
+    e = fx("split")
+    assert len(e["manifests"]) == 4 and all(m["chunk_refs"] == 3 for m in e["manifests"])
+    want = expected("split", head("split"), "/t2m")
+    assert_bit_exact(md_read(repo("split"), "/t2m"), want, "split (multidim)")
+    ds = classic(repo("split"))
+    assert_bit_exact(ds.ReadAsArray(), want, "split (classic)")
+    assert_bit_exact(ds.ReadAsArray(3, 5, 9, 6), want[5:11, 3:12], "split window across 3 manifests")
+
+
+def manifest_gets(server, since):
+    got = {}
+    for r in server.requests(since):
+        if r.method == "GET" and "/manifests/" in r.uri:
+            got[r.uri] = got.get(r.uri, 0) + 1
+    return got
+
+
+def test_split_reads_only_needed_manifests(nginx):
+    """Over HTTP: a window inside the first row of chunks fetches one manifest; a full read fetches
+    each of the four once."""
+    dst = nginx.root / "ice" / "split.icechunk"
+    if not dst.exists():
+        shutil.copytree(repo("split"), dst)
+    url = f"/vsicurl/{nginx.url}/ice/split.icechunk"
+    want = expected("split", head("split"), "/t2m")
+    gdal.VSICurlClearCache()
+    mark = nginx.mark()
+    ds = classic(url)
+    assert_bit_exact(ds.ReadAsArray(0, 0, 16, 2), want[0:2], "first chunk row over HTTP")
+    gets = manifest_gets(nginx, mark)
+    assert len(gets) == 1 and list(gets.values()) == [1], gets
+    ds = None
+    gdal.VSICurlClearCache()
+    mark = nginx.mark()
+    ds = classic(url)
+    assert_bit_exact(ds.ReadAsArray(), want, "full read over HTTP")
+    gets = manifest_gets(nginx, mark)
+    ids = sorted(m["id"] for m in fx("split")["manifests"])
+    assert sorted(u.rsplit("/", 1)[1] for u in gets) == ids and set(gets.values()) == {1}, gets
+
+
+# ------------------------------------------------------------------ virtual references
+def test_virtual_local_repository_follows_its_file_container():
+    """A local repository may follow the file:// container it declares (issue 29's default)."""
+    want = expected("virtual", head("virtual"), "/t2m")
+    assert_bit_exact(md_read(repo("virtual"), "/t2m"), want, "virtual /t2m (multidim)")
+    ds = classic(sub("virtual", "/t2m"))
+    assert ds.RasterCount == 90
+    assert_bit_exact(ds.ReadAsArray(), want, "virtual /t2m (classic)")
+
+
+def test_virtual_allowed_by_option():
+    prefix = fx("virtual")["file_prefix"]
+    want = expected("virtual", head("virtual"), "/t2m")
+    got = md_read(repo("virtual"), "/t2m", **{ALLOW_OPTION: prefix})
+    assert_bit_exact(got, want, f"{ALLOW_OPTION}={prefix}")
+
+
+def test_virtual_coordinates_native_chunks():
+    ds = gdal.OpenEx(repo("virtual"), gdal.OF_MULTIDIM_RASTER)
+    arr = ds.GetRootGroup().OpenMDArray("t2m")
+    assert [d.GetName() for d in arr.GetDimensions()] == ["time", "lat", "lon"]
+    for name in ("time", "lat", "lon"):
+        assert_bit_exact(md_read(repo("virtual"), f"/{name}"), expected("virtual", head("virtual"), f"/{name}"), name)
+    assert arr.GetBlockSize()[1:] == [4, 10]
+
+
+def test_virtual_equals_netcdf_driver():
+    """The virtual array = GDAL's netCDF driver reading the 3 monthly files one by one."""
+    if gdal.GetDriverByName("netCDF") is None:
+        pytest.skip("GDAL built without the netCDF driver")
+    values, gt, nodata = netcdf_months()
+    ds = classic(sub("virtual", "/t2m"))
+    assert_bit_exact(ds.ReadAsArray(), values, "Zarr3 virtual vs netCDF")
+    assert ds.GetGeoTransform() == gt
+    assert ds.GetRasterBand(1).GetNoDataValue() == nodata
+    # one band per day, the same pixel in both drivers for the last day of February
+    nc_feb = gdal.Open(f'NETCDF:"{fx("virtual")["netcdf_files"][1]}":t2m')
+    assert_bit_exact(ds.GetRasterBand(59).ReadAsArray(), nc_feb.GetRasterBand(28).ReadAsArray(), "band 59 vs Feb 28")
+
+
+def test_virtual_time_chunks_are_the_months():
+    assert fx("virtual")["arrays"]["/t2m"]["chunk_grid"]["configuration"]["chunk_shapes"] == [[31, 28, 31], [4, 4], [10]]
+    md = classic(sub("virtual", "/t2m")).GetMetadata("ZARR3")
+    grid = json.loads(md["CHUNK_GRID"])
+    assert grid["name"] == "rectilinear" and grid["configuration"]["chunk_shapes"][0] == [31, 28, 31], md
+    assert json.loads(md["CODECS"])[1:] == [{"name": "numcodecs.shuffle", "configuration": {"elementsize": 4}},
+                                            {"name": "numcodecs.zlib", "configuration": {"level": 4}}], md
+
+
+@pytest.fixture
+def served_virtual(nginx):
+    dst = nginx.root / "ice" / "virtual.icechunk"
+    if not dst.exists():
+        shutil.copytree(repo("virtual"), dst)
+    return f"/vsicurl/{nginx.url}/ice/virtual.icechunk"
+
+
+def test_virtual_remote_repository_needs_permission(served_virtual):
+    """A repository read over HTTP may not reach file:// paths unless the user lists the prefix."""
+    prefix = fx("virtual")["file_prefix"]
+    err = error_of(lambda: md_read(served_virtual, "/t2m"))
+    assert prefix in err and ALLOW_OPTION in err, err
+    got = md_read(served_virtual, "/t2m", **{ALLOW_OPTION: prefix})
+    assert_bit_exact(got, expected("virtual", head("virtual"), "/t2m"), "remote repo, allowed prefix")
+
+
+def test_virtual_undeclared_container_refused():
+    """References into a container the repository does not declare are never followed."""
+    prefix = fx("virtual_undeclared")["file_prefix"]
+    for opts in ({}, {ALLOW_OPTION: prefix}):
+        err = error_of(lambda: md_read(repo("virtual_undeclared"), "/t2m", **opts))
+        assert prefix in err or ("file://" in err and "t2m_2023-01.nc" in err), f"{opts}: {err}"
+
+
+def test_virtual_s3_container_not_allowed_by_default():
+    s3 = fx("virtual")["s3"]
+    err = error_of(lambda: md_read(repo("virtual"), s3["array"]))
+    assert s3["prefix"] in err and ALLOW_OPTION in err, err
+
+
+def test_virtual_changed_file_fails_last_modified_check():
+    c = fx("virtual")["checked"]
+    path = c["url"][len("file://"):]
+    want = expected("virtual", head("virtual"), "/t2m_checked")
+    assert_bit_exact(md_read(repo("virtual"), c["array"]), want, "t2m_checked before the change")
+    st = os.stat(path)
+    try:
+        os.utime(path, ns=(st.st_atime_ns, st.st_mtime_ns + 86400 * 10**9))
+        err = error_of(lambda: md_read(repo("virtual"), c["array"]))
+        assert c["url"] in err and "t2m_checked" in err, err
+    finally:
+        os.utime(path, ns=(st.st_atime_ns, st.st_mtime_ns))
+
+
+# ------------------------------------------------------------------ spec version 1
+@pytest.mark.parametrize("opts,which", [({}, ("branches", "main")), ({"BRANCH": "dev"}, ("branches", "dev")),
+                                        ({"TAG": "v1"}, ("tags", "v1"))])
+def test_spec1_refs(opts, which):
+    sid = fx("spec1")[which[0]][which[1]]
+    assert_bit_exact(md_read(repo("spec1"), "/t2m", **opts), expected("spec1", sid, "/t2m"), f"spec1 {opts}")
+    ds = classic(repo("spec1"), **opts)
+    assert_bit_exact(ds.ReadAsArray(), expected("spec1", sid, "/t2m"), f"spec1 {opts} (classic)")
+    srs = ds.GetSpatialRef()
+    assert srs is not None and srs.GetAuthorityCode(None) == "32632"
+
+
+@pytest.mark.parametrize("sid,array", snapshot_cases("spec1"))
+def test_spec1_snapshot(sid, array):
+    assert_bit_exact(md_read(repo("spec1"), array, SNAPSHOT=sid), expected("spec1", sid, array), f"spec1 {sid}")
+
+
+def test_spec1_as_of():
+    e = fx("spec1")
+    sel = next(s for s in e["as_of"] if s["branch"] == "dev" and s["expect"] == e["commits"]["c1"])
+    got = md_read(repo("spec1"), "/t2m", BRANCH="dev", AS_OF=sel["as_of"])
+    assert_bit_exact(got, expected("spec1", sel["expect"], "/t2m"), f"spec1 dev AS_OF={sel['as_of']}")
+
+
+def test_spec1_unknown_branch_lists_valid_names():
+    err = error_of(lambda: md_read(repo("spec1"), "/t2m", BRANCH="nope"))
+    assert "nope" in err and "main" in err and "dev" in err, err

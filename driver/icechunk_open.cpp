@@ -3,6 +3,7 @@
 #include "icechunk_open.hpp"
 
 #include "vsi_store.hpp"
+#include "zarr3/icechunk.hpp"
 #include "zarr3/icechunk_virtual.hpp"
 
 #include "cpl_conv.h"
@@ -27,11 +28,17 @@ bool SetOnce(std::string& slot, const std::string& value, const char* what, Icec
         error = std::string("empty ") + what;
         return false;
     }
-    const bool had = v.any();
+    if (!slot.empty()) {
+        error = std::string("two values of ") + what + " ('" + slot + "' and '" + value + "')";
+        return false;
+    }
     slot = value;
-    if (had) {
-        error = "choose one of branch, tag, snapshot and as_of (got more than one, the last " +
-                std::string(what) + "=" + value + ")";
+    // as_of goes with a branch (the latest snapshot of it at or before the time).
+    const int picks =
+        int(!v.tag.empty()) + int(!v.snapshot.empty()) + int(!v.branch.empty() || !v.as_of.empty());
+    if (picks > 1) {
+        error = std::string("choose one of branch (with as_of if wanted), tag and snapshot; got ") +
+                what + "=" + value + " as well";
         return false;
     }
     return true;
@@ -109,6 +116,14 @@ bool ApplyVersionOptions(CSLConstList options, IcechunkVersion& v, std::string& 
         const char* value = CSLFetchNameValue(options, key);
         if (value && !SetByKey(key, value, v, error)) return false;
     }
+    if (!v.as_of.empty()) {
+        try {
+            zarr3::icechunk::parse_iso_time(v.as_of, "AS_OF");
+        } catch (const std::exception& e) {
+            error = e.what();
+            return false;
+        }
+    }
     return true;
 }
 
@@ -121,10 +136,12 @@ bool LooksLikeIcechunkRepo(const std::string& root) {
         VSIFCloseL(f);
         return n == head.size() && head == kMagic;
     }
+    // Spec 1: the main branch's ref (config.yaml is optional), or any refs/
+    // folder beside a config.yaml.
     VSIStatBufL st;
-    if (VSIStatL((root + "/config.yaml").c_str(), &st) != 0) return false;
-    return (VSIStatL((root + "/refs").c_str(), &st) == 0 && VSI_ISDIR(st.st_mode)) ||
-           VSIStatL((root + "/refs/branch.main/ref.json").c_str(), &st) == 0;
+    if (VSIStatL((root + "/refs/branch.main/ref.json").c_str(), &st) == 0) return true;
+    return VSIStatL((root + "/config.yaml").c_str(), &st) == 0 &&
+           VSIStatL((root + "/refs").c_str(), &st) == 0 && VSI_ISDIR(st.st_mode);
 }
 
 std::pair<std::string, std::string> VirtualUrlToGdal(const std::string& url) {

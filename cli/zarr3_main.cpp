@@ -24,6 +24,7 @@ constexpr const char* kUsage =
     "--edges: monthly (one chunk per calendar month of the coordinate array named like the\n"
     "dimension, CF units \"days since ...\"), N (chunks of N), or a JSON list of edges and\n"
     "[edge, count] runs as in chunk_shapes, e.g. '[[31,1],[28,1]]' or '[7,7,7]'.\n"
+    "       zarr3 log REPO [--branch NAME]   (an Icechunk repository: branches, tags, history)\n"
     "       zarr3 --help | --version\n";
 
 struct UsageError : zarr3::Error {
@@ -121,6 +122,7 @@ int cmd_verify(const std::string& path) {
 } // namespace
 
 int cmd_compact(const std::string& path, int argc, char** argv);
+int cmd_log(const std::string& path, int argc, char** argv);
 
 int main(int argc, char** argv) {
     try {
@@ -137,6 +139,7 @@ int main(int argc, char** argv) {
         if (cmd == "info" && argc == 3) return cmd_info(path);
         if (cmd == "verify" && argc == 3) return cmd_verify(path);
         if (cmd == "compact") return cmd_compact(path, argc - 3, argv + 3);
+        if (cmd == "log") return cmd_log(path, argc - 3, argv + 3);
         throw UsageError("unknown command or arguments");
     } catch (const UsageError& e) {
         std::cerr << "zarr3: " << e.what() << "\n" << kUsage;

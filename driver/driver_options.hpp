@@ -9,6 +9,16 @@ inline constexpr const char* kOpenOptionList =
     "  <Option name='ARRAY' type='string' description='Array to open in classic raster mode, as a "
     "path inside "
     "the store (e.g. /group/t2m); same as ZARR3:\"path\":/group/t2m'/>"
+    "  <Option name='BRANCH' type='string' description='Icechunk repositories: the branch to read "
+    "(default main)'/>"
+    "  <Option name='TAG' type='string' description='Icechunk repositories: the tag to read'/>"
+    "  <Option name='SNAPSHOT' type='string' description='Icechunk repositories: the snapshot id "
+    "to read'/>"
+    "  <Option name='AS_OF' type='string' description='Icechunk repositories: the latest snapshot "
+    "of the branch at or before this ISO 8601 time'/>"
+    "  <Option name='VIRTUAL_ALLOWED_PREFIXES' type='string' description='Icechunk repositories: "
+    "comma-separated URL prefixes virtual chunk references may be read from (within the "
+    "containers the repository declares)'/>"
     "</OpenOptionList>";
 
 // clang-format off

@@ -2,6 +2,8 @@
 // mapping (icechunk_open.hpp).
 #include "icechunk_open.hpp"
 
+#include "vsi_store.hpp"
+#include "zarr3/icechunk.hpp"
 #include "zarr3/icechunk_virtual.hpp"
 
 #include "cpl_conv.h"
@@ -26,11 +28,17 @@ bool SetOnce(std::string& slot, const std::string& value, const char* what, Icec
         error = std::string("empty ") + what;
         return false;
     }
-    const bool had = v.any();
+    if (!slot.empty()) {
+        error = std::string("two values of ") + what + " ('" + slot + "' and '" + value + "')";
+        return false;
+    }
     slot = value;
-    if (had) {
-        error = "choose one of branch, tag, snapshot and as_of (got more than one, the last " +
-                std::string(what) + "=" + value + ")";
+    // as_of goes with a branch (the latest snapshot of it at or before the time).
+    const int picks =
+        int(!v.tag.empty()) + int(!v.snapshot.empty()) + int(!v.branch.empty() || !v.as_of.empty());
+    if (picks > 1) {
+        error = std::string("choose one of branch (with as_of if wanted), tag and snapshot; got ") +
+                what + "=" + value + " as well";
         return false;
     }
     return true;
@@ -55,10 +63,32 @@ std::optional<IcechunkName> ParseIcechunkName(const std::string& name, bool& ok,
     if (!STARTS_WITH_CI(name.c_str(), kIcechunkPrefix)) return std::nullopt;
     IcechunkName out;
     std::string rest = name.substr(std::strlen(kIcechunkPrefix));
+    if (!rest.empty() && rest.front() == '"') {
+        const size_t close = rest.find('"', 1);
+        if (close == std::string::npos) {
+            ok = false;
+            error = "unbalanced quote in '" + name + "'";
+            return out;
+        }
+        std::string after = rest.substr(close + 1);
+        rest = rest.substr(1, close - 1);
+        if (!after.empty()) {
+            if (after.size() < 2 || after[0] != ':' || after[1] != '/') {
+                ok = false;
+                error = "expected :/node after the quoted repository in '" + name + "'";
+                return out;
+            }
+            size_t b = 1;
+            while (b < after.size() && after[b] == '/')
+                ++b;
+            out.node = after.substr(b);
+            while (!out.node.empty() && out.node.back() == '/')
+                out.node.pop_back();
+            out.has_node = !out.node.empty();
+        }
+    }
     const size_t q = rest.rfind('?');
     out.repo = rest.substr(0, q);
-    if (out.repo.size() >= 2 && out.repo.front() == '"' && out.repo.back() == '"')
-        out.repo = out.repo.substr(1, out.repo.size() - 2);
     while (out.repo.size() > 1 && out.repo.back() == '/')
         out.repo.pop_back();
     if (out.repo.empty()) {
@@ -86,10 +116,19 @@ bool ApplyVersionOptions(CSLConstList options, IcechunkVersion& v, std::string& 
         const char* value = CSLFetchNameValue(options, key);
         if (value && !SetByKey(key, value, v, error)) return false;
     }
+    if (!v.as_of.empty()) {
+        try {
+            zarr3::icechunk::parse_iso_time(v.as_of, "AS_OF");
+        } catch (const std::exception& e) {
+            error = e.what();
+            return false;
+        }
+    }
     return true;
 }
 
 bool LooksLikeIcechunkRepo(const std::string& root) {
+    NoDirListingScope one_request(root);
     VSILFILE* f = VSIFOpenL((root + "/repo").c_str(), "rb");
     if (f) {
         std::array<unsigned char, 12> head{};
@@ -97,7 +136,10 @@ bool LooksLikeIcechunkRepo(const std::string& root) {
         VSIFCloseL(f);
         return n == head.size() && head == kMagic;
     }
+    // Spec 1: the main branch's ref (config.yaml is optional), or any refs/
+    // folder beside a config.yaml.
     VSIStatBufL st;
+    if (VSIStatL((root + "/refs/branch.main/ref.json").c_str(), &st) == 0) return true;
     return VSIStatL((root + "/config.yaml").c_str(), &st) == 0 &&
            VSIStatL((root + "/refs").c_str(), &st) == 0 && VSI_ISDIR(st.st_mode);
 }

@@ -26,9 +26,12 @@ struct IcechunkVersion {
 // 3.14's Icechunk driver names a repository. nullopt when `name` does not
 // start with ICECHUNK: (any case); false in `ok` with `error` set when the
 // query is malformed (unknown key, two selectors, empty value).
+// Also ICECHUNK:"<repo>[?query]":/node (a node inside, as ZARR3: names one).
 struct IcechunkName {
     std::string repo;
     IcechunkVersion version;
+    std::string node; // "" = the root; no leading "/"
+    bool has_node = false;
 };
 std::optional<IcechunkName> ParseIcechunkName(const std::string& name, bool& ok,
                                               std::string& error);
@@ -53,5 +56,29 @@ std::pair<std::string, std::string> VirtualUrlToGdal(const std::string& url);
 // VIRTUAL_ALLOWED_PREFIXES, else the configuration option
 // ZARR3_VIRTUAL_ALLOWED_PREFIXES (comma-separated URL prefixes).
 std::vector<std::string> AllowedVirtualPrefixes(CSLConstList options);
+
+} // namespace zarr3drv
+
+#include "zarr3/icechunk.hpp"
+
+#include <memory>
+
+class GDALDataset;
+
+namespace zarr3drv {
+
+// The chosen snapshot of the Icechunk repository at `root` (any GDAL path),
+// read-only, with virtual references followed as zarr3::icechunk::VirtualAccess
+// allows (containers the repository declares; the user's
+// VIRTUAL_ALLOWED_PREFIXES; a local repository's file:// containers). Throws
+// zarr3::Error naming the repository and the problem (unknown version, ...).
+std::shared_ptr<zarr3::icechunk::IcechunkStore>
+OpenIcechunkStore(const std::string& root, const IcechunkVersion& version, CSLConstList options);
+
+// Shows which snapshot `ds` reads in its ICECHUNK metadata domain
+// (SNAPSHOT_ID, SNAPSHOT_MESSAGE, SNAPSHOT_TIME, VERSION, SPEC_VERSION) and,
+// for the default domain, ICECHUNK_SNAPSHOT_ID. Not saved anywhere.
+void ShowIcechunkVersion(GDALDataset& ds, const zarr3::icechunk::IcechunkStore& store,
+                         const IcechunkVersion& version);
 
 } // namespace zarr3drv

@@ -3,6 +3,7 @@
 #include "error_boundary.hpp"
 
 #include "driver_options.hpp"
+#include "icechunk_open.hpp"
 #include "raster_append.hpp"
 #include "raster_dataset.hpp"
 #include "store_replace.hpp"
@@ -160,7 +161,7 @@ RootKind ClassifyRoot(VSIStore& store) {
 
 int Identify(GDALOpenInfo* oi) {
     const std::string f = oi->pszFilename;
-    if (STARTS_WITH_CI(f.c_str(), kPrefix)) return TRUE;
+    if (STARTS_WITH_CI(f.c_str(), kPrefix) || STARTS_WITH_CI(f.c_str(), "ICECHUNK:")) return TRUE;
     if (f == "zarr.json" || EndsWith(f, "/zarr.json")) return oi->bStatOK && !oi->bIsDirectory;
     // Remote folders (object stores and HTTP servers often cannot even stat
     // one): Open decides with one GET of zarr.json; a stat here would cost a
@@ -169,11 +170,15 @@ int Identify(GDALOpenInfo* oi) {
     // A folder without zarr.json may be what a killed copy left (the
     // unfinished mark, or nothing but Zarr store content): recognised so
     // that Delete (gdalmanage delete) removes it; it does not open.
+    // An Icechunk repository is recognised by its `repo` file (spec 2) or its
+    // refs/ and config.yaml (spec 1).
     if (oi->bIsDirectory)
-        return StatOK(RootOf(f) + "/zarr.json") || LooksLikeIncompleteStore(RootOf(f));
+        return StatOK(RootOf(f) + "/zarr.json") || LooksLikeIcechunkRepo(RootOf(f)) ||
+               LooksLikeIncompleteStore(RootOf(f));
     // GDAL 3.6 cannot stat implicit /vsimem/ folders.
     if (STARTS_WITH(f.c_str(), "/vsimem/") && oi->fpL == nullptr)
-        return StatOK(RootOf(f) + "/zarr.json") || LooksLikeIncompleteStore(RootOf(f));
+        return StatOK(RootOf(f) + "/zarr.json") || LooksLikeIcechunkRepo(RootOf(f)) ||
+               LooksLikeIncompleteStore(RootOf(f));
     // A local store whose replacement was killed between its two renames: the
     // name is missing and the old store is aside; Open puts it back (GDAL >= 3.9
     // calls Open only for what Identify accepts).
@@ -194,6 +199,64 @@ bool ReportIncomplete(const std::string& root) {
     return true;
 }
 
+// The classic or multidimensional dataset over `store`; nullptr after a CPLError.
+GDALDataset* OpenDataset(GDALOpenInfo* oi, std::shared_ptr<zarr3::Store> store,
+                         const OpenTarget& t) {
+    try {
+        if (oi->nOpenFlags & GDAL_OF_MULTIDIM_RASTER) return Zarr3OpenMultidim(oi, store, t);
+        return Zarr3OpenClassic(oi, store, t);
+    } catch (const std::exception& e) {
+        CPLError(CE_Failure, CPLE_AppDefined, "%s: %s", t.root.c_str(), e.what());
+        return nullptr;
+    }
+}
+
+// The Icechunk repository at t.root, at the version chosen, read-only.
+GDALDataset* OpenIcechunk(GDALOpenInfo* oi, const OpenTarget& t, const IcechunkVersion& v) {
+    if (oi->eAccess == GA_Update) {
+        CPLError(CE_Failure, CPLE_OpenFailed,
+                 "%s: Icechunk repositories open read-only (writing them is not supported yet)",
+                 t.root.c_str());
+        return nullptr;
+    }
+    std::shared_ptr<zarr3::icechunk::IcechunkStore> store;
+    if (!Guard(t.root, [&] { store = OpenIcechunkStore(t.root, v, oi->papszOpenOptions); }))
+        return nullptr;
+    GDALDataset* ds = OpenDataset(oi, store, t);
+    if (ds) ShowIcechunkVersion(*ds, *store, v);
+    return ds;
+}
+
+// What the name and the open options say to open; false after a CPLError.
+bool ResolveTarget(GDALOpenInfo* oi, OpenTarget& t, IcechunkVersion& version, bool& icechunk) {
+    bool ok = true;
+    std::string error;
+    const auto ice = ParseIcechunkName(oi->pszFilename, ok, error);
+    icechunk = ice.has_value();
+    if (ice && ok) {
+        t.root = ice->repo;
+        t.prefixed = true;
+        t.array_path = ice->node;
+        t.has_array = ice->has_node;
+        version = ice->version;
+    } else if (!ice && !ParseOpenTarget(oi->pszFilename, t)) {
+        return false;
+    }
+    if (ok) ok = ApplyVersionOptions(oi->papszOpenOptions, version, error);
+    if (!ok) {
+        CPLError(CE_Failure, CPLE_OpenFailed, "%s: %s", oi->pszFilename, error.c_str());
+        return false;
+    }
+    if (!t.has_array) {
+        const char* arr = CSLFetchNameValue(oi->papszOpenOptions, "ARRAY");
+        if (arr && arr[0]) {
+            t.array_path = NormaliseNodePath(arr);
+            t.has_array = true;
+        }
+    }
+    return true;
+}
+
 GDALDataset* Open(GDALOpenInfo* oi) {
     // A replacement interrupted between its two renames (a file system
     // without RENAME_EXCHANGE): the old store is put back (store_replace.hpp).
@@ -206,16 +269,12 @@ GDALDataset* Open(GDALOpenInfo* oi) {
     }
     if (!Identify(oi)) return nullptr;
     OpenTarget t;
-    if (!ParseOpenTarget(oi->pszFilename, t)) return nullptr;
+    IcechunkVersion version;
+    bool icechunk = false;
+    if (!ResolveTarget(oi, t, version, icechunk)) return nullptr;
     if (!t.prefixed && !CPLTestBool(CPLGetConfigOption("ZARR3_PRECEDENCE", "YES")))
         return nullptr; // leave the store to GDAL's built-in Zarr driver
-    if (!t.has_array) {
-        const char* arr = CSLFetchNameValue(oi->papszOpenOptions, "ARRAY");
-        if (arr && arr[0]) {
-            t.array_path = NormaliseNodePath(arr);
-            t.has_array = true;
-        }
-    }
+    if (icechunk) return OpenIcechunk(oi, t, version);
     // Update access: classic (raster_dataset.cpp) and multidim (md_dataset.cpp).
     const bool writable = oi->eAccess == GA_Update;
     std::shared_ptr<VSIStore> store;
@@ -223,6 +282,8 @@ GDALDataset* Open(GDALOpenInfo* oi) {
         return nullptr;
     if (!t.prefixed) {
         const RootKind kind = ClassifyRoot(*store);
+        if (kind == RootKind::NotOurs && LooksLikeIcechunkRepo(t.root))
+            return OpenIcechunk(oi, t, version);
         if (kind == RootKind::NotOurs) ReportIncomplete(t.root);
         if (kind != RootKind::ZarrV3) return nullptr;
     } else {
@@ -232,23 +293,21 @@ GDALDataset* Open(GDALOpenInfo* oi) {
                 root_json = store->get_bounded("zarr.json", zarr3::kMaxMetadataBytes);
             }))
             return nullptr;
+        if (!root_json && LooksLikeIcechunkRepo(t.root)) return OpenIcechunk(oi, t, version);
         if (!root_json) {
             CPLError(CE_Failure, CPLE_OpenFailed, "%s: not found (no Zarr v3 store at %s)",
                      where.c_str(), t.root.c_str());
             return nullptr;
         }
     }
-    GDALDataset* ds = nullptr;
-    try {
-        if (oi->nOpenFlags & GDAL_OF_MULTIDIM_RASTER)
-            ds = Zarr3OpenMultidim(oi, store, t);
-        else
-            ds = Zarr3OpenClassic(oi, store, t);
-    } catch (const std::exception& e) {
-        CPLError(CE_Failure, CPLE_AppDefined, "%s: %s", t.root.c_str(), e.what());
-        ds = nullptr;
+    if (version.any()) {
+        CPLError(CE_Failure, CPLE_OpenFailed,
+                 "%s: BRANCH, TAG, SNAPSHOT and AS_OF choose a version of an Icechunk "
+                 "repository; this is a plain Zarr store, with one version",
+                 t.root.c_str());
+        return nullptr;
     }
-    return ds;
+    return OpenDataset(oi, store, t);
 }
 
 // The folder a new store is created in: an incomplete store a killed copy

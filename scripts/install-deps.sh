@@ -6,7 +6,7 @@ set -euo pipefail
 PACKAGES=(
   build-essential cmake pkg-config
   libgdal-dev gdal-bin python3-gdal python3-numpy python3-pytest
-  nlohmann-json3-dev libzstd-dev libblosc-dev libdeflate-dev liblz4-dev zlib1g-dev
+  nlohmann-json3-dev libzstd-dev libblosc-dev libdeflate-dev liblz4-dev zlib1g-dev libflatbuffers-dev flatbuffers-compiler
   libgtest-dev libbenchmark-dev
   nginx-light
 )

@@ -1,0 +1,61 @@
+// zarr3 log: the branches, tags and history of an Icechunk repository.
+#include "zarr3/icechunk.hpp"
+
+#include <filesystem>
+#include <iostream>
+
+namespace fs = std::filesystem;
+
+void require_local(const std::string& path, const char* command);
+
+namespace {
+
+std::string joined(const std::vector<std::string>& names, const char* prefix) {
+    std::string out;
+    for (const auto& n : names)
+        out += (out.empty() ? "" : ", ") + std::string(prefix) + n;
+    return out;
+}
+
+void print_refs(const char* what, const std::vector<zarr3::icechunk::Ref>& refs) {
+    std::cout << what << ":";
+    if (refs.empty()) std::cout << " (none)";
+    std::cout << "\n";
+    for (const auto& r : refs)
+        std::cout << "  " << r.name << " -> " << r.snapshot << "\n";
+}
+
+} // namespace
+
+// zarr3 log REPO [--branch NAME]: refs, then the branch's history, newest first.
+int cmd_log(const std::string& path, int argc, char** argv) {
+    std::string branch = "main";
+    for (int i = 0; i < argc; ++i) {
+        const std::string a = argv[i];
+        if (a == "--branch" && i + 1 < argc) {
+            branch = argv[++i];
+        } else {
+            throw zarr3::Error("log: unexpected argument '" + a + "' (expected --branch NAME)");
+        }
+    }
+    require_local(path, "log");
+    auto storage =
+        std::make_shared<zarr3::FileStore>(fs::absolute(path).lexically_normal().string(), false);
+    auto repo = zarr3::icechunk::Repository::open(storage);
+    std::cout << "repository: " << path << " (Icechunk spec " << repo->spec_version() << ")\n";
+    print_refs("branches", repo->branches());
+    print_refs("tags", repo->tags());
+    zarr3::icechunk::VersionSpec v;
+    v.branch = branch;
+    const std::string head = repo->resolve(v);
+    std::cout << "history of branch " << branch << " (newest first):\n";
+    for (const auto& e : repo->history(head)) {
+        std::cout << e.id << "  " << zarr3::icechunk::format_iso_time(e.flushed_at_us);
+        const std::string refs = joined(e.branches, "") +
+                                 (e.branches.empty() || e.tags.empty() ? "" : ", ") +
+                                 joined(e.tags, "tag: ");
+        if (!refs.empty()) std::cout << "  (" << refs << ")";
+        std::cout << "  " << e.message << "\n";
+    }
+    return 0;
+}

@@ -1,0 +1,70 @@
+// Helpers of the Icechunk tests: the upstream repositories, loading a
+// repository folder into a MemoryStore, reading arrays.
+#pragma once
+
+#include "zarr3/array.hpp"
+#include "zarr3/icechunk.hpp"
+
+#include "test_util.hpp"
+
+#include <filesystem>
+#include <gtest/gtest.h>
+
+namespace icetest {
+
+inline std::string upstream(const std::string& name) {
+    return std::string(ZARR3_CONFORMANCE_DIR) + "/../icechunk/upstream-test-repos/" + name;
+}
+
+#define ICE_NEED_UPSTREAM(name)                                                                    \
+    if (!std::filesystem::exists(icetest::upstream(name)))                                         \
+    GTEST_SKIP() << "no " << icetest::upstream(name)
+
+// Every file of folder `dir` in a new MemoryStore (the originals stay untouched).
+inline std::shared_ptr<zarr3::MemoryStore> load(const std::string& dir) {
+    auto m = std::make_shared<zarr3::MemoryStore>();
+    for (const auto& e : std::filesystem::recursive_directory_iterator(dir)) {
+        if (!e.is_regular_file()) continue;
+        const auto rel = std::filesystem::relative(e.path(), dir).generic_string();
+        auto bytes = testutil::read_file(e.path().string());
+        m->put(rel, bytes);
+    }
+    return m;
+}
+
+template <class T>
+std::vector<T> read_all(std::shared_ptr<zarr3::Store> store, const std::string& path) {
+    auto a = zarr3::Array::open(std::move(store), path);
+    const auto& shape = a->metadata().shape;
+    std::vector<T> v(zarr3::checked_product(shape, "n"));
+    a->read(zarr3::Selection::all(shape), v.data());
+    return v;
+}
+
+inline std::vector<std::string> messages(const std::vector<zarr3::icechunk::HistoryEntry>& h) {
+    std::vector<std::string> out;
+    for (const auto& e : h)
+        out.push_back(e.message);
+    return out;
+}
+
+inline std::vector<std::string> names(const std::vector<zarr3::icechunk::Ref>& refs) {
+    std::vector<std::string> out;
+    for (const auto& r : refs)
+        out.push_back(r.name);
+    return out;
+}
+
+// Expects `f` to throw a zarr3::Error whose message holds every one of `parts`.
+template <class F> void expect_error(F&& f, std::initializer_list<std::string> parts) {
+    try {
+        f();
+        ADD_FAILURE() << "no error (expected one mentioning " << *parts.begin() << ")";
+    } catch (const zarr3::Error& e) {
+        for (const auto& p : parts)
+            EXPECT_NE(std::string(e.what()).find(p), std::string::npos)
+                << "'" << p << "' missing from: " << e.what();
+    }
+}
+
+} // namespace icetest

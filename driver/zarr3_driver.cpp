@@ -220,7 +220,7 @@ GDALDataset* OpenIcechunk(GDALOpenInfo* oi, const OpenTarget& t, const IcechunkV
         return nullptr;
     }
     std::shared_ptr<zarr3::icechunk::IcechunkStore> store;
-    if (!Guard(t.root, [&] { store = OpenIcechunkStore(t.root, v, oi->papszOpenOptions); }))
+    if (!ErrorBoundary(t.root, [&] { store = OpenIcechunkStore(t.root, v, oi->papszOpenOptions); }))
         return nullptr;
     GDALDataset* ds = OpenDataset(oi, store, t);
     if (ds) ShowIcechunkVersion(*ds, *store, v);

@@ -268,8 +268,8 @@ void Zarr3RasterDataset::LoadBandCoordinates() {
     for (int i = 0; i < nc.size(); ++i) {
         char* key = nullptr;
         const char* value = CPLParseNameValue(nc[i], &key);
-        if (key && value && !GDALMajorObject::GetMetadataItem(key))
-            GDALMajorObject::SetMetadataItem(key, value);
+        // Over a stored item of the same name (a stale copy of a source's).
+        if (key && value) GDALMajorObject::SetMetadataItem(key, value);
         CPLFree(key);
     }
 }

@@ -204,3 +204,19 @@ def test_any_order_accepts_earlier_steps_but_no_duplicate(tmp_path, run_tool):
     err = refused(run_tool, store, day_tif(tmp_path / "d7.tif", 7), "-co", "APPEND_ORDER=SOMETIMES")
     assert "APPEND_ORDER=SOMETIMES: expected STRICT or ANY" in err, err
     assert read_time(store).tolist() == [days_of(d) for d in (1, 5, 3)]
+
+
+def test_append_failing_while_writing_removes_its_chunks(tmp_path, run_tool):
+    """An append that fails after writing its chunks and before its switch (here cancelled from the
+    progress callback, which runs after the pixels are written) removes them: the store's files are
+    as before, and `zarr3 verify` would find no chunk past the end."""
+    store = build_cube(tmp_path, run_tool, 3)
+    before = files_of(store)
+    src = day_tif(tmp_path / "d4.tif", 4)
+    with pytest.raises(RuntimeError, match="append cancelled by the user"):
+        gdal.Translate(str(store), str(src), format=DRV,
+                       creationOptions=["APPEND_DIM=time", *KEEP], callback=lambda *a: 0)
+    assert files_of(store) == before
+    assert not [p for p in (store / "cube" / "c" / "3").rglob("*") if p.is_file()]
+    assert append(run_tool, src, store).returncode == 0
+    assert read_time(store).tolist() == [days_of(d) for d in (1, 2, 3, 4)]

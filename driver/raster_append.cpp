@@ -609,7 +609,8 @@ void ExtendBandAttributes(nlohmann::json& attrs, GDALDataset* src, uint64_t old_
 // array's (its new length), each after checking that no other writer changed
 // either node since it was read; then the root's consolidated metadata,
 // rewritten from the nodes as stored (RefreshConsolidated).
-void Switch(const std::string& root, const Target& t, CoordinateStep& coord, zarr3::Array& out) {
+void Switch(const std::string& root, const Target& t, CoordinateStep& coord, zarr3::Array& out,
+            bool& switched) {
     zarr3::test_pause_point("append-switch");
     RequireUnchanged(root, t.array->path(), t.seen);
     if (coord.out) {
@@ -620,8 +621,30 @@ void Switch(const std::string& root, const Target& t, CoordinateStep& coord, zar
     zarr3::test_kill_point("append-coord");
     RequireUnchanged(root, t.array->path(), t.seen);
     out.write_metadata(); // last: the array's new length
+    switched = true;
     RefreshConsolidated(*t.store);
     zarr3::test_kill_point("append-meta");
+}
+
+// An append that failed after writing chunks (a cancel, an unreadable source,
+// a full disk) and before its switch: the chunks past the array's end, where
+// it wrote (chunks_outside_extent of the array as it was), are removed, so
+// the store is as it was. Only where the array lock excludes other processes
+// (elsewhere another writer may own them); a removal that fails leaves them,
+// as a killed append does (the next append overwrites them).
+void RemoveUnswitchedChunks(const Target& t, zarr3::Array& out) {
+    try {
+        out.flush(); // nothing still being written
+    } catch (const std::exception&) {
+    }
+    try {
+        for (const auto& key : zarr3::chunks_outside_extent(*t.array))
+            t.store->erase(key);
+    } catch (const std::exception& e) {
+        CPLError(CE_Warning, CPLE_AppDefined,
+                 "%s: chunks of the failed append are left past the array's end: %s",
+                 t.array->describe().c_str(), e.what());
+    }
 }
 
 } // namespace
@@ -652,10 +675,16 @@ GDALDataset* Zarr3AppendCopy(const char* name, GDALDataset* src, CSLConstList op
         ExtendBandAttributes(nm.attributes, src, start, dim);
         auto out = zarr3::Array::open(t.store, t.array->path(), nm);
         ConfigureArray(*out);
-        WritePixels(src, *out, start, progress, progress_data);
-        zarr3::test_kill_point("append-chunks");
-        coord.Write();
-        Switch(root, t, coord, *out);
+        bool switched = false;
+        try {
+            WritePixels(src, *out, start, progress, progress_data);
+            zarr3::test_kill_point("append-chunks");
+            coord.Write();
+            Switch(root, t, coord, *out, switched);
+        } catch (...) {
+            if (!switched && lock->across_processes()) RemoveUnswitchedChunks(t, *out);
+            throw;
+        }
         ds = Zarr3RasterDataset::Open(t.store, out, false);
         ds->SetDescription(root.c_str());
         progress(1.0, "", progress_data);

@@ -220,3 +220,11 @@ def test_append_failing_while_writing_removes_its_chunks(tmp_path, run_tool):
     assert not [p for p in (store / "cube" / "c" / "3").rglob("*") if p.is_file()]
     assert append(run_tool, src, store).returncode == 0
     assert read_time(store).tolist() == [days_of(d) for d in (1, 2, 3, 4)]
+
+
+def test_append_order_without_append_dim_is_refused(tmp_path):
+    out = tmp_path / "out.zarr"
+    src = day_tif(tmp_path / "d1.tif", 1)
+    with pytest.raises(RuntimeError, match="creation option APPEND_ORDER needs APPEND_DIM"):
+        gdal.Translate(str(out), str(src), format=DRV, creationOptions=["APPEND_ORDER=ANY"])
+    assert not out.exists()

@@ -106,9 +106,11 @@ Prepared Prepare(const char* name, int xsize, int ysize, int nbands, GDALDataTyp
     req.dtype = ZarrTypeFor(type, !strict, &warning);
     if (!warning.empty()) CPLError(CE_Warning, CPLE_AppDefined, "%s", warning.c_str());
     const char* append_dim = CSLFetchNameValue(options, "APPEND_DIM"); // raster_append.hpp
-    if (!append_dim && CSLFetchNameValue(options, "APPEND_COORD"))
-        throw zarr3::Error("creation option APPEND_COORD needs APPEND_DIM (the dimension the "
-                           "source bands are appended along)");
+    for (const char* k : {"APPEND_COORD", "APPEND_ORDER"})
+        if (!append_dim && CSLFetchNameValue(options, k))
+            throw zarr3::Error(std::string("creation option ") + k +
+                               " needs APPEND_DIM (the dimension the source bands are appended "
+                               "along)");
     if (nbands > 1 || append_dim) {
         req.shape = {static_cast<uint64_t>(nbands), static_cast<uint64_t>(ysize),
                      static_cast<uint64_t>(xsize)};

@@ -541,10 +541,11 @@ CoordinateStep PrepareCoordinate(const Target& t, GDALDataset* src, CSLConstList
                            ": no coordinate value for the new step: give "
                            "-co APPEND_COORD=<value> (e.g. a date YYYY-MM-DD) or a source with "
                            "a DATE/TIFFTAG_DATETIME metadata item");
-    const auto nums = CoordinateValues(texts, cm.attributes, c->describe());
-    for (double v : nums) {
+    auto nums = CoordinateValues(texts, cm.attributes, c->describe());
+    for (double& v : nums) {
         const auto b = Encode(v, cm.dtype, c->describe());
         step.values.insert(step.values.end(), b.begin(), b.end());
+        v = Decode(b.data(), cm.dtype); // compared as stored (float32 rounds)
     }
     if (AnyOrder(options))
         RequireNotStored(*c, start, nums, texts, t.dim);

@@ -100,7 +100,8 @@ def run_workers(driver_path, store, day_lists, env_extra=None):
               "    print(p.returncode, p.stderr.strip().replace('\\n', ' '), flush=True)\n")
     procs = []
     for days in day_lists:
-        cmds = [append_cmd(store.parent / f"d{d}.tif", store) for d in days]
+        # Two writers interleave their days: APPEND_ORDER=ANY accepts the steps in any order.
+        cmds = [append_cmd(store.parent / f"d{d}.tif", store, "-co", "APPEND_ORDER=ANY") for d in days]
         procs.append(subprocess.Popen(["/usr/bin/python3", "-c", script, repr(cmds)], env=env,
                                       stdout=subprocess.PIPE, text=True))
     return [p.communicate(timeout=600)[0] for p in procs]
@@ -140,7 +141,8 @@ def test_threads_appending_to_vsimem_keep_every_day(tmp_path):
     def worker(days):
         try:
             for d in days:
-                gdal.Translate(store, srcs[d], format=DRV, creationOptions=append_options())
+                gdal.Translate(store, srcs[d], format=DRV,
+                               creationOptions=append_options("APPEND_ORDER=ANY"))
         except Exception as e:  # noqa: BLE001 - reported below
             errors.append(e)
 

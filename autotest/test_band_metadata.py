@@ -120,7 +120,9 @@ def test_no_descriptions_keep_the_band_coordinate_description(tmp_path):
     assert "band_descriptions" not in array_attrs(out, "plain")
     z = gdal.Open(str(out))
     assert [z.GetRasterBand(b).GetDescription() for b in (1, 2, 3)] == ["band=0", "band=1", "band=2"]
-    assert z.GetRasterBand(2).GetMetadataItem("DIM_band_INDEX") == "1"
+    # A lone band axis without coordinate: its index (the band number - 1) is no item, so
+    # rasterio's tags() of a plain multi-band store are empty as for a GeoTIFF (issue 32).
+    assert z.GetRasterBand(2).GetMetadata() == {}
 
 
 def test_empty_dimension_name_labels_bands_like_no_name(tmp_path):
@@ -238,11 +240,12 @@ def test_what_cannot_be_stored_warns(tmp_path):
 
 def test_derived_item_with_another_value_warns(tmp_path):
     out = tmp_path / "d.zarr"
-    gdal.Translate(str(out), mem_source(), format="Zarr3")
+    gdal.Translate(str(out), mem_source(), format="Zarr3",
+                   creationOptions=["APPEND_DIM=level", "APPEND_COORD=850,500,300"])
     ds = gdal.Open(str(out), gdal.GA_Update)
     with Warnings() as w:
-        ds.GetRasterBand(1).SetMetadataItem("DIM_band_INDEX", "7")
-        ds.GetRasterBand(1).SetMetadataItem("DIM_band_INDEX", "0")  # same value: silent
+        ds.GetRasterBand(1).SetMetadataItem("DIM_level_INDEX", "7")
+        ds.GetRasterBand(1).SetMetadataItem("DIM_level_INDEX", "0")  # same value: silent
     ds = None
     assert len(w.messages) == 1 and "derived from the band axis" in w.messages[0]
     assert "band_metadata" not in array_attrs(out, "d")

@@ -168,3 +168,21 @@ def test_consolidated_metadata_follows_appends_and_compaction(tmp_path, run_tool
     assert cm["cube"] == meta(store, "cube")
     assert cm["cube"]["chunk_grid"]["configuration"]["chunk_shapes"][0] == 2
     assert gdal.Open(str(store)).RasterCount == 4
+
+
+def test_verify_reports_chunks_left_past_the_end(tmp_path, run_tool, zarr3_cli):
+    """A killed append leaves its chunk c/3/0/0 beyond the array's end (the array still has 3
+    steps): verify names it instead of saying every chunk reads; the next append overwrites it."""
+    from test_append import append, build_cube, day_tif
+    store = build_cube(tmp_path, run_tool, 3)
+    p = append(run_tool, day_tif(tmp_path / "d4.tif", 4), store, env_extra={"ZARR3_TEST_KILL_AT": "append-chunks"})
+    assert p.returncode == -9, p.stderr
+    assert (store / "cube" / "c" / "3" / "0" / "0").is_file()
+    p = cli(zarr3_cli, "verify", store)
+    assert p.returncode == 1, p.stdout
+    assert "every stored chunk reads" not in p.stdout
+    assert "cube/c/3/0/0: stored chunk outside the array's extent (shape [3,10,20])" in p.stderr, p.stderr
+    assert "1 chunk(s) outside the extent" in p.stderr and "bad chunk" not in p.stderr
+    assert append(run_tool, day_tif(tmp_path / "d4b.tif", 4), store).returncode == 0
+    p = cli(zarr3_cli, "verify", store)
+    assert p.returncode == 0 and "every stored chunk reads, none lies outside the extent" in p.stdout, p.stderr

@@ -51,7 +51,7 @@ def test_geo_group_opens_directly_and_by_subdataset(conformance_dir):
         assert b.GetNoDataValue() == 0.0
         assert b.GetUnitType() == "K"
         assert b.GetMetadataItem("time") is not None
-        assert ds.GetMetadataItem("grid_mapping") == "spatial_ref"
+        assert ds.GetMetadataItem("grid_mapping") is None  # the CRS variable's pointer: no item
     # The unique data array opens directly; coordinate arrays are no subdatasets
     # and neither is the raster itself (QGIS would offer them as sublayers).
     assert gdal.Open(str(store)).GetMetadata("SUBDATASETS") == {}

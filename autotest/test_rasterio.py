@@ -86,3 +86,27 @@ def test_rasterio_window_reads(stores, key):
         m = z.read(2, window=win, masked=True)
         assert int(m.mask.sum()) == 20 * 30
         assert np.array_equal(m.filled(NODATA), ref.read(2, window=win))
+
+
+def test_rasterio_tags_are_what_a_user_expects(stores, tmp_path, driver_path):
+    """Issue 32: tags() holds neither the CF pointer grid_mapping (the CRS is z.crs) nor, for a plain
+    multi-band store, DIM_band_INDEX on every band (it repeats the band number): the same tags as
+    the source GeoTIFF. A time series keeps its date items: the band descriptions are dates and the
+    netCDF-style items give the values with their units."""
+    with rasterio.open(stores["src"]) as ref, rasterio.open(str(stores["store"])) as z:
+        assert "grid_mapping" not in z.tags()
+        assert z.tags() == ref.tags()
+        for b in range(1, NB + 1):
+            assert z.tags(b) == ref.tags(b) == {}
+    cube = tmp_path / "ts.zarr"
+    for day in ("2024-02-01", "2024-02-02"):
+        subprocess.run(["gdal_translate", "-q", "-of", "Zarr3", "-b", "1", "-co", "APPEND_DIM=time",
+                        "-co", f"APPEND_COORD={day}", "-co", "APPEND_SUBDATASET=YES", str(stores["src"]), str(cube)],
+                       env=dict(os.environ, GDAL_DRIVER_PATH=driver_path), check=True, timeout=120)
+    with rasterio.open(str(cube)) as z:
+        assert "grid_mapping" not in z.tags()
+        assert z.tags()["NETCDF_DIM_time_VALUES"] == "{19754,19755}"
+        assert z.tags()["time#units"] == "days since 1970-01-01"
+        assert z.descriptions == ("time=2024-02-01", "time=2024-02-02")
+        assert z.tags(2) == {"DIM_time_INDEX": "1", "NETCDF_DIM_time": "19755", "time": "19755",
+                             "time#units": "days since 1970-01-01"}

@@ -1,6 +1,7 @@
 // zarr3: a small command-line tool over the core library for local stores.
 //   zarr3 info PATH                     grid summary of an array (or every array of a group)
-//   zarr3 verify PATH                   decode every stored chunk; checksums and shard indexes
+//   zarr3 verify PATH                   decode every stored chunk; checksums and shard indexes;
+//                                       chunks stored past the array's end
 //   zarr3 compact PATH --dim D --edges monthly|N|JSON [--coord NAME]
 // PATH is a local folder holding a zarr.json (a store root, a group or an array).
 #include "zarr3/compact.hpp"
@@ -104,18 +105,28 @@ int cmd_verify(const std::string& path) {
     auto store = open_store(path, false);
     std::vector<std::string> arrays;
     collect_arrays(store, "", arrays);
-    size_t bad = 0;
+    size_t bad = 0, outside = 0;
     for (const auto& a : arrays) {
-        const auto problems = zarr3::verify_array(*zarr3::Array::open(store, a));
+        const auto array = zarr3::Array::open(store, a);
+        const auto problems = zarr3::verify_array(*array);
         for (const auto& p : problems)
             std::cerr << path << "/" << p << "\n";
         bad += problems.size();
+        const auto orphans = zarr3::chunks_outside_extent(*array);
+        for (const auto& k : orphans)
+            std::cerr << path << "/" << k << ": stored chunk outside the array's extent (shape "
+                      << nlohmann::json(array->metadata().shape).dump()
+                      << "): never read; left by an interrupted write (an append overwrites it, "
+                         "or delete it)\n";
+        outside += orphans.size();
     }
-    if (bad) {
-        std::cerr << path << ": " << bad << " bad chunk(s)\n";
+    if (bad || outside) {
+        if (bad) std::cerr << path << ": " << bad << " bad chunk(s)\n";
+        if (outside) std::cerr << path << ": " << outside << " chunk(s) outside the extent\n";
         return 1;
     }
-    std::cout << path << ": " << arrays.size() << " array(s), every stored chunk reads\n";
+    std::cout << path << ": " << arrays.size()
+              << " array(s), every stored chunk reads, none lies outside the extent\n";
     return 0;
 }
 

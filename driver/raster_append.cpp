@@ -27,6 +27,9 @@ namespace zarr3drv {
 namespace {
 
 constexpr uint64_t kRowBudget = 64ull << 20; // bytes read from the source at a time
+// Source metadata items read as the date of a single-band step.
+constexpr const char* kDateItems[] = {"TIME", "DATE", "DATETIME", "ACQUISITION_DATE",
+                                      "TIFFTAG_DATETIME"};
 
 std::string DimOf(CSLConstList options) {
     const char* d = CSLFetchNameValue(options, "APPEND_DIM");
@@ -48,19 +51,23 @@ std::vector<std::string> CoordinateTexts(GDALDataset* src, CSLConstList options,
             out.emplace_back(parts[i]);
         return out;
     }
-    for (const char* key : {"TIME", "DATE", "DATETIME", "ACQUISITION_DATE", "TIFFTAG_DATETIME"})
+    for (const char* key : kDateItems)
         if (const char* v = src->GetMetadataItem(key))
             if (zarr3::parse_date_time(v) && n == 1) return {v};
     return {};
+}
+
+std::optional<zarr3::CfTimeUnits> TimeUnits(const nlohmann::json& attrs) {
+    const auto it = attrs.find("units");
+    if (it == attrs.end() || !it->is_string()) return std::nullopt;
+    return zarr3::parse_cf_time_units(it->get<std::string>());
 }
 
 // The value of `text` in a coordinate with these attributes: a date in CF
 // units, or a number.
 double CoordinateValue(const std::string& text, const nlohmann::json& attrs,
                        const std::string& where) {
-    std::optional<zarr3::CfTimeUnits> units;
-    if (auto it = attrs.find("units"); it != attrs.end() && it->is_string())
-        units = zarr3::parse_cf_time_units(it->get<std::string>());
+    const auto units = TimeUnits(attrs);
     if (units)
         if (auto t = zarr3::parse_date_time(text)) return zarr3::cf_value_of(*units, *t);
     char* end = nullptr;
@@ -94,7 +101,106 @@ zarr3::Bytes Encode(double v, const zarr3::DataType& dt, const std::string& wher
     return b;
 }
 
+// `v` read back from one little-endian element of `dt` (the types Encode
+// writes; NaN for others).
+double Decode(const uint8_t* p, const zarr3::DataType& dt) {
+    auto get = [&](auto x) {
+        std::memcpy(&x, p, sizeof x);
+        return static_cast<double>(x);
+    };
+    if (dt.name == "float64") return get(double{});
+    if (dt.name == "float32") return get(float{});
+    if (dt.name == "int64") return get(int64_t{});
+    if (dt.name == "int32") return get(int32_t{});
+    if (dt.name == "uint32") return get(uint32_t{});
+    if (dt.name == "uint64") return get(uint64_t{});
+    return std::numeric_limits<double>::quiet_NaN();
+}
+
+// A coordinate value for messages: its date in CF time units, else the number.
+std::string ValueText(double v, const std::optional<zarr3::CfTimeUnits>& units) {
+    if (units) try {
+            return zarr3::format_civil(zarr3::cf_civil_of(*units, v));
+        } catch (const zarr3::Error&) {
+        }
+    return CPLSPrintf("%.17g", v);
+}
+
+// Refuses a step that does not continue the coordinate strictly in its
+// direction: `last` (the stored value before the new ones, if any) then
+// `values`. The direction is `dir` (+1, -1), or, when 0, that of the first
+// two values. Error naming both values (dates in CF time units).
+void RequireStrictlyOrdered(const std::string& where, const std::string& dim,
+                            std::optional<double> last, const std::vector<double>& values,
+                            const std::vector<std::string>& texts,
+                            const std::optional<zarr3::CfTimeUnits>& units, int dir) {
+    for (size_t i = 0; i < values.size(); ++i) {
+        const bool stored = i == 0;
+        const std::optional<double> prev = stored ? last : std::optional<double>(values[i - 1]);
+        if (!prev || std::isnan(*prev)) continue;
+        const double d = values[i] - *prev;
+        if (dir == 0 && d != 0) dir = d > 0 ? 1 : -1;
+        if (d != 0 && (d > 0) == (dir > 0)) continue;
+        const char* order = dir < 0 ? "before" : "after";
+        const std::string was = stored ? "the coordinate's last value " + ValueText(*prev, units)
+                                       : "the previous new value " + ValueText(*prev, units);
+        const std::string shown = ValueText(values[i], units);
+        throw zarr3::Error(where + ": the new " + dim + " value " + shown +
+                           (texts[i] == shown ? "" : " (\"" + texts[i] + "\")") + " is " +
+                           (d == 0 ? "equal to " : "not " + std::string(order) + " ") + was +
+                           "; appended steps must be strictly " +
+                           (dir < 0 ? "decreasing" : "increasing") + " along " + dim +
+                           " (a duplicate or out-of-order step is refused)");
+    }
+}
+
+// APPEND_ORDER=ANY: no new value among `stored` nor repeated. Error naming it.
+void RequireDistinct(const std::string& where, const std::string& dim, std::vector<double> stored,
+                     const std::vector<double>& values, const std::vector<std::string>& texts,
+                     const std::optional<zarr3::CfTimeUnits>& units) {
+    for (size_t i = 0; i < values.size(); ++i) {
+        if (std::find(stored.begin(), stored.end(), values[i]) != stored.end())
+            throw zarr3::Error(where + ": the new " + dim + " value " +
+                               ValueText(values[i], units) + " (\"" + texts[i] +
+                               "\") is already in the coordinate (a duplicate step is refused, "
+                               "also with APPEND_ORDER=ANY)");
+        stored.push_back(values[i]);
+    }
+}
+
+// -co APPEND_ORDER=ANY (else STRICT).
+bool AnyOrder(CSLConstList options) {
+    const char* v = CSLFetchNameValue(options, "APPEND_ORDER");
+    if (!v || EQUAL(v, "STRICT")) return false;
+    if (EQUAL(v, "ANY")) return true;
+    throw zarr3::Error(std::string("creation option APPEND_ORDER=") + v +
+                       ": expected STRICT or ANY");
+}
+
+// The numeric values of `texts` in a coordinate with attributes `attrs`.
+std::vector<double> CoordinateValues(const std::vector<std::string>& texts,
+                                     const nlohmann::json& attrs, const std::string& where) {
+    std::vector<double> out;
+    for (const auto& t : texts)
+        out.push_back(CoordinateValue(t, attrs, where));
+    return out;
+}
+
+bool StartsWith(const std::string& s, const char* prefix) {
+    return s.rfind(prefix, 0) == 0;
+}
+
 } // namespace
+
+bool IsSourcePositionItem(const std::string& key, const std::string& dim, const char* value) {
+    if (key == dim || StartsWith(key, (dim + "#").c_str()) || StartsWith(key, "NETCDF_DIM_"))
+        return true;
+    if (StartsWith(key, "DIM_") && key.size() > 10 && key.ends_with("_INDEX")) return true;
+    if (!value) return false; // band items: no date items
+    for (const char* k : kDateItems)
+        if (key == k && zarr3::parse_date_time(value)) return true;
+    return false;
+}
 
 bool IsAppendRequest(CSLConstList options) {
     return CSLFetchNameValue(options, "APPEND_DIM") != nullptr;
@@ -106,23 +212,49 @@ bool AppendsToExistingStore(const char* name, CSLConstList options) {
     return VSIStatL((StoreRoot(name) + "/zarr.json").c_str(), &st) == 0;
 }
 
+namespace {
+
+// The first append's coordinate: values and attributes (CF days since 1970
+// when the values are dates); empty values when the source gives none.
+// Checked like an append's: each value parses, and they are strictly
+// increasing (dates) or strictly monotonic (numbers).
+std::vector<double> FirstCoordinate(GDALDataset* src, CSLConstList options, nlohmann::json& attrs) {
+    const std::string dim = DimOf(options);
+    const auto texts = CoordinateTexts(src, options, src->GetRasterCount());
+    attrs = nlohmann::json::object();
+    if (texts.empty()) return {};
+    if (zarr3::parse_date_time(texts[0]))
+        attrs = {{"units", "days since 1970-01-01"}, {"calendar", "proleptic_gregorian"}};
+    const auto values = CoordinateValues(texts, attrs, dim);
+    const auto units = TimeUnits(attrs);
+    if (AnyOrder(options))
+        RequireDistinct(dim, dim, {}, values, texts, units);
+    else
+        RequireStrictlyOrdered(dim, dim, std::nullopt, values, texts, units, units ? 1 : 0);
+    return values;
+}
+
+} // namespace
+
+void CheckFirstAppend(GDALDataset* src, CSLConstList options) {
+    nlohmann::json attrs;
+    FirstCoordinate(src, options, attrs);
+}
+
 void WriteFirstCoordinate(const std::shared_ptr<zarr3::Store>& store, GDALDataset* src,
                           CSLConstList options) {
     const std::string dim = DimOf(options);
-    const int n = src->GetRasterCount();
-    const auto texts = CoordinateTexts(src, options, n);
-    if (texts.empty()) return;
-    const bool dates = zarr3::parse_date_time(texts[0]).has_value();
-    nlohmann::json attrs = nlohmann::json::object();
-    if (dates) attrs = {{"units", "days since 1970-01-01"}, {"calendar", "proleptic_gregorian"}};
+    nlohmann::json attrs;
+    const auto nums = FirstCoordinate(src, options, attrs);
+    if (nums.empty()) return;
     const zarr3::DataType f64 = zarr3::data_type_from_name("float64");
     const double nan = std::numeric_limits<double>::quiet_NaN();
     zarr3::Bytes values;
-    for (const auto& t : texts) {
-        const auto b = Encode(CoordinateValue(t, attrs, dim), f64, dim);
+    for (double v : nums) {
+        const auto b = Encode(v, f64, dim);
         values.insert(values.end(), b.begin(), b.end());
     }
-    auto meta = zarr3::ArrayBuilder({static_cast<uint64_t>(n)}, f64)
+    auto meta = zarr3::ArrayBuilder({static_cast<uint64_t>(nums.size())}, f64)
                     .regular_chunk_shape({4096})
                     .zstd(3)
                     .fill_value(Encode(nan, f64, dim))
@@ -276,12 +408,21 @@ void WritePixels(GDALDataset* src, zarr3::Array& out, uint64_t start, GDALProgre
     out.flush();
 }
 
-// The coordinate's part of an append: its values stored, its zarr.json (the
-// switch) not yet written. `out` is null when there is no coordinate array.
+// The coordinate's part of an append, checked before anything is written:
+// the new values encoded, the array with the new length (`out`, null when
+// there is no coordinate array); Write stores the values, the switch writes
+// its zarr.json.
 struct CoordinateStep {
     std::unique_ptr<zarr3::ArrayLock> lock;
     std::shared_ptr<zarr3::Array> out;
     zarr3::NodeSnapshot seen;
+    zarr3::Bytes values;
+    uint64_t start = 0, count = 0;
+    void Write() {
+        if (!out) return;
+        out->write(zarr3::Selection{{start}, {count}, {}}, values.data());
+        out->flush();
+    }
 };
 
 // The longest length along <dim> of the other arrays of the root group whose
@@ -327,13 +468,55 @@ void RequireSameAsShared(zarr3::Array& c, uint64_t start, uint64_t shared,
                                "\" (the appended coordinate would disagree with that array)");
 }
 
-// Locks the coordinate array <dim>, reads its zarr.json now and stores the
-// values of the new indices [start, start + n). Its length must be at least
-// `start` (the data array's). Past `start` it holds either values an array
-// sharing it already uses (kept, and they must equal the new ones) or what a
-// killed append left (overwritten).
-CoordinateStep WriteCoordinateValues(const Target& t, GDALDataset* src, CSLConstList options,
-                                     uint64_t start) {
+// The stored values at index 0 and `start` - 1 of the 1-D coordinate `c`.
+std::pair<double, double> FirstAndLast(zarr3::Array& c, uint64_t start) {
+    const auto& dt = c.metadata().dtype;
+    zarr3::Bytes b(dt.size);
+    c.read(zarr3::Selection{{0}, {1}, {}}, b.data());
+    const double first = Decode(b.data(), dt);
+    c.read(zarr3::Selection{{start - 1}, {1}, {}}, b.data());
+    return {first, Decode(b.data(), dt)};
+}
+
+// The new values must continue the stored ones strictly in the coordinate's
+// direction: that of its first and last values when they differ, else
+// increasing for CF time, else that of the new values.
+void RequireAfterStored(zarr3::Array& c, uint64_t start, const std::vector<double>& nums,
+                        const std::vector<std::string>& texts, const std::string& dim) {
+    const auto units = TimeUnits(c.metadata().attributes);
+    std::optional<double> last;
+    int dir = units ? 1 : 0;
+    if (start > 0) {
+        const auto [first, l] = FirstAndLast(c, start);
+        last = l;
+        if (start > 1 && first != l && !std::isnan(first) && !std::isnan(l))
+            dir = l > first ? 1 : -1;
+    }
+    RequireStrictlyOrdered(c.describe(), dim, last, nums, texts, units, dir);
+}
+
+// APPEND_ORDER=ANY: a new value may come in any order but must not be one of
+// the stored values [0, start) nor repeat another new one.
+void RequireNotStored(zarr3::Array& c, uint64_t start, const std::vector<double>& nums,
+                      const std::vector<std::string>& texts, const std::string& dim) {
+    const auto& dt = c.metadata().dtype;
+    zarr3::Bytes b(zarr3::checked_mul(start, dt.size, c.describe()));
+    if (start > 0) c.read(zarr3::Selection{{0}, {start}, {}}, b.data());
+    std::vector<double> stored;
+    for (uint64_t i = 0; i < start; ++i)
+        stored.push_back(Decode(b.data() + i * dt.size, dt));
+    RequireDistinct(c.describe(), dim, std::move(stored), nums, texts,
+                    TimeUnits(c.metadata().attributes));
+}
+
+// Locks the coordinate array <dim>, reads its zarr.json now and checks the
+// values of the new indices [start, start + n): they parse, are storable,
+// continue the coordinate strictly in its direction and, where another array
+// sharing it already reaches, equal the stored ones. Its length must be at
+// least `start` (the data array's); values past `start` that no array uses
+// are what a killed append left (overwritten). Nothing is written.
+CoordinateStep PrepareCoordinate(const Target& t, GDALDataset* src, CSLConstList options,
+                                 uint64_t start) {
     const int n = src->GetRasterCount();
     const auto texts = CoordinateTexts(src, options, n);
     CoordinateStep step;
@@ -358,21 +541,25 @@ CoordinateStep WriteCoordinateValues(const Target& t, GDALDataset* src, CSLConst
                            ": no coordinate value for the new step: give "
                            "-co APPEND_COORD=<value> (e.g. a date YYYY-MM-DD) or a source with "
                            "a DATE/TIFFTAG_DATETIME metadata item");
-    zarr3::Bytes values;
-    for (const auto& txt : texts) {
-        const auto b =
-            Encode(CoordinateValue(txt, cm.attributes, c->describe()), cm.dtype, c->describe());
-        values.insert(values.end(), b.begin(), b.end());
+    auto nums = CoordinateValues(texts, cm.attributes, c->describe());
+    for (double& v : nums) {
+        const auto b = Encode(v, cm.dtype, c->describe());
+        step.values.insert(step.values.end(), b.begin(), b.end());
+        v = Decode(b.data(), cm.dtype); // compared as stored (float32 rounds)
     }
+    if (AnyOrder(options))
+        RequireNotStored(*c, start, nums, texts, t.dim);
+    else
+        RequireAfterStored(*c, start, nums, texts, t.dim);
     const uint64_t shared = std::min(SharedLength(t), cm.shape[0]);
-    RequireSameAsShared(*c, start, shared, values, texts);
+    RequireSameAsShared(*c, start, shared, step.values, texts);
     zarr3::ArrayMetadata nm = cm;
-    const zarr3::Shape shape{std::max(shared, start + static_cast<uint64_t>(n))};
+    step.start = start;
+    step.count = static_cast<uint64_t>(n);
+    const zarr3::Shape shape{std::max(shared, start + step.count)};
     nm.grid.resize(shape);
     nm.shape = shape;
     step.out = zarr3::Array::open(t.store, t.dim, nm);
-    step.out->write(zarr3::Selection{{start}, {static_cast<uint64_t>(n)}, {}}, values.data());
-    step.out->flush();
     return step;
 }
 
@@ -387,7 +574,11 @@ void RequireUnchanged(const std::string& root, const std::string& path,
 // The per-band attribute lists (band_descriptions, band_metadata;
 // raster_band_metadata.cpp) grow with the new bands; lists of another
 // length than the old band count are dropped (they no longer describe it).
-void ExtendBandAttributes(nlohmann::json& attrs, GDALDataset* src, uint64_t old_count) {
+// A new band gets no description (its date labels it; the source's names
+// the variable, not the step) and none of the source's items about its own
+// position (IsSourcePositionItem): the coordinate dates the step.
+void ExtendBandAttributes(nlohmann::json& attrs, GDALDataset* src, uint64_t old_count,
+                          const std::string& dim) {
     for (const char* key : {"band_descriptions", "band_metadata"}) {
         auto it = attrs.find(key);
         if (it == attrs.end()) continue;
@@ -396,17 +587,22 @@ void ExtendBandAttributes(nlohmann::json& attrs, GDALDataset* src, uint64_t old_
             continue;
         }
         for (int b = 1; b <= src->GetRasterCount(); ++b) {
-            GDALRasterBand* band = src->GetRasterBand(b);
             if (std::strcmp(key, "band_descriptions") == 0) {
-                it->push_back(band->GetDescription());
+                it->push_back("");
                 continue;
             }
             nlohmann::json md = nlohmann::json::object();
-            for (CSLConstList i = band->GetMetadata(); i && *i; ++i)
-                if (const char* eq = std::strchr(*i, '='); eq && eq != *i)
-                    md[std::string(*i, static_cast<size_t>(eq - *i))] = eq + 1;
+            for (CSLConstList i = src->GetRasterBand(b)->GetMetadata(); i && *i; ++i)
+                if (const char* eq = std::strchr(*i, '='); eq && eq != *i) {
+                    const std::string k(*i, static_cast<size_t>(eq - *i));
+                    if (!IsSourcePositionItem(k, dim)) md[k] = eq + 1;
+                }
             it->push_back(md);
         }
+        const bool empty = std::all_of(it->begin(), it->end(), [](const nlohmann::json& v) {
+            return v.is_string() ? v.get<std::string>().empty() : v.empty();
+        });
+        if (empty) attrs.erase(it);
     }
 }
 
@@ -414,7 +610,8 @@ void ExtendBandAttributes(nlohmann::json& attrs, GDALDataset* src, uint64_t old_
 // array's (its new length), each after checking that no other writer changed
 // either node since it was read; then the root's consolidated metadata,
 // rewritten from the nodes as stored (RefreshConsolidated).
-void Switch(const std::string& root, const Target& t, CoordinateStep& coord, zarr3::Array& out) {
+void Switch(const std::string& root, const Target& t, CoordinateStep& coord, zarr3::Array& out,
+            bool& switched) {
     zarr3::test_pause_point("append-switch");
     RequireUnchanged(root, t.array->path(), t.seen);
     if (coord.out) {
@@ -425,8 +622,30 @@ void Switch(const std::string& root, const Target& t, CoordinateStep& coord, zar
     zarr3::test_kill_point("append-coord");
     RequireUnchanged(root, t.array->path(), t.seen);
     out.write_metadata(); // last: the array's new length
+    switched = true;
     RefreshConsolidated(*t.store);
     zarr3::test_kill_point("append-meta");
+}
+
+// An append that failed after writing chunks (a cancel, an unreadable source,
+// a full disk) and before its switch: the chunks past the array's end, where
+// it wrote (chunks_outside_extent of the array as it was), are removed, so
+// the store is as it was. Only where the array lock excludes other processes
+// (elsewhere another writer may own them); a removal that fails leaves them,
+// as a killed append does (the next append overwrites them).
+void RemoveUnswitchedChunks(const Target& t, zarr3::Array& out) {
+    try {
+        out.flush(); // nothing still being written
+    } catch (const std::exception&) {
+    }
+    try {
+        for (const auto& key : zarr3::chunks_outside_extent(*t.array))
+            t.store->erase(key);
+    } catch (const std::exception& e) {
+        CPLError(CE_Warning, CPLE_AppDefined,
+                 "%s: chunks of the failed append are left past the array's end: %s",
+                 t.array->describe().c_str(), e.what());
+    }
 }
 
 } // namespace
@@ -449,15 +668,24 @@ GDALDataset* Zarr3AppendCopy(const char* name, GDALDataset* src, CSLConstList op
         CheckCompatible(t, src);
         const auto& m = t.array->metadata();
         const uint64_t start = m.shape[0];
+        // Every check before anything is written: a refused append leaves
+        // the store as it was, without chunks past the array's end.
+        auto coord = PrepareCoordinate(t, src, options, start);
         auto nm = zarr3::appended_metadata(m, 0, static_cast<uint64_t>(src->GetRasterCount()),
                                            t.array->describe());
-        ExtendBandAttributes(nm.attributes, src, start);
+        ExtendBandAttributes(nm.attributes, src, start, dim);
         auto out = zarr3::Array::open(t.store, t.array->path(), nm);
         ConfigureArray(*out);
-        WritePixels(src, *out, start, progress, progress_data);
-        zarr3::test_kill_point("append-chunks");
-        auto coord = WriteCoordinateValues(t, src, options, start);
-        Switch(root, t, coord, *out);
+        bool switched = false;
+        try {
+            WritePixels(src, *out, start, progress, progress_data);
+            zarr3::test_kill_point("append-chunks");
+            coord.Write();
+            Switch(root, t, coord, *out, switched);
+        } catch (...) {
+            if (!switched && lock->across_processes()) RemoveUnswitchedChunks(t, *out);
+            throw;
+        }
         ds = Zarr3RasterDataset::Open(t.store, out, false);
         ds->SetDescription(root.c_str());
         progress(1.0, "", progress_data);

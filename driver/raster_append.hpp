@@ -27,6 +27,19 @@ bool AppendsToExistingStore(const char* name, CSLConstList options);
 GDALDataset* Zarr3AppendCopy(const char* name, GDALDataset* src, CSLConstList options,
                              GDALProgressFunc progress, void* progress_data);
 
+// A metadata item of the source about its own position along <dim> or
+// another band axis, which an append does not copy (the store's coordinate
+// dates each step, and the item would contradict it): <dim>, <dim>#units
+// (any <dim>#...), DIM_<name>_INDEX, NETCDF_DIM_*; with `value` (dataset
+// items) also a date item read as the step's date (TIFFTAG_DATETIME, DATE...).
+bool IsSourcePositionItem(const std::string& key, const std::string& dim,
+                          const char* value = nullptr);
+
+// The first append (the store does not exist yet), before anything is
+// written: the coordinate values (APPEND_COORD or the source's date) parse
+// and are strictly increasing (dates) or monotonic (numbers). zarr3::Error.
+void CheckFirstAppend(GDALDataset* src, CSLConstList options);
+
 // The first append (the store does not exist yet): writes the coordinate
 // array <dim> with the values of the source's bands, if there are values
 // (APPEND_COORD or a date in the source's metadata).

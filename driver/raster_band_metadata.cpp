@@ -85,14 +85,18 @@ void Zarr3RasterDataset::LoadBandProps() {
     }
 }
 
-// Stored descriptions and items over the derived ones (LoadBandCoordinates).
+// Stored descriptions and items over the derived ones (LoadBandCoordinates),
+// except items derived from the coordinates (DIM_<d>_INDEX, <d>, <d>#units,
+// NETCDF_DIM_<d>): a stored copy of one (older appends copied the source's)
+// would contradict the coordinate.
 void Zarr3RasterDataset::ApplyBandProps() {
     for (int b = 1; b <= nBands; ++b) {
         const BandProps& p = band_props_[static_cast<size_t>(b - 1)];
         GDALRasterBand* band = papoBands[b - 1];
         if (!p.description.empty()) band->GDALMajorObject::SetDescription(p.description.c_str());
         for (const auto& [k, v] : p.metadata)
-            band->GDALMajorObject::SetMetadataItem(k.c_str(), v.c_str());
+            if (!p.derived.contains(k)) // the coordinates' value wins over a stale copy
+                band->GDALMajorObject::SetMetadataItem(k.c_str(), v.c_str());
     }
 }
 

@@ -106,9 +106,11 @@ Prepared Prepare(const char* name, int xsize, int ysize, int nbands, GDALDataTyp
     req.dtype = ZarrTypeFor(type, !strict, &warning);
     if (!warning.empty()) CPLError(CE_Warning, CPLE_AppDefined, "%s", warning.c_str());
     const char* append_dim = CSLFetchNameValue(options, "APPEND_DIM"); // raster_append.hpp
-    if (!append_dim && CSLFetchNameValue(options, "APPEND_COORD"))
-        throw zarr3::Error("creation option APPEND_COORD needs APPEND_DIM (the dimension the "
-                           "source bands are appended along)");
+    for (const char* k : {"APPEND_COORD", "APPEND_ORDER"})
+        if (!append_dim && CSLFetchNameValue(options, k))
+            throw zarr3::Error(std::string("creation option ") + k +
+                               " needs APPEND_DIM (the dimension the source bands are appended "
+                               "along)");
     if (nbands > 1 || append_dim) {
         req.shape = {static_cast<uint64_t>(nbands), static_cast<uint64_t>(ysize),
                      static_cast<uint64_t>(xsize)};
@@ -270,14 +272,17 @@ class RasterCopy {
   public:
     // nodata, georeferencing, dataset metadata, and each band's description,
     // metadata and scale/offset/unit.
-    static void CopyProperties(GDALDataset* src, Zarr3RasterDataset& ds);
-    static void CopyBandProperties(GDALRasterBand* sb, GDALRasterBand* db);
+    // `append_dim`: the first step of a time series (-co APPEND_DIM): the
+    // source's band descriptions and its items about its own position are
+    // left out (IsSourcePositionItem; the coordinate dates the step).
+    static void CopyProperties(GDALDataset* src, Zarr3RasterDataset& ds, const char* append_dim);
+    static void CopyBandProperties(GDALRasterBand* sb, GDALRasterBand* db, const char* append_dim);
     // Pixels in windows of whole chunks (shards), all bands of a band chunk.
     static void CopyPixels(GDALDataset* src, Zarr3RasterDataset& ds, GDALProgressFunc progress,
                            void* progress_data);
 };
 
-void RasterCopy::CopyProperties(GDALDataset* src, Zarr3RasterDataset& ds) {
+void RasterCopy::CopyProperties(GDALDataset* src, Zarr3RasterDataset& ds, const char* append_dim) {
     GDALRasterBand* sb = src->GetRasterBand(1);
     GDALRasterBand* db = ds.GetRasterBand(1);
     int has = FALSE;
@@ -295,20 +300,31 @@ void RasterCopy::CopyProperties(GDALDataset* src, Zarr3RasterDataset& ds) {
     double gt[6];
     if (DatasetGeoTransform(src, gt) == CE_None) SetDatasetGeoTransform(&ds, gt);
     if (const OGRSpatialReference* srs = src->GetSpatialRef()) ds.SetSpatialRef(srs);
-    if (CSLConstList md = src->GetMetadata()) ds.SetMetadata(AsMetadataList(md));
+    CPLStringList md;
+    for (CSLConstList i = src->GetMetadata(); i && *i; ++i) {
+        char* key = nullptr;
+        const char* value = CPLParseNameValue(*i, &key);
+        if (!append_dim || !key || !value || !IsSourcePositionItem(key, append_dim, value))
+            md.AddString(*i);
+        CPLFree(key);
+    }
+    if (!md.empty()) ds.SetMetadata(AsMetadataList(md.List()));
     for (int b = 1; b <= src->GetRasterCount(); ++b)
-        CopyBandProperties(src->GetRasterBand(b), ds.GetRasterBand(b));
+        CopyBandProperties(src->GetRasterBand(b), ds.GetRasterBand(b), append_dim);
 }
 
 // Description, default-domain metadata (statistics go to PAM) and
 // scale/offset/unit of one band; what cannot be stored gives a warning.
-void RasterCopy::CopyBandProperties(GDALRasterBand* sb, GDALRasterBand* db) {
-    if (sb->GetDescription()[0]) db->SetDescription(sb->GetDescription());
+void RasterCopy::CopyBandProperties(GDALRasterBand* sb, GDALRasterBand* db,
+                                    const char* append_dim) {
+    if (sb->GetDescription()[0] && !append_dim) db->SetDescription(sb->GetDescription());
     for (CSLConstList i = sb->GetMetadata(); i && *i; ++i) {
         // KEY=VALUE split at the first '=': a key may hold ':'.
         const char* eq = strchr(*i, '=');
+        const std::string key = eq ? std::string(*i, static_cast<size_t>(eq - *i)) : "";
+        if (append_dim && eq && IsSourcePositionItem(key, append_dim)) continue;
         if (eq && eq != *i)
-            db->SetMetadataItem(std::string(*i, static_cast<size_t>(eq - *i)).c_str(), eq + 1);
+            db->SetMetadataItem(key.c_str(), eq + 1);
         else
             CPLError(CE_Warning, CPLE_AppDefined,
                      "band %d: metadata item \"%s\" is not KEY=VALUE; not written", sb->GetBand(),
@@ -401,6 +417,7 @@ GDALDataset* Zarr3CreateCopy(const char* name, GDALDataset* src, int strict,
     Prepared p;
     if (!ErrorBoundary(StoreRoot(name), [&] {
             CheckOverviewOptions(options);
+            if (IsAppendRequest(options)) CheckFirstAppend(src, options);
             p = Prepare(name, src->GetRasterXSize(), src->GetRasterYSize(), nb, type, options,
                         strict != 0);
         }))
@@ -409,7 +426,7 @@ GDALDataset* Zarr3CreateCopy(const char* name, GDALDataset* src, int strict,
     std::unique_ptr<Zarr3RasterDataset> ds;
     const bool ok = ErrorBoundary(p.root, [&] {
         ds = CreateDataset(p, true);
-        RasterCopy::CopyProperties(src, *ds);
+        RasterCopy::CopyProperties(src, *ds, CSLFetchNameValue(options, "APPEND_DIM"));
         RasterCopy::CopyPixels(src, *ds, progress, progress_data);
         if (IsAppendRequest(options))
             WriteFirstCoordinate(std::make_shared<VSIStore>(p.root, true), src, options);

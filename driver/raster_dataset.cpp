@@ -192,8 +192,8 @@ void Zarr3RasterDataset::LoadBandCoordinates() {
     for (int i = 0; i < nc.size(); ++i) {
         char* key = nullptr;
         const char* value = CPLParseNameValue(nc[i], &key);
-        if (key && value && !GDALMajorObject::GetMetadataItem(key))
-            GDALMajorObject::SetMetadataItem(key, value);
+        // Over a stored item of the same name (a stale copy of a source's).
+        if (key && value) GDALMajorObject::SetMetadataItem(key, value);
         CPLFree(key);
     }
 }
@@ -214,7 +214,11 @@ void Zarr3RasterDataset::LabelBand(
     std::string desc;
     for (size_t k = 0; k < axes.size(); ++k) {
         const auto& ax = axes[k];
-        props.derived["DIM_" + ax.name + "_INDEX"] = std::to_string(idx[k]);
+        // A lone band axis without coordinate values (the "band" axis of a
+        // multi-band copy): its index is the band number - 1, no item (GIS
+        // tools such as rasterio would show it as a tag of every band).
+        if (ax.values || axes.size() > 1)
+            props.derived["DIM_" + ax.name + "_INDEX"] = std::to_string(idx[k]);
         std::string item = ax.name + "=";
         if (ax.values) {
             const std::string v =
@@ -396,7 +400,7 @@ CPLErr Zarr3RasterDataset::SetMetadataItem(const char* name, const char* value,
 
 bool Zarr3RasterDataset::StoreMetadataItem(const std::string& key, const char* value) {
     const char* why = nullptr;
-    if (IsWrittenGeorefAttribute(key) && key != "grid_mapping")
+    if (IsWrittenGeorefAttribute(key))
         why = "it is georeferencing (set it with SetGeoTransform/SetSpatialRef)";
     else if (IsBandPropsAttribute(key))
         why = "it is a band property (SetScale/SetOffset/SetUnitType/SetDescription or band "
@@ -420,7 +424,10 @@ bool Zarr3RasterDataset::StoreMetadataItem(const std::string& key, const char* v
 
 bool Zarr3RasterDataset::IsPlainAttribute(const std::string& key) {
     if (key.empty() || key.find_first_of(":=") != std::string::npos) return false;
-    if (IsWrittenGeorefAttribute(key) && key != "grid_mapping") return false;
+    // grid_mapping too: it points at the CRS variable, whose CRS GetSpatialRef
+    // gives (as a plain item, rasterio's tags() and copies to other formats
+    // would carry a pointer to a variable they do not have).
+    if (IsWrittenGeorefAttribute(key)) return false;
     return !IsBandPropsAttribute(key);
 }
 

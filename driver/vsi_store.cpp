@@ -410,11 +410,20 @@ void VSIStore::put(const std::string& key, zarr3::ByteView value) {
         // Chunks are written from several threads: VSIMkdirRecursive gives up
         // when another thread creates an intermediate folder first, so folder
         // creation is serialised. Object stores have no folders: failure is
-        // ignored there (the write below reports real problems).
+        // ignored there (the write below reports real problems); on local
+        // files it is the error, naming the OS cause (Permission denied),
+        // not the temporary file's "No such file or directory" that follows.
         static std::mutex mkdir_mu;
         std::lock_guard lk(mkdir_mu);
         VSIStatBufL st;
-        if (VSIStatL(dir.c_str(), &st) != 0) VSIMkdirRecursive(dir.c_str(), 0755);
+        if (VSIStatL(dir.c_str(), &st) != 0) {
+            errno = 0;
+            VSIErrorReset();
+            const bool made = VSIMkdirRecursive(dir.c_str(), 0755) == 0;
+            const std::string err = made ? std::string() : os_error(errno);
+            if (!made && IsPosixPath(root_) && VSIStatL(dir.c_str(), &st) != 0)
+                throw zarr3::Error(dir + ": cannot create the folder (" + err + ")");
+        }
     }
     sweep_stale_temp_files(dir.empty() ? root_ : dir);
     // Object stores cannot rename (and a PUT is atomic there): write the

@@ -4,9 +4,11 @@
 #include "zarr3/array_lock.hpp"
 #include "zarr3/metadata.hpp"
 
+#include <algorithm>
 #include <csignal>
 #include <cstdlib>
 #include <cstring>
+#include <iterator>
 #include <limits>
 
 namespace zarr3 {
@@ -310,6 +312,20 @@ CompactResult compact_array(Array& array, size_t axis, AxisPartition edges,
     // (4) The old chunks: keys of the old encoding inside the old grid.
     erase_chunk_namespace(*store, array.path(), om.key_encoding, om.grid.grid_shape());
     return res;
+}
+
+std::vector<std::string> chunks_outside_extent(const Array& array) {
+    const ArrayMetadata& m = array.metadata();
+    Store& store = array.store();
+    const Shape any(m.rank(), std::numeric_limits<uint64_t>::max());
+    auto all = chunk_namespace_keys(store, array.path(), m.key_encoding, any);
+    auto inside = chunk_namespace_keys(store, array.path(), m.key_encoding, chunks_in_extent(m));
+    std::sort(all.begin(), all.end());
+    std::sort(inside.begin(), inside.end());
+    std::vector<std::string> out;
+    std::set_difference(all.begin(), all.end(), inside.begin(), inside.end(),
+                        std::back_inserter(out));
+    return out;
 }
 
 std::vector<std::string> verify_array(const Array& array) {

@@ -146,3 +146,23 @@ TEST(Verify, NamesTheBadChunk) {
                   describe_array(*a).find("regular") != std::string::npos,
               false);
 }
+
+// Chunks stored past the array's end (a killed append's c/3/0/0, an index
+// past the grid on another axis) are listed; chunks inside, other files and
+// keys of the other separator are not.
+TEST(Verify, ListsChunksOutsideTheExtent) {
+    auto store = std::make_shared<MemoryStore>();
+    auto a = Array::create(store, "cube", daily(3, true));
+    const auto v = testutil::ramp_values(3 * 4 * 6);
+    a->write(Selection::all(a->metadata().shape), v.data());
+    a->flush();
+    EXPECT_TRUE(chunks_outside_extent(*a).empty());
+    const Bytes stray = *store->get("cube/c/1/0/0");
+    for (const char* k : {"cube/c/3/0/0", "cube/c/0/1/0", "cube/c/12/0/0", "cube/c/3/notes",
+                          "cube/c.3.0.0", "cube/c/03/0/0"})
+        store->put(k, stray);
+    const auto b = Array::open(store, "cube");
+    EXPECT_EQ(chunks_outside_extent(*b),
+              (std::vector<std::string>{"cube/c/0/1/0", "cube/c/12/0/0", "cube/c/3/0/0"}));
+    EXPECT_TRUE(verify_array(*b).empty()); // they are never read
+}

@@ -82,6 +82,11 @@ CompactResult compact_array(Array& array, size_t axis, AxisPartition edges,
 // bad chunk (empty when all are good).
 std::vector<std::string> verify_array(const Array& array);
 
+// The stored chunk keys of `array`'s encoding (chunk_namespace_keys, any
+// index) past the chunks that hold array elements: what an interrupted write
+// (a killed append) left beyond the array's end. Never read; sorted.
+std::vector<std::string> chunks_outside_extent(const Array& array);
+
 // A human-readable grid summary: shape, data type, dimension names, chunk
 // grid in run-length form, chunk key encoding, codecs, shard layout, fill.
 std::string describe_array(const Array& array);

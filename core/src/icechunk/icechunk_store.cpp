@@ -228,7 +228,12 @@ std::vector<Bytes> IcechunkStore::Impl::read_chunk(const ChunkRef& ref, const st
                              abs, key);
     } else {
         const std::string file = "chunks/" + ref.chunk_id;
-        auto r = storage->get_ranges(file, std::vector<ByteRange>(abs.begin(), abs.end()));
+        std::optional<std::vector<Bytes>> r;
+        try {
+            r = storage->get_ranges(file, std::vector<ByteRange>(abs.begin(), abs.end()));
+        } catch (const FormatError& e) { // a reference past the end of the chunk file
+            throw FormatError(where + ": " + e.what());
+        }
         if (!r)
             throw FormatError(where + ": its chunk file " + join_key(storage->uri(), file) +
                               " is missing");

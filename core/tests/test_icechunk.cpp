@@ -279,3 +279,31 @@ TEST(Icechunk, ConcurrentReadsLoadEachManifestOnce) {
         manifest_reads += line.find("manifests/") != std::string::npos;
     EXPECT_EQ(manifest_reads, needed.size());
 }
+
+namespace {
+// A storage that cannot list (plain HTTP servers).
+class NoListing : public CountingStore {
+  public:
+    using CountingStore::CountingStore;
+    std::vector<std::string> list_dir(const std::string&) override { return {}; }
+};
+} // namespace
+
+TEST(Icechunk, OpeningCostsTwoRequestsAndNeedsNoListing) {
+    ICE_NEED_UPSTREAM("test-repo-v1");
+    for (const char* name : {"test-repo-v2", "split-repo-v2"}) {
+        auto storage = std::make_shared<NoListing>(
+            std::make_shared<FileStore>(icetest::upstream(name), false));
+        auto s = IcechunkStore::open(storage);
+        EXPECT_EQ(storage->log().size(), 2u) << name; // repo, snapshots/<id>
+        EXPECT_TRUE(s->get("group1/zarr.json"));
+        EXPECT_EQ(storage->log().size(), 2u) << name; // metadata comes from the snapshot
+    }
+    // Spec 1 without listing: the main branch is found all the same.
+    auto v1 = std::make_shared<NoListing>(
+        std::make_shared<FileStore>(icetest::upstream("test-repo-v1"), false));
+    auto repo = Repository::open(v1);
+    EXPECT_EQ(icetest::names(repo->branches()), std::vector<std::string>{"main"});
+    EXPECT_EQ(icetest::read_all<int8_t>(IcechunkStore::open(v1), "group1/small_chunks"),
+              std::vector<int8_t>(5, 84));
+}

@@ -67,12 +67,14 @@ Bytes repo_file(const std::vector<SnapInfo>& snaps,
 
 // Root group and array /a (uint8, shape [4], chunks [2], fill 7) whose
 // chunks are in manifest kManifest over `extent`.
-Bytes snapshot_file(std::pair<uint32_t, uint32_t> extent = {0, 2}, bool twice = false) {
+const std::string kRegular = R"({"name":"regular","configuration":{"chunk_shape":[2]}})";
+
+Bytes snapshot_file(std::pair<uint32_t, uint32_t> extent = {0, 2}, bool twice = false,
+                    const std::string& grid = kRegular) {
     fb::FlatBufferBuilder b;
     const std::string array_json =
-        R"({"zarr_format":3,"node_type":"array","shape":[4],"data_type":"uint8",
-            "chunk_grid":{"name":"regular","configuration":{"chunk_shape":[2]}},
-            "chunk_key_encoding":{"name":"default","configuration":{"separator":"/"}},
+        R"({"zarr_format":3,"node_type":"array","shape":[4],"data_type":"uint8","chunk_grid":)" +
+        grid + R"(,"chunk_key_encoding":{"name":"default","configuration":{"separator":"/"}},
             "fill_value":7,"codecs":[{"name":"bytes","configuration":{"endian":"little"}}]})";
     const std::string group_json = R"({"zarr_format":3,"node_type":"group"})";
     const generated::ObjectId8 root_id, node_id(fb::span<const uint8_t, 8>(kNode.data(), 8));
@@ -262,4 +264,14 @@ TEST(IcechunkBuilt, SnapshotAndManifestInconsistencies) {
     w->put("manifests/" + text_of(kManifest), manifest_file({{0, {1, 2}}}, id12(4)));
     expect_error([&] { IcechunkStore::open(w)->get("a/c/0"); },
                  {"manifests/" + text_of(kManifest), "holds manifest " + text_of(id12(4))});
+}
+
+TEST(IcechunkBuilt, RectilinearArray) {
+    auto m = built({{0, {1}}, {1, {}, true, "", 1, 3}});
+    m->put("snapshots/" + text_of(kSnap),
+           snapshot_file({0, 2}, false,
+                         R"({"name":"rectilinear","configuration":{"kind":"inline",
+                             "chunk_shapes":[[1,3]]}})"));
+    auto s = IcechunkStore::open(m);
+    EXPECT_EQ(icetest::read_all<uint8_t>(s, "a"), (std::vector<uint8_t>{1, 3, 4, 9}));
 }

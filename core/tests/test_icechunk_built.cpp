@@ -182,6 +182,22 @@ TEST(IcechunkBuilt, InlineNativeVirtualAndAbsentChunks) {
     EXPECT_EQ(total, 2u);
     EXPECT_EQ(resolver->ranges.back().offset, 11u);
     EXPECT_EQ(part->front(), Bytes{11});
+    // Versions: fixed for metadata, inline and native chunks; virtual ones
+    // from their checksum, unknown without one.
+    ObjectVersion v0, v1, vz, vn;
+    vs->get_ranges_versioned("a/c/0", {RangeFromStart{0, 1}}, total, v0);
+    vs->get_ranges_versioned("a/c/1", {RangeFromStart{0, 1}}, total, v1);
+    vs->get_versioned("a/zarr.json", vz);
+    EXPECT_EQ(v0, vz);
+    EXPECT_TRUE(v0.known());
+    EXPECT_NE(v1.token.find("\"abc\""), std::string::npos);
+    s->get_versioned("a/c/1", vn);
+    EXPECT_NE(vn.token.find(text_of(kChunk)), std::string::npos);
+    auto unchecked = IcechunkStore::open(
+        built({{0, {1, 2}}, {1, {}, false, "file:///data/x.nc", 10, 2}}), {}, resolver);
+    ObjectVersion vu;
+    unchecked->get_versioned("a/c/1", vu);
+    EXPECT_FALSE(vu.known());
 }
 
 TEST(IcechunkBuilt, ManifestsOutsideTheExtentsAreNotRead) {

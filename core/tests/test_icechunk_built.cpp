@@ -69,13 +69,16 @@ Bytes repo_file(const std::vector<SnapInfo>& snaps,
 // chunks are in manifest kManifest over `extent`.
 const std::string kRegular = R"({"name":"regular","configuration":{"chunk_shape":[2]}})";
 
+const std::string kBytes = R"([{"name":"bytes","configuration":{"endian":"little"}}])";
+
 Bytes snapshot_file(std::pair<uint32_t, uint32_t> extent = {0, 2}, bool twice = false,
-                    const std::string& grid = kRegular) {
+                    const std::string& grid = kRegular, const std::string& codecs = kBytes) {
     fb::FlatBufferBuilder b;
     const std::string array_json =
         R"({"zarr_format":3,"node_type":"array","shape":[4],"data_type":"uint8","chunk_grid":)" +
         grid + R"(,"chunk_key_encoding":{"name":"default","configuration":{"separator":"/"}},
-            "fill_value":7,"codecs":[{"name":"bytes","configuration":{"endian":"little"}}]})";
+            "fill_value":7,"codecs":)" +
+        codecs + "}";
     const std::string group_json = R"({"zarr_format":3,"node_type":"group"})";
     const generated::ObjectId8 root_id, node_id(fb::span<const uint8_t, 8>(kNode.data(), 8));
     const generated::ObjectId12 mid(fb::span<const uint8_t, 12>(kManifest.data(), 12));
@@ -290,4 +293,27 @@ TEST(IcechunkBuilt, RectilinearArray) {
                              "chunk_shapes":[[1,3]]}})"));
     auto s = IcechunkStore::open(m);
     EXPECT_EQ(icetest::read_all<uint8_t>(s, "a"), (std::vector<uint8_t>{1, 3, 4, 9}));
+}
+
+TEST(IcechunkBuilt, ShardedArray) {
+    // One shard of the whole array (native chunk, at offset 3 of its chunk
+    // file): inner chunks {1, 2} and {3, 4}, then the index (offset, nbytes) x 2.
+    Bytes file = {0, 0, 0, 1, 2, 3, 4};
+    for (uint64_t v : {0, 2, 2, 2})
+        for (int i = 0; i < 8; ++i)
+            file.push_back(uint8_t(v >> (8 * i)));
+    auto m = built({{0, {}, true, "", 3, file.size() - 3}});
+    m->put("chunks/" + text_of(kChunk), file);
+    m->put("snapshots/" + text_of(kSnap),
+           snapshot_file({0, 1}, false, R"({"name":"regular","configuration":{"chunk_shape":[4]}})",
+                         R"([{"name":"sharding_indexed","configuration":{"chunk_shape":[2],
+                              "codecs":)" +
+                             kBytes + R"(,"index_codecs":)" + kBytes +
+                             R"(,"index_location":"end"}}])"));
+    auto s = IcechunkStore::open(m);
+    EXPECT_EQ(icetest::read_all<uint8_t>(s, "a"), (std::vector<uint8_t>{1, 2, 3, 4}));
+    auto a = Array::open(s, "a");
+    uint8_t v = 0;
+    a->read(Selection{{2}, {1}, {}}, &v);
+    EXPECT_EQ(v, 3);
 }

@@ -16,7 +16,7 @@ namespace zarr3::icechunk {
 // Largest metadata file (repo info, snapshot, manifest) read, stored or
 // decompressed; a larger one is refused naming the file.
 constexpr uint64_t kMaxFileBytes = 1ull << 30;
-// Longest history walked (a longer one is refused, as is a cycle).
+// Most snapshots one history walk visits (it stops there); a cycle is an error.
 constexpr size_t kMaxHistory = 1'000'000;
 
 // ---------------------------------------------------------------- ids

@@ -7,6 +7,7 @@
 #include <manifest_generated.h>
 #include <repo_generated.h>
 #include <snapshot_generated.h>
+#include <zstd.h>
 
 using namespace zarr3;
 using namespace zarr3::icechunk;
@@ -114,23 +115,42 @@ struct RefSpec {
     std::string etag;
 };
 
-Bytes manifest_file(const std::vector<RefSpec>& specs, Id12 id = kManifest) {
+// compression: -1 plain `location`; 0 raw bytes in `compressed_location`;
+// 1 zstd with the dictionary `dict`.
+Bytes manifest_file(const std::vector<RefSpec>& specs, Id12 id = kManifest, int compression = -1,
+                    const Bytes& dict = {}) {
     fb::FlatBufferBuilder b;
     std::vector<fb::Offset<generated::ChunkRef>> refs;
     const generated::ObjectId12 cid(fb::span<const uint8_t, 12>(kChunk.data(), 12));
     for (const auto& r : specs) {
         const auto index = b.CreateVector(std::vector<uint32_t>{r.index});
         const auto inl = r.inline_data.empty() ? 0 : b.CreateVector(r.inline_data);
-        const auto loc = r.location.empty() ? 0 : b.CreateString(r.location);
+        const bool plain = compression < 0 || r.location.empty();
+        const auto loc = plain && !r.location.empty() ? b.CreateString(r.location) : 0;
+        fb::Offset<fb::Vector<uint8_t>> packed = 0;
+        if (!plain) {
+            Bytes z(ZSTD_compressBound(r.location.size()));
+            if (compression == 1) {
+                ZSTD_CCtx* c = ZSTD_createCCtx();
+                z.resize(ZSTD_compress_usingDict(c, z.data(), z.size(), r.location.data(),
+                                                 r.location.size(), dict.data(), dict.size(), 3));
+                ZSTD_freeCCtx(c);
+            } else {
+                z.assign(r.location.begin(), r.location.end()); // 0, or an unknown algorithm
+            }
+            packed = b.CreateVector(z);
+        }
         const auto etag = r.etag.empty() ? 0 : b.CreateString(r.etag);
         refs.push_back(generated::CreateChunkRef(b, index, inl, r.offset, r.length,
-                                                 r.native ? &cid : nullptr, loc, etag));
+                                                 r.native ? &cid : nullptr, loc, etag, 0, packed));
     }
     const generated::ObjectId8 node(fb::span<const uint8_t, 8>(kNode.data(), 8));
     const generated::ObjectId12 mid(fb::span<const uint8_t, 12>(id.data(), 12));
     const auto arrays = std::vector<fb::Offset<generated::ArrayManifest>>{
         generated::CreateArrayManifest(b, &node, b.CreateVector(refs))};
-    b.Finish(generated::CreateManifest(b, &mid, b.CreateVector(arrays)));
+    b.Finish(generated::CreateManifest(b, &mid, b.CreateVector(arrays),
+                                       dict.empty() ? 0 : b.CreateVector(dict),
+                                       uint8_t(compression < 0 ? 1 : compression)));
     return envelope(2, b);
 }
 
@@ -316,4 +336,37 @@ TEST(IcechunkBuilt, ShardedArray) {
     uint8_t v = 0;
     a->read(Selection{{2}, {1}, {}}, &v);
     EXPECT_EQ(v, 3);
+}
+
+TEST(IcechunkBuilt, CompressedVirtualLocations) {
+    const std::string url = "s3://bucket/archive/2024-01.nc";
+    const std::string dict_text = "s3://bucket/archive/2024-02.nc s3://bucket/archive/2024-03.nc";
+    const Bytes dict(dict_text.begin(), dict_text.end());
+    for (int compression : {0, 1}) {
+        auto m = built({});
+        m->put(
+            "manifests/" + text_of(kManifest),
+            manifest_file({{0, {1, 2}}, {1, {}, false, url, 4, 2}}, kManifest, compression, dict));
+        auto resolver = std::make_shared<MapResolver>();
+        auto s = IcechunkStore::open(m, {}, resolver);
+        EXPECT_EQ(icetest::read_all<uint8_t>(s, "a"), (std::vector<uint8_t>{1, 2, 4, 4}));
+        ASSERT_EQ(resolver->refs.size(), 1u);
+        EXPECT_EQ(resolver->refs[0].location, url) << compression;
+    }
+    // A compressed location that does not decode, and an unknown algorithm,
+    // are errors naming the manifest.
+    auto m = built({});
+    Bytes raw = manifest_file({{1, {}, false, url, 4, 2}}, kManifest, 1, dict);
+    const Bytes magic = {0x28, 0xB5, 0x2F, 0xFD};
+    auto pos = std::search(raw.begin(), raw.end(), magic.begin(), magic.end());
+    ASSERT_NE(pos, raw.end());
+    *pos = 0;
+    m->put("manifests/" + text_of(kManifest), raw);
+    auto s = IcechunkStore::open(m, {}, std::make_shared<MapResolver>());
+    expect_error([&] { s->get("a/c/1"); },
+                 {"manifests/", "cannot decompress a virtual chunk location"});
+    m->put("manifests/" + text_of(kManifest),
+           manifest_file({{1, {}, false, url, 4, 2}}, kManifest, 7, dict));
+    auto s7 = IcechunkStore::open(m, {}, std::make_shared<MapResolver>());
+    expect_error([&] { s7->get("a/c/1"); }, {"manifests/", "unknown location compression 7"});
 }

@@ -4,7 +4,10 @@
 // Array: branches, tags, history, version selection and values.
 #include "icechunk_test_util.hpp"
 
+#include <atomic>
 #include <cmath>
+#include <set>
+#include <thread>
 
 using namespace zarr3;
 using namespace zarr3::icechunk;
@@ -245,4 +248,62 @@ TEST(Icechunk, RangesOfChunksAndListingChunks) {
     const Bytes inl = *s->get("group1/small_chunks/c/2");
     EXPECT_EQ(Bytes(inl.begin(), inl.begin() + 4), (Bytes{0x28, 0xB5, 0x2F, 0xFD}));
     EXPECT_NE(s->uri().find("@" + s->snapshot().id), std::string::npos);
+}
+
+TEST(Icechunk, ConcurrentReadsLoadEachManifestOnce) {
+    ICE_NEED_UPSTREAM("split-repo-v2");
+    auto storage = std::make_shared<CountingStore>(
+        std::make_shared<FileStore>(icetest::upstream("split-repo-v2"), false));
+    auto s = IcechunkStore::open(storage);
+    EXPECT_EQ(s->has_request_threads(), storage->has_request_threads());
+    EXPECT_EQ(s->max_in_flight(), storage->max_in_flight());
+    std::set<std::string> needed;
+    for (const auto& m : s->snapshot().find("/group1/split")->manifests)
+        needed.insert(m.manifest_id);
+    storage->reset();
+    std::vector<std::thread> threads;
+    std::atomic<int> ok{0};
+    for (int t = 0; t < 8; ++t)
+        threads.emplace_back([&] {
+            for (int i = 0; i < 4; ++i)
+                for (int j = 0; j < 4; ++j)
+                    ok += s->get("group1/split/c/" + std::to_string(i) + "/" + std::to_string(j))
+                              .has_value();
+        });
+    for (auto& t : threads)
+        t.join();
+    EXPECT_EQ(ok.load(), 8 * 16);
+    EXPECT_EQ(s->manifests_loaded(), needed.size());
+    size_t manifest_reads = 0;
+    for (const auto& line : storage->log())
+        manifest_reads += line.find("manifests/") != std::string::npos;
+    EXPECT_EQ(manifest_reads, needed.size());
+}
+
+namespace {
+// A storage that cannot list (plain HTTP servers).
+class NoListing : public CountingStore {
+  public:
+    using CountingStore::CountingStore;
+    std::vector<std::string> list_dir(const std::string&) override { return {}; }
+};
+} // namespace
+
+TEST(Icechunk, OpeningCostsTwoRequestsAndNeedsNoListing) {
+    ICE_NEED_UPSTREAM("test-repo-v1");
+    for (const char* name : {"test-repo-v2", "split-repo-v2"}) {
+        auto storage = std::make_shared<NoListing>(
+            std::make_shared<FileStore>(icetest::upstream(name), false));
+        auto s = IcechunkStore::open(storage);
+        EXPECT_EQ(storage->log().size(), 2u) << name; // repo, snapshots/<id>
+        EXPECT_TRUE(s->get("group1/zarr.json"));
+        EXPECT_EQ(storage->log().size(), 2u) << name; // metadata comes from the snapshot
+    }
+    // Spec 1 without listing: the main branch is found all the same.
+    auto v1 = std::make_shared<NoListing>(
+        std::make_shared<FileStore>(icetest::upstream("test-repo-v1"), false));
+    auto repo = Repository::open(v1);
+    EXPECT_EQ(icetest::names(repo->branches()), std::vector<std::string>{"main"});
+    EXPECT_EQ(icetest::read_all<int8_t>(IcechunkStore::open(v1), "group1/small_chunks"),
+              std::vector<int8_t>(5, 84));
 }

@@ -16,7 +16,7 @@ namespace zarr3::icechunk {
 // Largest metadata file (repo info, snapshot, manifest) read, stored or
 // decompressed; a larger one is refused naming the file.
 constexpr uint64_t kMaxFileBytes = 1ull << 30;
-// Longest history walked (a longer one is refused, as is a cycle).
+// Most snapshots one history walk visits (it stops there); a cycle is an error.
 constexpr size_t kMaxHistory = 1'000'000;
 
 // ---------------------------------------------------------------- ids
@@ -235,6 +235,14 @@ class IcechunkStore : public Store {
     std::optional<std::vector<Bytes>> get_ranges_sized(const std::string& key,
                                                        const std::vector<ByteRange>& ranges,
                                                        std::optional<uint64_t>& total) override;
+    // Versions: the snapshot id (metadata, inline chunks), the chunk file id
+    // and span (native), the recorded ETag / last-modified (virtual; unknown
+    // without one).
+    std::optional<std::vector<Bytes>> get_ranges_versioned(const std::string& key,
+                                                           const std::vector<ByteRange>& ranges,
+                                                           std::optional<uint64_t>& total,
+                                                           ObjectVersion& version) override;
+    std::optional<Bytes> get_versioned(const std::string& key, ObjectVersion& version) override;
     std::optional<uint64_t> size(const std::string& key) override;
     std::vector<std::string> list_dir(const std::string& prefix) override;
     void put(const std::string& key, ByteView value) override;

@@ -16,8 +16,10 @@ template <class T> const T* verified_root(const Bytes& buf, const std::string& w
     if (buf.size() < 8 || buf.size() >= FLATBUFFERS_MAX_BUFFER_SIZE)
         throw FormatError(where + ": flatbuffer of " + std::to_string(buf.size()) +
                           " bytes is not a valid size");
-    const auto max_tables = static_cast<flatbuffers::uoffset_t>(buf.size() / 4 + 16);
-    flatbuffers::Verifier v(buf.data(), buf.size(), 64, max_tables);
+    flatbuffers::Verifier::Options opts;
+    opts.max_depth = 64;
+    opts.max_tables = static_cast<flatbuffers::uoffset_t>(buf.size() / 4 + 16);
+    flatbuffers::Verifier v(buf.data(), buf.size(), opts);
     if (!v.VerifyBuffer<T>(nullptr))
         throw FormatError(where + ": the flatbuffer failed verification (offsets outside the "
                                   "file, missing required fields or corrupt tables)");

@@ -66,6 +66,20 @@ std::vector<Bytes> slice(ByteView whole, const std::vector<ByteRange>& ranges,
     return out;
 }
 
+// What a value read from this store is a version of: metadata and inline
+// chunks never change within one snapshot, native chunk files never change
+// (their id names them), virtual ones only as their recorded checksum says
+// (unknown without one: nothing is cached).
+ObjectVersion version_of(const Snapshot& snap, const ChunkRef* ref) {
+    if (!ref || ref->kind == ChunkRef::Kind::Inline) return {"icechunk:" + snap.id};
+    const std::string span = "@" + std::to_string(ref->offset) + "+" + std::to_string(ref->length);
+    if (ref->kind == ChunkRef::Kind::Native) return {"icechunk-chunk:" + ref->chunk_id + span};
+    if (!ref->etag.empty()) return {"etag:" + ref->etag + ":" + ref->location + span};
+    if (ref->last_modified)
+        return {"modified:" + std::to_string(ref->last_modified) + ":" + ref->location + span};
+    return {};
+}
+
 } // namespace
 
 std::vector<Bytes> VirtualResolver::read(const VirtualRef& ref, const std::vector<RangeFromStart>&,
@@ -89,7 +103,8 @@ struct IcechunkStore::Impl {
     // `ranges` of value `key` (nullptr: the whole value); nullopt when absent.
     std::optional<std::vector<Bytes>> read(const Snapshot& snap, const std::string& key,
                                            const std::vector<ByteRange>* ranges,
-                                           std::optional<uint64_t>& total);
+                                           std::optional<uint64_t>& total,
+                                           ObjectVersion* version = nullptr);
     std::vector<Bytes> read_chunk(const ChunkRef& ref, const std::string& key,
                                   const std::vector<ByteRange>* ranges, const std::string& where);
     std::set<std::string> array_children(const Node& n, const std::string& rel,
@@ -228,7 +243,12 @@ std::vector<Bytes> IcechunkStore::Impl::read_chunk(const ChunkRef& ref, const st
                              abs, key);
     } else {
         const std::string file = "chunks/" + ref.chunk_id;
-        auto r = storage->get_ranges(file, std::vector<ByteRange>(abs.begin(), abs.end()));
+        std::optional<std::vector<Bytes>> r;
+        try {
+            r = storage->get_ranges(file, std::vector<ByteRange>(abs.begin(), abs.end()));
+        } catch (const FormatError& e) { // a reference past the end of the chunk file
+            throw FormatError(where + ": " + e.what());
+        }
         if (!r)
             throw FormatError(where + ": its chunk file " + join_key(storage->uri(), file) +
                               " is missing");
@@ -246,10 +266,12 @@ std::vector<Bytes> IcechunkStore::Impl::read_chunk(const ChunkRef& ref, const st
 std::optional<std::vector<Bytes>> IcechunkStore::Impl::read(const Snapshot& snap,
                                                             const std::string& key,
                                                             const std::vector<ByteRange>* ranges,
-                                                            std::optional<uint64_t>& total) {
+                                                            std::optional<uint64_t>& total,
+                                                            ObjectVersion* version) {
     validate_key(key);
     const std::string where = join_key(storage->uri() + "@" + snap.id, key);
     if (const Node* n = metadata_node(snap, key)) {
+        if (version) *version = version_of(snap, nullptr);
         total = n->zarr_json.size();
         const ByteView v(reinterpret_cast<const uint8_t*>(n->zarr_json.data()),
                          n->zarr_json.size());
@@ -259,6 +281,7 @@ std::optional<std::vector<Bytes>> IcechunkStore::Impl::read(const Snapshot& snap
     auto ref = find_ref(snap, key, where);
     if (!ref) return std::nullopt;
     total = ref->kind == ChunkRef::Kind::Inline ? ref->inline_data.size() : ref->length;
+    if (version) *version = version_of(snap, &*ref);
     return read_chunk(*ref, key, ranges, where);
 }
 
@@ -279,6 +302,19 @@ std::optional<std::vector<Bytes>>
 IcechunkStore::get_ranges_sized(const std::string& key, const std::vector<ByteRange>& ranges,
                                 std::optional<uint64_t>& total) {
     return impl_->read(*snap_, key, &ranges, total);
+}
+
+std::optional<std::vector<Bytes>>
+IcechunkStore::get_ranges_versioned(const std::string& key, const std::vector<ByteRange>& ranges,
+                                    std::optional<uint64_t>& total, ObjectVersion& version) {
+    return impl_->read(*snap_, key, &ranges, total, &version);
+}
+
+std::optional<Bytes> IcechunkStore::get_versioned(const std::string& key, ObjectVersion& version) {
+    std::optional<uint64_t> total;
+    auto v = impl_->read(*snap_, key, nullptr, total, &version);
+    if (!v) return std::nullopt;
+    return std::move(v->front());
 }
 
 std::optional<uint64_t> IcechunkStore::size(const std::string& key) {

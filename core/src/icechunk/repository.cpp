@@ -131,7 +131,10 @@ void Repository::load_v2(const Bytes& file) {
 
 void Repository::load_v1() {
     spec_ = 1;
-    const std::vector<std::string> names = storage_->list_dir("refs");
+    std::vector<std::string> names = storage_->list_dir("refs");
+    // Storage that cannot list (plain HTTP): the main branch alone.
+    if (names.empty() && storage_->size("refs/branch.main/ref.json"))
+        names.push_back("branch.main");
     if (names.empty())
         throw NotFound(storage_->uri() +
                        ": not an Icechunk repository (neither a 'repo' file nor a 'refs/' folder)");

@@ -12,6 +12,9 @@ struct OpenTarget {
     std::string array_path; // node inside the store, without leading "/" ("" = root)
     bool prefixed = false;  // written as ZARR3:...
     bool has_array = false; // a node path was given (ZARR3:"root":/path)
+    // Icechunk repositories opened at a chosen version: "snapshot=<id>", so
+    // that subdataset names open that same snapshot. Empty otherwise.
+    std::string version_query;
 };
 
 // Parses `ZARR3:"path":/node`, `ZARR3:path:/node`, `ZARR3:"path"`, `ZARR3:path`
@@ -19,7 +22,9 @@ struct OpenTarget {
 // CPLError for a malformed prefixed name.
 bool ParseOpenTarget(const char* filename, OpenTarget& out);
 
-// `ZARR3:"root":/node` for subdataset lists.
-std::string SubdatasetName(const std::string& root, const std::string& node_path);
+// `ZARR3:"root":/node` for subdataset lists; `ICECHUNK:"root?query":/node`
+// when `version_query` is set (an Icechunk repository at a chosen version).
+std::string SubdatasetName(const std::string& root, const std::string& node_path,
+                           const std::string& version_query = {});
 
 } // namespace zarr3drv

@@ -68,12 +68,12 @@ std::vector<ArrayEntry> WalkArrays(const zarr3::Group& top) {
     return out;
 }
 
-CPLStringList SubdatasetList(const std::string& root, const std::vector<ArrayEntry>& arrays) {
+CPLStringList SubdatasetList(const OpenTarget& target, const std::vector<ArrayEntry>& arrays) {
     CPLStringList md;
     int n = 0;
     for (const auto& a : arrays) {
         ++n;
-        md.SetNameValue(CPLSPrintf("SUBDATASET_%d_NAME", n), SubdatasetName(root, a.path).c_str());
+        md.SetNameValue(CPLSPrintf("SUBDATASET_%d_NAME", n), SubdatasetName(target.root, a.path, target.version_query).c_str());
         md.SetNameValue(CPLSPrintf("SUBDATASET_%d_DESC", n), Describe(a.meta, a.path).c_str());
     }
     return md;
@@ -141,7 +141,7 @@ GDALDataset* Zarr3OpenClassic(GDALOpenInfo* poOpenInfo, std::shared_ptr<zarr3::S
             ds = std::make_unique<SubdatasetListDataset>();
         }
         // A dataset that is one raster lists no subdatasets (not even itself).
-        const CPLStringList md = chosen ? CPLStringList() : SubdatasetList(target.root, arrays);
+        const CPLStringList md = chosen ? CPLStringList() : SubdatasetList(target, arrays);
         if (!md.empty()) ds->SetMetadata(AsMetadataList(md.List()), "SUBDATASETS");
     });
     if (!ds) return nullptr;

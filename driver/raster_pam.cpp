@@ -4,6 +4,7 @@
 // attributes do not: statistics, histograms, other metadata domains and
 // anything set on a dataset opened read-only.
 #include "raster_dataset.hpp"
+#include "zarr3/icechunk.hpp"
 
 #include "open_target.hpp"
 #include "vsi_store.hpp"
@@ -87,7 +88,10 @@ void Zarr3RasterDataset::SetDescription(const char* name) {
     const bool ok = ParseOpenTarget(name, t);
     CPLPopErrorHandler();
     // Remote stores: no .aux.xml requests (no GET beside the store).
-    if (!ok || t.root.empty() || IsRemoteVSIPath(t.root)) {
+    // Icechunk repositories: one .aux.xml beside the repository would serve
+    // every version of it (statistics of main shown for a tag); none.
+    const bool icechunk = dynamic_cast<const zarr3::icechunk::IcechunkStore*>(store_.get());
+    if (!ok || t.root.empty() || IsRemoteVSIPath(t.root) || icechunk) {
         nPamFlags |= GPF_DISABLED | GPF_NOSAVE;
         return;
     }

@@ -222,7 +222,9 @@ GDALDataset* OpenIcechunk(GDALOpenInfo* oi, const OpenTarget& t, const IcechunkV
     std::shared_ptr<zarr3::icechunk::IcechunkStore> store;
     if (!ErrorBoundary(t.root, [&] { store = OpenIcechunkStore(t.root, v, oi->papszOpenOptions); }))
         return nullptr;
-    GDALDataset* ds = OpenDataset(oi, store, t);
+    OpenTarget pinned = t;
+    if (v.any()) pinned.version_query = "snapshot=" + store->snapshot().id;
+    GDALDataset* ds = OpenDataset(oi, store, pinned);
     if (ds) ShowIcechunkVersion(*ds, *store, v);
     return ds;
 }
@@ -463,7 +465,10 @@ bool ParseOpenTarget(const char* filename, OpenTarget& out) {
     return true;
 }
 
-std::string SubdatasetName(const std::string& root, const std::string& node_path) {
+std::string SubdatasetName(const std::string& root, const std::string& node_path,
+                           const std::string& version_query) {
+    if (!version_query.empty())
+        return "ICECHUNK:\"" + root + "?" + version_query + "\":/" + NormaliseNodePath(node_path);
     return std::string(kPrefix) + "\"" + root + "\":/" + NormaliseNodePath(node_path);
 }
 

@@ -263,6 +263,36 @@ def test_archive_multidim_virtual_rectilinear(archive, source):
     assert [c["name"] for c in json.loads(md["CODECS"])] == ["bytes", "numcodecs.shuffle", "numcodecs.zlib"]
 
 
+QGIS_SCRIPT = """
+import sys
+from qgis.core import QgsApplication, QgsPointXY, QgsRasterLayer
+app = QgsApplication([], False)
+app.initQgis()
+layer = QgsRasterLayer(sys.argv[1], "t2m", "gdal")
+v, ok = layer.dataProvider().sample(QgsPointXY(-19.5, 71.5), 45)
+print(layer.isValid(), layer.bandCount(), layer.crs().authid(), layer.extent().toString(3), repr(v), ok)
+print(layer.bandName(45))
+"""
+
+
+def test_archive_in_qgis(archive, driver_path, tmp_path):
+    """The virtual array as a QGIS raster layer (headless, in a child process: QGIS writes its .aux.xml
+    beside the copy in tmp)."""
+    probe = subprocess.run(["/usr/bin/python3", "-c", "import qgis.core"], capture_output=True, timeout=60)
+    if probe.returncode != 0:
+        pytest.skip("QGIS (python3-qgis) not installed")
+    env = dict(os.environ, GDAL_DRIVER_PATH=driver_path, QT_QPA_PLATFORM="offscreen",
+               XDG_RUNTIME_DIR=str(tmp_path), HOME=str(tmp_path))
+    p = subprocess.run(["/usr/bin/python3", "-c", QGIS_SCRIPT, f'ZARR3:"{archive}":/t2m'], env=env,
+                       capture_output=True, text=True, timeout=120)
+    assert p.returncode == 0, p.stderr
+    nc = gdal.Open(f'NETCDF:"{ARCHIVE_DIR / NC_FILES[1]}":t2m')
+    want = float(nc.GetRasterBand(14).ReadAsArray()[0, 0])  # 2023-02-14, north-west pixel
+    lines = p.stdout.strip().splitlines()
+    assert lines[-2] == f"True 90 EPSG:4326 -20.000,40.000 : 44.000,72.000 {want!r} True", p.stdout
+    assert lines[-1] == "Band 45: time=2023-02-14", p.stdout
+
+
 # ------------------------------------------------------------------ last: data/ untouched
 def test_data_folder_untouched():
     assert _data_state() == DATA_BEFORE, "a test wrote into data/"

@@ -5,7 +5,7 @@
 # Then the Icechunk samples (scripts/icechunk/make_samples.sh): the versions of data/t2m_2023q1.icechunk
 # and data/archive.icechunk, three monthly NetCDF-4 files read as one virtual array (read-only).
 # usage: scripts/demo.sh [BUILD_DIR]   (default: build; outputs in BUILD_DIR/demo or $DEMO_OUT)
-# Each step prints the command it runs and a short summary of the result (about 60 lines in all);
+# Each step prints the command it runs and a short summary of the result (about 100 lines in all);
 # the last lines name the files written, among them a colour map of July's mean temperature.
 set -uo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."

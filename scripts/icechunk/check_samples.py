@@ -11,6 +11,7 @@ usage: check_samples.py source SRC_STORE OUTDIR
          source values, and the plugin reads the array bit-exact (copying the .nc files to
          /tmp/gdal-zarr3-archive/ for the time of the check when that folder does not exist).
 """
+import filecmp
 import json
 import shutil
 import sys
@@ -102,10 +103,16 @@ def check_archive(data, samples, src):
     print(f"  archive: {len(arc['refs'])} virtual references decode from data/archive/*.nc to the source values"
           if failures == 0 else f"  archive: {failures} virtual references wrong")
     made = not ARCHIVE_DIR.exists()
+    ncs = sorted((data / "archive").glob("t2m_2023-0?.nc"))
     if made:
         ARCHIVE_DIR.mkdir()
-        for nc in sorted((data / "archive").glob("t2m_2023-0?.nc")):
+        for nc in ncs:
             shutil.copy(nc, ARCHIVE_DIR / nc.name)
+    stale = [nc.name for nc in ncs
+             if not (ARCHIVE_DIR / nc.name).is_file() or not filecmp.cmp(nc, ARCHIVE_DIR / nc.name, shallow=False)]
+    if stale:
+        print(f"  archive: {ARCHIVE_DIR} exists without data/archive/'s files ({', '.join(stale)}): remove it")
+        return failures + 1
     try:
         got = read_md(str(data / "archive.icechunk"), [])
     finally:

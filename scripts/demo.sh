@@ -2,8 +2,10 @@
 # Demo of the Zarr3 plugin on data/daily_t2m_2023.zarr (one year of daily 2 m temperature on a
 # rectilinear grid of calendar-month chunks, each a shard of gzip inner chunks). `make demo`
 # installs the Debian packages and builds first.
+# Then the Icechunk samples (scripts/icechunk/make_samples.sh): the versions of data/t2m_2023q1.icechunk
+# and data/archive.icechunk, three monthly NetCDF-4 files read as one virtual array (read-only).
 # usage: scripts/demo.sh [BUILD_DIR]   (default: build; outputs in BUILD_DIR/demo or $DEMO_OUT)
-# Each step prints the command it runs and a short summary of the result (about 60 lines in all);
+# Each step prints the command it runs and a short summary of the result (about 100 lines in all);
 # the last lines name the files written, among them a colour map of July's mean temperature.
 set -uo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
@@ -175,6 +177,67 @@ else
   fail "daily appends"
 fi
 
+# ------------------------------------------------------------------ Icechunk samples (issue 29)
+# Read-only: GDAL_PAM_ENABLED=NO so that no .aux.xml is ever written into data/.
+Q1=data/t2m_2023q1.icechunk
+ARCHIVE=data/archive.icechunk
+ARCHIVE_TMP=/tmp/gdal-zarr3-archive  # the virtual chunk container the references of $ARCHIVE name
+
+step "Icechunk: the versions of $Q1 (zarr3 log: branches, tags, history of main)"
+if "$BUILD_DIR/zarr3" log "$Q1" >"$OUT/log.txt"; then
+  sed 's/^/    /' "$OUT/log.txt" | head -n 16
+else
+  fail "zarr3 log"
+fi
+
+step "Icechunk: one version per open (-oo BRANCH=/TAG=/SNAPSHOT=, or ICECHUNK:repo?tag=...)"
+for sel in "-oo BRANCH=main" "-oo TAG=january" "ICECHUNK:$Q1?tag=january"; do
+  case $sel in ICECHUNK:*) args=("$sel") ;; *) read -ra args <<<"$sel $Q1" ;; esac
+  if GDAL_PAM_ENABLED=NO gdalinfo -mdd ICECHUNK "${args[@]}" >"$OUT/ice.txt"; then
+    printf '    gdalinfo %-40s %3s bands  snapshot "%s"\n' "${args[*]}" "$(grep -c '^Band ' "$OUT/ice.txt")" \
+      "$(sed -n 's/^  SNAPSHOT_MESSAGE=//p' "$OUT/ice.txt" | cut -c1-42)"
+  else
+    fail "gdalinfo ${args[*]}"
+  fi
+done
+
+step "Icechunk: the same pixel on branch main and on branch qc (2023-02-14 = band 45, x=0 y=0)"
+v_main=$(GDAL_PAM_ENABLED=NO gdallocationinfo -valonly -b 45 -oo BRANCH=main "$Q1" 0 0) || fail "gdallocationinfo main"
+v_qc=$(GDAL_PAM_ENABLED=NO gdallocationinfo -valonly -b 45 -oo BRANCH=qc "$Q1" 0 0) || fail "gdallocationinfo qc"
+echo "    gdallocationinfo -valonly -b 45 -oo BRANCH=main $Q1 0 0  -> $v_main K"
+echo "    gdallocationinfo -valonly -b 45 -oo BRANCH=qc   $Q1 0 0  -> $v_qc K   (qc: corrected by -1.5 K)"
+if [ -z "$v_main" ] || [ "$(awk -v a="$v_main" -v b="$v_qc" 'BEGIN { print (a - b == 1.5) }')" != 1 ]; then
+  fail "qc correction not seen"
+fi
+
+step "A virtual archive: 3 monthly NetCDF-4 files as one Icechunk array (ZARR3:$ARCHIVE:/t2m)"
+made_archive=0
+if [ ! -e "$ARCHIVE_TMP" ]; then mkdir "$ARCHIVE_TMP" && made_archive=1; fi
+if cp data/archive/t2m_2023-0[123].nc "$ARCHIVE_TMP/"; then
+  echo "    cp data/archive/t2m_2023-0[123].nc $ARCHIVE_TMP/   (where the references point)"
+  GDAL_PAM_ENABLED=NO "$PY" - "ZARR3:$ARCHIVE:/t2m" "$ARCHIVE_TMP" <<'PYEOF' || fail "virtual archive"
+import json, sys
+import numpy as np
+from osgeo import gdal
+gdal.UseExceptions()
+ds = gdal.OpenEx(sys.argv[1], gdal.OF_RASTER | gdal.OF_READONLY)
+grid = json.loads(ds.GetMetadata("ZARR3")["CHUNK_GRID"])["configuration"]["chunk_shapes"][0]
+print(f"    {sys.argv[1]}: {ds.RasterCount} bands, {ds.GetSpatialRef().GetName()}, time chunks {grid}")
+days = ds.ReadAsArray()
+parts = [gdal.Open(f'NETCDF:"{sys.argv[2]}/t2m_2023-0{m}.nc":t2m').ReadAsArray() for m in (1, 2, 3)]
+feb14 = ds.GetRasterBand(45).ReadAsArray()
+print(f"    2023-02-14: band 45 of the virtual array vs band 14 of t2m_2023-02.nc (netCDF driver):",
+      "equal" if feb14.tobytes() == parts[1][13].tobytes() else "DIFFERENT", f"(mean {feb14.mean():.3f} K)")
+same = days.tobytes() == np.concatenate(parts).tobytes()
+print("    all 90 days vs the 3 files read one by one by the netCDF driver:", "equal" if same else "DIFFERENT")
+sys.exit(0 if same and feb14.tobytes() == parts[1][13].tobytes() else 1)
+PYEOF
+else
+  fail "copy to $ARCHIVE_TMP"
+fi
+rm -f "$ARCHIVE_TMP"/t2m_2023-0[123].nc
+[ "$made_archive" = 1 ] && rmdir "$ARCHIVE_TMP"
+echo "    (removed the copies in $ARCHIVE_TMP)"
 echo
 if [ "$failures" -ne 0 ]; then
   echo "demo: $failures step(s) failed"

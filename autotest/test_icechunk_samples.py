@@ -1,0 +1,298 @@
+"""The Icechunk samples of data/ (scripts/icechunk/make_samples.sh, written by the real Icechunk):
+
+- data/t2m_2023q1.icechunk: the first 90 days of data/daily_t2m_2023.zarr's /t2m in three monthly
+  commits on main, tag `january`, branch `qc` with one correction; every version bit-exact against the
+  source store through GDAL (classic and multidimensional).
+- data/archive.icechunk: one virtual array over data/archive/t2m_2023-0{1,2,3}.nc, equal to GDAL's
+  netCDF driver reading the files and to the source. Its references name
+  file:///tmp/gdal-zarr3-archive/, so the files are copied there for the test (skipped with the reason
+  when that folder cannot be made).
+
+Everything is read from copies in a temporary folder: nothing is ever written into data/.
+"""
+import filecmp
+import json
+import os
+import re
+import shutil
+import subprocess
+from pathlib import Path
+
+import numpy as np
+import pytest
+from osgeo import gdal
+
+from conftest import REPO, value_or_error
+
+DATA = REPO / "data"
+ARCHIVE_DIR = Path("/tmp/gdal-zarr3-archive")
+MONTHS = [31, 28, 31]
+# branch qc: 2023-02-14 (day index 44), lat rows 0-15, lon columns 0-31, -1.5 K
+QC = (44, slice(0, 16), slice(0, 32), np.float32(-1.5))
+NC_FILES = [f"t2m_2023-0{m}.nc" for m in (1, 2, 3)]
+
+
+def _data_state():
+    return sorted((str(p.relative_to(DATA)), p.stat().st_mtime_ns) for p in DATA.rglob("*"))
+
+
+DATA_BEFORE = _data_state()
+
+
+@pytest.fixture(scope="module")
+def tmp_data(tmp_path_factory):
+    """Copies of the source store and both sample repositories."""
+    d = tmp_path_factory.mktemp("samples")
+    for name in ("daily_t2m_2023.zarr", "t2m_2023q1.icechunk", "archive.icechunk"):
+        if not (DATA / name).exists():
+            pytest.fail(f"{DATA / name} missing (scripts/icechunk/make_samples.sh writes it)")
+        shutil.copytree(DATA / name, d / name)
+    return d
+
+
+@pytest.fixture(scope="module")
+def source(tmp_data):
+    ds = gdal.OpenEx(str(tmp_data / "daily_t2m_2023.zarr"), gdal.OF_MULTIDIM_RASTER | gdal.OF_READONLY)
+    a = ds.GetRootGroup().OpenMDArray("t2m").ReadAsArray(array_start_idx=[0, 0, 0], count=[90, 32, 64])
+    assert a.shape == (90, 32, 64) and a.dtype == np.float32
+    return a
+
+
+@pytest.fixture(scope="module")
+def q1(tmp_data):
+    return str(tmp_data / "t2m_2023q1.icechunk")
+
+
+def expected(source, days, qc=False):
+    want = source[:days].copy()
+    if qc:
+        t, ys, xs, delta = QC
+        want[t, ys, xs] += delta
+    return want
+
+
+def assert_bit_exact(got, want, what):
+    assert got.shape == want.shape, f"{what}: shape {got.shape}, want {want.shape}"
+    assert got.dtype == want.dtype, f"{what}: dtype {got.dtype}, want {want.dtype}"
+    if got.tobytes() != want.tobytes():
+        bad = np.argwhere(got != want)
+        pytest.fail(f"{what}: {len(bad)} values differ, first at {bad[0].tolist()}: "
+                    f"{got[tuple(bad[0])]} != {want[tuple(bad[0])]}")
+
+
+def open_md(path, options=()):
+    ds = gdal.OpenEx(path, gdal.OF_MULTIDIM_RASTER | gdal.OF_READONLY, open_options=list(options))
+    assert ds is not None and ds.GetDriver().ShortName == "Zarr3", path
+    return ds
+
+
+def open_classic(path, options=()):
+    ds = gdal.OpenEx(path, gdal.OF_RASTER | gdal.OF_READONLY, open_options=list(options))
+    assert ds is not None and ds.GetDriver().ShortName == "Zarr3", path
+    return ds
+
+
+def zarr3_log(driver_path, repo, branch=None):
+    exe = Path(os.environ.get("ZARR3_CLI", Path(driver_path) / "zarr3"))
+    if not exe.exists():
+        pytest.skip(f"{exe} not built")
+    p = subprocess.run([str(exe), "log", repo] + (["--branch", branch] if branch else []),
+                       capture_output=True, text=True, timeout=60)
+    assert p.returncode == 0, p.stderr
+    return p.stdout
+
+
+def history(log):
+    """[(id, labels, message)] of the history part of `zarr3 log`, newest first."""
+    out = []
+    for line in log.split("history of branch", 1)[1].splitlines()[1:]:
+        m = re.match(r"^([0-9A-Z]{20})  \S+  (?:\(([^)]*)\)  )?(.*)$", line)
+        assert m, f"unexpected zarr3 log line: {line!r}"
+        out.append((m.group(1), m.group(2) or "", m.group(3)))
+    return out
+
+
+def days_and_qc(message):
+    """What a commit of the sample holds, from its message."""
+    for prefix, days in (("January 2023 created", 31), ("February 2023 appended", 59), ("March 2023 appended", 90)):
+        if message.startswith(prefix):
+            return days, False
+    if message.startswith("qc: 2023-02-14"):
+        return 90, True
+    return None
+
+
+# ------------------------------------------------------------------ data/t2m_2023q1.icechunk
+def test_q1_history_three_monthly_commits_tag_branch(driver_path, q1):
+    main = history(zarr3_log(driver_path, q1))
+    msgs = [m for _, _, m in main]
+    assert [days_and_qc(m) for m in msgs[:3]] == [(90, False), (59, False), (31, False)], msgs
+    assert msgs[3] == "Repository initialized" and len(main) == 4
+    assert "tag: january" in main[2][1] and "main" in main[0][1]
+    qc = history(zarr3_log(driver_path, q1, "qc"))
+    assert days_and_qc(qc[0][2]) == (90, True), qc[0]
+    assert [s for s, _, _ in qc[1:]] == [s for s, _, _ in main], "qc must branch from main's March commit"
+
+
+def test_q1_main_classic_georeferenced_bit_exact(q1, source):
+    ds = open_classic(q1)
+    assert (ds.RasterCount, ds.RasterYSize, ds.RasterXSize) == (90, 32, 64)
+    assert ds.GetGeoTransform() == (-20.0, 1.0, 0.0, 72.0, 0.0, -1.0)
+    assert ds.GetSpatialRef().GetAuthorityCode(None) == "4326"
+    assert np.isnan(ds.GetRasterBand(1).GetNoDataValue())
+    assert_bit_exact(ds.ReadAsArray(), source, "main (classic)")
+    assert ds.GetMetadata("ICECHUNK")["SNAPSHOT_MESSAGE"].startswith("March 2023 appended")
+    grid = json.loads(ds.GetMetadata("ZARR3")["CHUNK_GRID"])
+    assert grid["name"] == "rectilinear" and grid["configuration"]["chunk_shapes"][0] == MONTHS
+
+
+def version_cases(driver_path, q1):
+    """(label, path, open options, days, qc) for every snapshot, the tag and both branches."""
+    cases = []
+    for branch in ("main", "qc"):
+        for sid, _, msg in history(zarr3_log(driver_path, q1, branch)):
+            what = days_and_qc(msg)
+            if what and not any(c[2] == [f"SNAPSHOT={sid}"] for c in cases):
+                cases.append((f"snapshot {sid} ({msg[:22]})", q1, [f"SNAPSHOT={sid}"], *what))
+    assert len(cases) == 4, cases
+    cases += [("TAG=january", q1, ["TAG=january"], 31, False),
+              ("BRANCH=main", q1, ["BRANCH=main"], 90, False),
+              ("BRANCH=qc", q1, ["BRANCH=qc"], 90, True),
+              ("ICECHUNK:?tag=january", f"ICECHUNK:{q1}?tag=january", [], 31, False),
+              ("ICECHUNK:?branch=qc", f"ICECHUNK:{q1}?branch=qc", [], 90, True)]
+    return cases
+
+
+def test_q1_every_version_bit_exact_classic_and_multidim(driver_path, q1, source):
+    for label, path, opts, days, qc in version_cases(driver_path, q1):
+        want = expected(source, days, qc)
+        mds = open_md(path, opts)
+        rg = mds.GetRootGroup()
+        assert_bit_exact(rg.OpenMDArray("t2m").ReadAsArray(), want, f"{label} (multidim)")
+        assert rg.OpenMDArray("time").ReadAsArray().tolist() == list(range(days)), label
+        ds = open_classic(path, opts)
+        assert ds.RasterCount == days, label
+        assert_bit_exact(ds.ReadAsArray(), want, f"{label} (classic)")
+        grid = json.loads(ds.GetMetadata("ZARR3")["CHUNK_GRID"])["configuration"]["chunk_shapes"][0]
+        assert sum(grid) == days and grid == MONTHS[:len(grid)], (label, grid)
+
+
+def test_q1_qc_correction_is_the_only_difference(q1):
+    ds_main, ds_qc = open_md(q1, ["BRANCH=main"]), open_md(q1, ["BRANCH=qc"])  # kept open while read
+    main = ds_main.GetRootGroup().OpenMDArray("t2m").ReadAsArray()
+    qc = ds_qc.GetRootGroup().OpenMDArray("t2m").ReadAsArray()
+    diff = qc - main
+    t, ys, xs, delta = QC
+    assert (diff[t, ys, xs] == delta).all()
+    diff[t, ys, xs] = 0
+    assert not diff.any()
+    ds = open_classic(q1, ["BRANCH=qc"])
+    assert ds.GetRasterBand(t + 1).ReadAsArray()[0, 0] == main[t, 0, 0] + delta
+
+
+def test_q1_unknown_tag_lists_the_valid_ones(q1):
+    got, err = value_or_error(lambda: open_classic(q1, ["TAG=february"]))
+    assert got is None and "february" in err and "january" in err, err
+
+
+# ------------------------------------------------------------------ data/archive.icechunk (virtual)
+@pytest.fixture(scope="module")
+def archive(tmp_data):
+    """The .nc files where the virtual references point; removed afterwards (only what was copied)."""
+    made = not ARCHIVE_DIR.exists()
+    copied = []
+    try:
+        try:
+            ARCHIVE_DIR.mkdir(exist_ok=True)
+            for name in NC_FILES:
+                dst = ARCHIVE_DIR / name
+                if dst.exists():
+                    if not filecmp.cmp(dst, DATA / "archive" / name, shallow=False):
+                        pytest.skip(f"{dst} exists and differs from data/archive/{name}: not overwritten")
+                    continue
+                shutil.copy(DATA / "archive" / name, dst)
+                copied.append(dst)
+        except OSError as e:
+            pytest.skip(f"cannot put the .nc files in {ARCHIVE_DIR} (the virtual chunk container of "
+                        f"data/archive.icechunk): {e}")
+        yield str(tmp_data / "archive.icechunk")
+    finally:
+        for f in copied:
+            f.unlink(missing_ok=True)
+        if made:
+            shutil.rmtree(ARCHIVE_DIR, ignore_errors=True)
+
+
+def netcdf_months():
+    parts = []
+    for name in NC_FILES:
+        ds = gdal.OpenEx(f'NETCDF:"{ARCHIVE_DIR / name}":t2m', gdal.OF_RASTER | gdal.OF_READONLY)
+        assert ds.GetDriver().ShortName == "netCDF"
+        assert ds.GetGeoTransform() == (-20.0, 1.0, 0.0, 72.0, 0.0, -1.0)
+        parts.append(ds.ReadAsArray())
+    assert [p.shape[0] for p in parts] == MONTHS
+    return np.concatenate(parts)
+
+
+def test_archive_classic_equals_netcdf_driver_and_source(archive, source):
+    if gdal.GetDriverByName("netCDF") is None:
+        pytest.skip("GDAL built without the netCDF driver")
+    ds = open_classic(f'ZARR3:"{archive}":/t2m')
+    assert ds.RasterCount == 90 and ds.GetGeoTransform() == (-20.0, 1.0, 0.0, 72.0, 0.0, -1.0)
+    assert ds.GetSpatialRef().GetAuthorityCode(None) == "4326"
+    got = ds.ReadAsArray()
+    assert_bit_exact(got, netcdf_months(), "virtual archive vs netCDF driver")
+    assert_bit_exact(got, source, "virtual archive vs daily_t2m_2023.zarr")
+    nc = gdal.Open(f'NETCDF:"{ARCHIVE_DIR / NC_FILES[1]}":t2m')
+    feb14 = nc.GetRasterBand(14).ReadAsArray()
+    assert_bit_exact(ds.GetRasterBand(45).ReadAsArray(), feb14, "2023-02-14")
+
+
+def test_archive_multidim_virtual_rectilinear(archive, source):
+    ds = open_md(archive)
+    rg = ds.GetRootGroup()
+    t2m = rg.OpenMDArray("t2m")
+    assert_bit_exact(t2m.ReadAsArray(), source, "virtual archive (multidim)")
+    assert rg.OpenMDArray("time").ReadAsArray().tolist() == list(range(90))
+    # a window across the February/March chunk boundary
+    win = t2m.ReadAsArray(array_start_idx=[55, 10, 20], count=[8, 12, 20])
+    assert_bit_exact(win, source[55:63, 10:22, 20:40], "window across months")
+    md = open_classic(archive).GetMetadata("ZARR3")
+    grid = json.loads(md["CHUNK_GRID"])["configuration"]["chunk_shapes"]
+    assert grid[0] == MONTHS
+    assert [c["name"] for c in json.loads(md["CODECS"])] == ["bytes", "numcodecs.shuffle", "numcodecs.zlib"]
+
+
+QGIS_SCRIPT = """
+import sys
+from qgis.core import QgsApplication, QgsPointXY, QgsRasterLayer
+app = QgsApplication([], False)
+app.initQgis()
+layer = QgsRasterLayer(sys.argv[1], "t2m", "gdal")
+v, ok = layer.dataProvider().sample(QgsPointXY(-19.5, 71.5), 45)
+print(layer.isValid(), layer.bandCount(), layer.crs().authid(), layer.extent().toString(3), repr(v), ok)
+print(layer.bandName(45))
+"""
+
+
+def test_archive_in_qgis(archive, driver_path, tmp_path):
+    """The virtual array as a QGIS raster layer (headless, in a child process: QGIS writes its .aux.xml
+    beside the copy in tmp)."""
+    probe = subprocess.run(["/usr/bin/python3", "-c", "import qgis.core"], capture_output=True, timeout=60)
+    if probe.returncode != 0:
+        pytest.skip("QGIS (python3-qgis) not installed")
+    env = dict(os.environ, GDAL_DRIVER_PATH=driver_path, QT_QPA_PLATFORM="offscreen",
+               XDG_RUNTIME_DIR=str(tmp_path), HOME=str(tmp_path))
+    p = subprocess.run(["/usr/bin/python3", "-c", QGIS_SCRIPT, f'ZARR3:"{archive}":/t2m'], env=env,
+                       capture_output=True, text=True, timeout=120)
+    assert p.returncode == 0, p.stderr
+    nc = gdal.Open(f'NETCDF:"{ARCHIVE_DIR / NC_FILES[1]}":t2m')
+    want = float(nc.GetRasterBand(14).ReadAsArray()[0, 0])  # 2023-02-14, north-west pixel
+    lines = p.stdout.strip().splitlines()
+    assert lines[-2] == f"True 90 EPSG:4326 -20.000,40.000 : 44.000,72.000 {want!r} True", p.stdout
+    assert lines[-1] == "Band 45: time=2023-02-14", p.stdout
+
+
+# ------------------------------------------------------------------ last: data/ untouched
+def test_data_folder_untouched():
+    assert _data_state() == DATA_BEFORE, "a test wrote into data/"

@@ -159,3 +159,23 @@ def test_time_axis_is_a_datetime_dimension():
         ds = gdal.Open(str(sample))
         expected = ds.GetRasterBand(32).ReadAsArray()
         assert np.array_equal(np.squeeze(day.values), expected)
+
+
+@pytest.mark.parametrize("opts,days", [({}, 90), ({"TAG": "january"}, 31), ({"BRANCH": "qc"}, 90)])
+def test_icechunk_repository_versions(tmp_path, opts, days):
+    """An Icechunk repository opens in rioxarray like a store, at the version its open options choose,
+    with its dates on a `time` dimension (issue 29)."""
+    import shutil
+
+    repo = tmp_path / "t2m_2023q1.icechunk"
+    shutil.copytree(Path(__file__).resolve().parent.parent / "data" / "t2m_2023q1.icechunk", repo)
+    with rioxarray.open_rasterio(str(repo), **{k.lower(): v for k, v in opts.items()}) as da:
+        assert da.dims[0] == "time" and da.sizes["time"] == days
+        assert str(da["time"].values[-1])[:10] == ("2023-01-31" if days == 31 else "2023-03-31")
+        assert da.rio.crs.to_epsg() == 4326
+        ds = gdal.OpenEx(str(repo), gdal.OF_RASTER, open_options=[f"{k}={v}" for k, v in opts.items()])
+        day = da.sel(time="2023-01-15")
+        assert np.array_equal(np.squeeze(day.values), ds.GetRasterBand(15).ReadAsArray())
+        if days == 90:
+            feb14 = np.squeeze(da.sel(time="2023-02-14").values)
+            assert np.array_equal(feb14, ds.GetRasterBand(45).ReadAsArray())

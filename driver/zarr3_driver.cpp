@@ -1,6 +1,7 @@
 // Registration, Identify, Open and precedence over GDAL's built-in Zarr driver.
 #include "zarr3_driver.hpp"
 
+#include "consolidation.hpp"
 #include "driver_options.hpp"
 #include "raster_append.hpp"
 #include "raster_dataset.hpp"
@@ -193,6 +194,14 @@ bool ReportIncomplete(const std::string& root) {
     return true;
 }
 
+// The store both opens (classic and multidimensional) use, decided and built
+// once: the root's VSI store (writable for update), kept consolidating on
+// update when the root carries consolidated metadata.
+std::shared_ptr<zarr3::Store> StoreToOpen(std::shared_ptr<VSIStore> store, bool update) {
+    if (!update) return store;
+    return ConsolidatingIfPresent(std::move(store));
+}
+
 GDALDataset* Open(GDALOpenInfo* oi) {
     // A replacement interrupted between its two renames (a file system
     // without RENAME_EXCHANGE): the old store is put back (store_replace.hpp).
@@ -238,10 +247,11 @@ GDALDataset* Open(GDALOpenInfo* oi) {
     }
     GDALDataset* ds = nullptr;
     try {
+        const auto opened = StoreToOpen(store, writable);
         if (oi->nOpenFlags & GDAL_OF_MULTIDIM_RASTER)
-            ds = Zarr3OpenMultidim(oi, store, t);
+            ds = Zarr3OpenMultidim(oi, opened, t);
         else
-            ds = Zarr3OpenClassic(oi, store, t);
+            ds = Zarr3OpenClassic(oi, opened, t);
     } catch (const std::exception& e) {
         CPLError(CE_Failure, CPLE_AppDefined, "%s: %s", t.root.c_str(), e.what());
         ds = nullptr;
@@ -282,76 +292,6 @@ GDALDataset* CreateMultidim(const char* name, CSLConstList root_group_options,
 }
 
 } // namespace
-
-class ListingStore final : public zarr3::Store {
-  public:
-    explicit ListingStore(std::shared_ptr<zarr3::Store> inner) : inner_(std::move(inner)) {}
-    std::string uri() const override { return inner_->uri(); }
-    std::optional<zarr3::Bytes> get(const std::string& key) override {
-        return Check(key, inner_->get(key));
-    }
-    std::optional<zarr3::Bytes> get_bounded(const std::string& key, uint64_t limit) override {
-        return Check(key, inner_->get_bounded(key, limit));
-    }
-    std::optional<zarr3::Bytes> get_bounded_versioned(const std::string& key, uint64_t limit,
-                                                      zarr3::ObjectVersion& v) override {
-        return Check(key, inner_->get_bounded_versioned(key, limit, v));
-    }
-    std::optional<std::vector<zarr3::Bytes>>
-    get_ranges(const std::string& key, const std::vector<zarr3::ByteRange>& ranges) override {
-        return inner_->get_ranges(key, ranges);
-    }
-    std::optional<uint64_t> size(const std::string& key) override { return inner_->size(key); }
-    void put(const std::string& key, zarr3::ByteView) override {
-        throw zarr3::Error(uri() + "/" + key + ": read-only listing view");
-    }
-    void erase(const std::string& key) override {
-        throw zarr3::Error(uri() + "/" + key + ": read-only listing view");
-    }
-    std::vector<std::string> list_dir(const std::string& prefix) override {
-        return inner_->list_dir(prefix);
-    }
-    bool writable() const override { return false; }
-    const std::vector<std::string>& skipped() const { return skipped_; }
-
-  private:
-    std::optional<zarr3::Bytes> Check(const std::string& key, std::optional<zarr3::Bytes> b) {
-        if (!b || !(key == "zarr.json" || EndsWith(key, "/zarr.json"))) return b;
-        if (checked_.count(key)) return b;
-        const std::string where = uri() + "/" + key;
-        try {
-            zarr3::parse_node_metadata_text(
-                std::string_view(reinterpret_cast<const char*>(b->data()), b->size()), where);
-        } catch (const std::bad_alloc&) {
-            throw;
-        } catch (const std::exception& e) {
-            std::string msg = e.what();
-            if (msg.find(where) == std::string::npos) msg = where + ": " + msg;
-            if (std::find(skipped_.begin(), skipped_.end(), msg) == skipped_.end()) {
-                CPLError(CE_Warning, CPLE_AppDefined, "%s (node skipped)", msg.c_str());
-                skipped_.push_back(msg);
-            }
-            return std::nullopt;
-        }
-        checked_.insert(key);
-        return b;
-    }
-    std::shared_ptr<zarr3::Store> inner_;
-    std::set<std::string> checked_;
-    std::vector<std::string> skipped_;
-};
-
-std::shared_ptr<ListingStore> MakeListingStore(std::shared_ptr<zarr3::Store> inner) {
-    return std::make_shared<ListingStore>(std::move(inner));
-}
-
-const std::vector<std::string>& SkippedNodes(const ListingStore& store) {
-    return store.skipped();
-}
-
-std::shared_ptr<zarr3::Store> AsStore(const std::shared_ptr<ListingStore>& store) {
-    return store;
-}
 
 bool ParseOpenTarget(const char* filename, OpenTarget& out) {
     out = OpenTarget{};

@@ -32,16 +32,6 @@ bool ParseOpenTarget(const char* filename, OpenTarget& out);
 // `ZARR3:"root":/node` for subdataset lists.
 std::string SubdatasetName(const std::string& root, const std::string& node_path);
 
-// A read-only view of a store for walking its hierarchy: a node's zarr.json
-// that does not parse (not JSON, unknown codec, bad member) reads as absent,
-// with one warning naming the file and the problem, so that one broken array
-// does not stop the listing of the others. (zarr3_driver.cpp)
-class ListingStore;
-std::shared_ptr<ListingStore> MakeListingStore(std::shared_ptr<zarr3::Store> inner);
-// The zarr.json files a ListingStore skipped, each with its problem.
-const std::vector<std::string>& SkippedNodes(const ListingStore& store);
-std::shared_ptr<zarr3::Store> AsStore(const std::shared_ptr<ListingStore>& store);
-
 // The error boundary of every GDAL entry point of the driver (open, raster
 // and multidimensional I/O, group listing, attributes, create and copy): runs
 // `f` and converts any exception into CPLError(CE_Failure) naming `where`;
@@ -71,8 +61,9 @@ template <class F> bool Guard(const std::string& where, F&& f) noexcept {
 
 } // namespace zarr3drv
 
-// Classic (2-D raster) open. `store` is the opened store, `target` the parsed
-// name. Returns nullptr with a CPLError on failure. (driver/raster_*.cpp)
+// Classic (2-D raster) open. `store` is the opened store (Open builds it once
+// for both opens, consolidating on update when the root is), `target` the
+// parsed name. Returns nullptr with a CPLError on failure. (driver/raster_*.cpp)
 GDALDataset* Zarr3OpenClassic(GDALOpenInfo* poOpenInfo, std::shared_ptr<zarr3::Store> store,
                               const zarr3drv::OpenTarget& target);
 

@@ -15,8 +15,8 @@
 //   BM_OpenEdges1MOnePass  the same open through parse_node_metadata_text (edge
 //                         lists straight into runs), as the GDAL multidim path does
 #include "bench_data.hpp"
-#include "zarr3/counting_store.hpp"
 #include "zarr3/array.hpp"
+#include "zarr3/counting_store.hpp"
 #include "zarr3/sharding.hpp"
 
 #include <benchmark/benchmark.h>

@@ -72,9 +72,10 @@ std::optional<std::vector<Bytes>> Store::get_ranges_sized(const std::string& key
     return get_ranges_versioned(key, ranges, total, ignored);
 }
 
-std::optional<std::vector<Bytes>>
-Store::get_ranges_versioned(const std::string& key, const std::vector<ByteRange>& ranges,
-                            std::optional<uint64_t>& total, ObjectVersion& version) {
+std::optional<std::vector<Bytes>> Store::get_ranges_versioned(const std::string& key,
+                                                              const std::vector<ByteRange>& ranges,
+                                                              std::optional<uint64_t>& total,
+                                                              ObjectVersion& version) {
     total.reset();
     version = {};
     auto r = read(ReadRequest::byte_ranges(key, ranges));

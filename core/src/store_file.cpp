@@ -112,9 +112,11 @@ std::optional<ReadResult> FileStore::read(const ReadRequest& request) {
     return out;
 }
 
-// The size comes from fstat of the open file, checked against `limit` before
-// the buffer is allocated (a sparse file may claim gigabytes it never holds).
-std::optional<ReadResult> FileStore::read_value(const std::string& p, uint64_t limit) {
+namespace {
+// Opens `p` and runs `read(fd, size)` until fstat shows the same file before
+// and after it (a writer may rewrite it in place meanwhile), then adds the
+// size and the version; nullopt when absent or a folder.
+template <class F> std::optional<ReadResult> read_stable(const std::string& p, F&& read) {
     Fd f{::open(p.c_str(), O_RDONLY | O_CLOEXEC)};
     if (f.fd < 0) {
         if (errno == ENOENT || errno == ENOTDIR) return std::nullopt;
@@ -125,52 +127,44 @@ std::optional<ReadResult> FileStore::read_value(const std::string& p, uint64_t l
         if (::fstat(f.fd, &st) != 0) throw Error(p + ": cannot stat");
         if (S_ISDIR(st.st_mode)) return std::nullopt;
         const uint64_t size = static_cast<uint64_t>(st.st_size);
-        if (size > limit) throw_too_large(p, size, limit);
-        Bytes b(static_cast<size_t>(size));
-        read_exact(f.fd, b.data(), b.size(), 0, p);
+        ReadResult out = read(f.fd, size);
         struct stat after {};
         if (::fstat(f.fd, &after) != 0) throw Error(p + ": cannot stat");
-        ReadResult out;
         out.version = file_version(after);
         if (out.version == file_version(st)) {
             out.total_size = size;
-            out.data.push_back(std::move(b));
             return out;
         }
     }
     throw ObjectChanged(p + ": the file changed while it was read (" +
                         std::to_string(kFileReadAttempts) + " attempts)");
 }
+} // namespace
+
+// The size comes from fstat of the open file, checked against `limit` before
+// the buffer is allocated (a sparse file may claim gigabytes it never holds).
+std::optional<ReadResult> FileStore::read_value(const std::string& p, uint64_t limit) {
+    return read_stable(p, [&](int fd, uint64_t size) {
+        if (size > limit) throw_too_large(p, size, limit);
+        ReadResult out;
+        out.data.emplace_back(static_cast<size_t>(size));
+        read_exact(fd, out.data.back().data(), size, 0, p);
+        return out;
+    });
+}
 
 std::optional<ReadResult> FileStore::read_ranges(const std::string& p,
                                                  const std::vector<ByteRange>& ranges) {
-    Fd f{::open(p.c_str(), O_RDONLY | O_CLOEXEC)};
-    if (f.fd < 0) {
-        if (errno == ENOENT || errno == ENOTDIR) return std::nullopt;
-        throw Error(p + ": cannot open (" + std::strerror(errno) + ")");
-    }
-    for (int attempt = 0; attempt < kFileReadAttempts; ++attempt) {
-        struct stat st {};
-        if (::fstat(f.fd, &st) != 0 || S_ISDIR(st.st_mode)) return std::nullopt;
-        const uint64_t size = static_cast<uint64_t>(st.st_size);
+    return read_stable(p, [&](int fd, uint64_t size) {
         ReadResult out;
         out.data.reserve(ranges.size());
         for (const auto& r : ranges) {
             const uint64_t off = range_start(r, size, p);
-            Bytes b(range_length(r));
-            read_exact(f.fd, b.data(), b.size(), off, p);
-            out.data.push_back(std::move(b));
+            out.data.emplace_back(range_length(r));
+            read_exact(fd, out.data.back().data(), range_length(r), off, p);
         }
-        struct stat after {};
-        if (::fstat(f.fd, &after) != 0) throw Error(p + ": cannot stat");
-        out.version = file_version(after);
-        if (out.version == file_version(st)) {
-            out.total_size = size;
-            return out;
-        }
-    }
-    throw ObjectChanged(p + ": the file changed while it was read (" +
-                        std::to_string(kFileReadAttempts) + " attempts)");
+        return out;
+    });
 }
 
 void FileStore::put(const std::string& key, ByteView value) {
@@ -198,6 +192,5 @@ std::vector<std::string> FileStore::list_dir(const std::string& prefix) {
     std::sort(out.begin(), out.end());
     return out;
 }
-
 
 } // namespace zarr3

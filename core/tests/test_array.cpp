@@ -2,8 +2,8 @@
 // partial writes, fill-chunk elision, resize and append.
 #include "selection.hpp"
 #include "test_util.hpp"
-#include "zarr3/counting_store.hpp"
 #include "zarr3/array.hpp"
+#include "zarr3/counting_store.hpp"
 
 #include <atomic>
 #include <gtest/gtest.h>

@@ -3,8 +3,8 @@
 // data of one read come from one version, and a decode failure after a cached
 // lookup drops the entry and reads once more from the store.
 #include "test_util.hpp"
-#include "zarr3/counting_store.hpp"
 #include "zarr3/array.hpp"
+#include "zarr3/counting_store.hpp"
 #include "zarr3/sharding.hpp"
 
 #include <chrono>

@@ -2,8 +2,8 @@
 // too: the store reports the size with the index range at no extra request.
 #include "address_space_guard.hpp"
 #include "test_util.hpp"
-#include "zarr3/counting_store.hpp"
 #include "zarr3/array.hpp"
+#include "zarr3/counting_store.hpp"
 #include "zarr3/sharding.hpp"
 
 #include <cstring>

@@ -6,9 +6,9 @@
 // request: `gets` (whole value), `range_calls` (one get_ranges call, however
 // many ranges it carries; `ranges` counts those) and `sizes` (size()). The
 // sharding codec never calls size().
-#include "zarr3/counting_store.hpp"
 #include "zarr3/array.hpp"
 #include "zarr3/chunk_grid.hpp"
+#include "zarr3/counting_store.hpp"
 #include "zarr3/dtype.hpp"
 #include "zarr3/sharding.hpp"
 #include "zarr3/store.hpp"

@@ -23,13 +23,13 @@ Kind memory_kind() {
 }
 
 Kind file_kind() {
-    return Kind{"File",
-                [] {
-                    auto dir = std::make_shared<testutil::TempDir>();
-                    return Fresh{std::make_shared<FileStore>(dir->str()),
-                                 [dir]() mutable { dir.reset(); }};
-                },
-                true, true};
+    return Kind{
+        "File",
+        [] {
+            auto dir = std::make_shared<testutil::TempDir>();
+            return Fresh{std::make_shared<FileStore>(dir->str()), [dir]() mutable { dir.reset(); }};
+        },
+        true, true};
 }
 
 // `base`'s store seen through the adapter `wrap` makes.
@@ -78,9 +78,7 @@ class ForgetfulAdapter final : public Store {
     std::optional<ReadResult> read(const ReadRequest& r) override { return inner_->read(r); }
     void put(const std::string& k, ByteView v) override { inner_->put(k, v); }
     void erase(const std::string& k) override { inner_->erase(k); }
-    std::vector<std::string> list_dir(const std::string& p) override {
-        return inner_->list_dir(p);
-    }
+    std::vector<std::string> list_dir(const std::string& p) override { return inner_->list_dir(p); }
 
   private:
     std::shared_ptr<Store> inner_;
@@ -101,10 +99,10 @@ TEST(StoreForwarding, AnAdapterThatForgetsToForwardIsCaught) {
     const std::string own = forwarding_problems(
         [](std::shared_ptr<Store> s) { return std::make_shared<OwnThreadsAdapter>(s); }, false);
     EXPECT_EQ(own, " run_requests");
-    EXPECT_EQ(forwarding_problems(
-                  [](std::shared_ptr<Store> s) { return std::make_shared<ForwardingStore>(s); },
-                  false),
-              "");
+    EXPECT_EQ(
+        forwarding_problems(
+            [](std::shared_ptr<Store> s) { return std::make_shared<ForwardingStore>(s); }, false),
+        "");
 }
 
 TEST(StoreForwarding, CountingStoreCountsEachReadKind) {

@@ -2,9 +2,9 @@
 // chunks as the fill value, fill-only chunks erased, partial writes merged with
 // the stored chunk, steps, sharding, and malformed chunks named by key.
 #include "test_util.hpp"
-#include "zarr3/counting_store.hpp"
 #include "zarr3/array.hpp"
 #include "zarr3/builder.hpp"
+#include "zarr3/counting_store.hpp"
 #include "zarr3/limits.hpp"
 
 #include <gtest/gtest.h>

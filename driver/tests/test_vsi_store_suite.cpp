@@ -2,9 +2,9 @@
 // VSIStore (an in-memory /vsimem/ folder and a local folder) and the driver's
 // adapters (ListingStore, DeferredRootStore) around it and around the core
 // MemoryStore and FileStore.
+#include "store_adapters.hpp"
 #include "store_suite.hpp"
 #include "test_util.hpp"
-#include "store_adapters.hpp"
 #include "vsi_store.hpp"
 
 #include "cpl_error.h"
@@ -52,7 +52,10 @@ std::vector<Kind> vsi_kinds() {
     // of one size written within a second look alike.
     const std::vector<Kind> bases{
         Kind{"VsiMem", vsimem_store, false, false}, Kind{"VsiLocal", local_store, true, true},
-        Kind{"Memory", [] { return Fresh{std::make_shared<zarr3::MemoryStore>(), nullptr}; }},
+        Kind{"Memory",
+             [] {
+                 return Fresh{std::make_shared<zarr3::MemoryStore>(), nullptr};
+             }},
         Kind{"File",
              [] {
                  auto dir = std::make_shared<testutil::TempDir>();

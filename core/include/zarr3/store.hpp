@@ -208,9 +208,10 @@ class Store {
                                                        std::optional<uint64_t>& total);
     // get_ranges_sized() whose ranges all come from one version of the value,
     // reported in `version` (empty when the store cannot tell).
-    std::optional<std::vector<Bytes>>
-    get_ranges_versioned(const std::string& key, const std::vector<ByteRange>& ranges,
-                         std::optional<uint64_t>& total, ObjectVersion& version);
+    std::optional<std::vector<Bytes>> get_ranges_versioned(const std::string& key,
+                                                           const std::vector<ByteRange>& ranges,
+                                                           std::optional<uint64_t>& total,
+                                                           ObjectVersion& version);
     std::optional<uint64_t> size(const std::string& key);
     size_t max_in_flight() const { return capabilities().max_in_flight; }
     bool has_request_threads() const { return capabilities().request_threads; }
@@ -337,8 +338,8 @@ class FileStore : public Store {
     // On real threads (run_on_threads): a writer stores while the caller encodes.
     void run_requests(size_t threads, const std::function<void()>& worker) override;
     StoreCapabilities capabilities() const override {
-        return {.writable = writable_, .listable = true, .request_threads = true,
-                .max_in_flight = 1};
+        return {
+            .writable = writable_, .listable = true, .request_threads = true, .max_in_flight = 1};
     }
 
   private:

@@ -16,6 +16,7 @@
 //                         lists straight into runs), as the GDAL multidim path does
 #include "bench_data.hpp"
 #include "zarr3/array.hpp"
+#include "zarr3/counting_store.hpp"
 #include "zarr3/sharding.hpp"
 
 #include <benchmark/benchmark.h>

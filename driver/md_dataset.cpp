@@ -5,6 +5,7 @@
 #include "gdal_compat.hpp"
 #include "md_context.hpp"
 #include "md_group.hpp"
+#include "store_adapters.hpp"
 #include "store_replace.hpp"
 #include "unfinished_copy.hpp"
 #include "vsi_store.hpp"
@@ -48,121 +49,6 @@ class Zarr3MDDataset final : public GDALDataset {
     std::shared_ptr<MDContext> ctx_;
 };
 
-// Holds the root zarr.json in memory until commit(): a copy that fails or
-// is killed leaves no root zarr.json, so its folder does not open.
-class DeferredRootStore final : public zarr3::Store {
-  public:
-    explicit DeferredRootStore(std::shared_ptr<zarr3::Store> inner) : inner_(std::move(inner)) {}
-    std::string uri() const override { return inner_->uri(); }
-    std::optional<zarr3::Bytes> get(const std::string& key) override {
-        if (auto v = pending(key)) return v;
-        return inner_->get(key);
-    }
-    std::optional<std::vector<zarr3::Bytes>>
-    get_ranges(const std::string& key, const std::vector<zarr3::ByteRange>& ranges) override {
-        if (pending(key)) return Store::get_ranges(key, ranges);
-        return inner_->get_ranges(key, ranges);
-    }
-    std::optional<std::vector<zarr3::Bytes>>
-    get_ranges_sized(const std::string& key, const std::vector<zarr3::ByteRange>& ranges,
-                     std::optional<uint64_t>& total) override {
-        if (auto v = pending(key)) {
-            total = v->size();
-            return Store::get_ranges(key, ranges);
-        }
-        return inner_->get_ranges_sized(key, ranges, total);
-    }
-    std::optional<uint64_t> size(const std::string& key) override {
-        if (auto v = pending(key)) return v->size();
-        return inner_->size(key);
-    }
-    std::optional<zarr3::Bytes> get_bounded(const std::string& key, uint64_t limit) override {
-        if (auto v = pending(key)) {
-            if (v->size() > limit) zarr3::throw_too_large(uri() + "/" + key, v->size(), limit);
-            return v;
-        }
-        return inner_->get_bounded(key, limit);
-    }
-    // Versions, bounded reads and request threads pass through (a copy through
-    // this store keeps the inner store's request threads and object versions).
-    std::optional<zarr3::Bytes> get_versioned(const std::string& key,
-                                              zarr3::ObjectVersion& v) override {
-        if (auto p = pending(key)) {
-            v = {};
-            return p;
-        }
-        return inner_->get_versioned(key, v);
-    }
-    std::optional<zarr3::Bytes> get_bounded_versioned(const std::string& key, uint64_t limit,
-                                                      zarr3::ObjectVersion& v) override {
-        if (pending(key)) {
-            v = {};
-            return get_bounded(key, limit);
-        }
-        return inner_->get_bounded_versioned(key, limit, v);
-    }
-    std::optional<std::vector<zarr3::Bytes>>
-    get_ranges_versioned(const std::string& key, const std::vector<zarr3::ByteRange>& ranges,
-                         std::optional<uint64_t>& total, zarr3::ObjectVersion& v) override {
-        if (pending(key)) {
-            v = {};
-            return get_ranges_sized(key, ranges, total);
-        }
-        return inner_->get_ranges_versioned(key, ranges, total, v);
-    }
-    size_t max_in_flight() const override { return inner_->max_in_flight(); }
-    void run_requests(size_t threads, const std::function<void()>& worker) override {
-        inner_->run_requests(threads, worker);
-    }
-    bool has_request_threads() const override { return inner_->has_request_threads(); }
-    void put(const std::string& key, zarr3::ByteView value) override {
-        {
-            std::lock_guard lk(mu_);
-            if (key == kRoot && !committed_) {
-                root_.emplace(value.begin(), value.end());
-                return;
-            }
-        }
-        inner_->put(key, value);
-    }
-    void erase(const std::string& key) override {
-        {
-            std::lock_guard lk(mu_);
-            if (key == kRoot && !committed_) root_.reset();
-        }
-        inner_->erase(key);
-    }
-    std::vector<std::string> list_dir(const std::string& prefix) override {
-        return inner_->list_dir(prefix);
-    }
-    bool writable() const override { return inner_->writable(); }
-    std::unique_ptr<zarr3::StoreLock> lock(const std::string& key) override {
-        return inner_->lock(key);
-    }
-    // Writes the root zarr.json held back; later writes go straight through.
-    void commit() {
-        std::optional<zarr3::Bytes> v;
-        {
-            std::lock_guard lk(mu_);
-            committed_ = true;
-            v.swap(root_);
-        }
-        if (v) inner_->put(kRoot, *v);
-    }
-
-  private:
-    static constexpr const char* kRoot = "zarr.json";
-    std::optional<zarr3::Bytes> pending(const std::string& key) {
-        std::lock_guard lk(mu_);
-        if (key != kRoot || committed_) return std::nullopt;
-        return root_;
-    }
-    std::shared_ptr<zarr3::Store> inner_;
-    std::mutex mu_;
-    std::optional<zarr3::Bytes> root_;
-    bool committed_ = false;
-};
-
 // Name of the single array of a root-array store: the folder name without
 // its extension ("x.zarr" -> "x").
 std::string RootArrayName(const std::string& root) {
@@ -184,7 +70,6 @@ GDALDataset* Zarr3OpenMultidim(GDALOpenInfo* poOpenInfo, std::shared_ptr<zarr3::
                  store->uri().c_str());
         return nullptr;
     }
-    if (update) store = ConsolidatingIfPresent(std::move(store));
     auto ctx = std::make_shared<MDContext>(store, update);
     ErrorBoundary(where, [&] {
         auto j = zarr3::read_node_json(*store, "");

@@ -8,6 +8,7 @@
 #include "limits.hpp"
 #include "md_group.hpp"
 #include "raster_overviews.hpp"
+#include "store_adapters.hpp"
 #include "vsi_store.hpp"
 #include "zarr3_driver.hpp"
 
@@ -94,7 +95,6 @@ GDALDataset* Zarr3OpenClassic(GDALOpenInfo* poOpenInfo, std::shared_ptr<zarr3::S
                               const zarr3drv::OpenTarget& target) {
     using namespace zarr3drv;
     const bool update = poOpenInfo->eAccess == GA_Update;
-    if (update) store = ConsolidatingIfPresent(std::make_shared<VSIStore>(target.root, true));
     const std::string node = target.has_array ? target.array_path : std::string();
     const std::string where = store->uri() + "/" + zarr3::join_key(node, "zarr.json");
     std::unique_ptr<GDALDataset> ds;

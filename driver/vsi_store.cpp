@@ -143,8 +143,18 @@ std::string VSIStore::path_of(const std::string& key) const {
     return root_ + "/" + key;
 }
 
-std::optional<zarr3::Bytes> VSIStore::get(const std::string& key) {
-    return get_bounded(key, zarr3::max_decoded_chunk_bytes());
+std::optional<zarr3::ReadResult> VSIStore::read(const zarr3::ReadRequest& request) {
+    switch (request.kind) {
+    case zarr3::ReadRequest::Kind::Value:
+        return read_value(request.key, request.limit.value_or(zarr3::max_decoded_chunk_bytes()));
+    case zarr3::ReadRequest::Kind::Ranges:
+        return read_ranges(request.key, request.ranges);
+    case zarr3::ReadRequest::Kind::Size:
+        break;
+    }
+    const auto n = read_size(request.key);
+    if (!n) return std::nullopt;
+    return zarr3::ReadResult{{}, n, {}};
 }
 
 namespace {
@@ -234,23 +244,12 @@ template <class F> bool VSIStore::try_direct(F&& request) {
     }
 }
 
-std::optional<zarr3::Bytes> VSIStore::get_bounded(const std::string& key, uint64_t limit) {
-    zarr3::ObjectVersion ignored;
-    return get_bounded_versioned(key, limit, ignored);
-}
-
-std::optional<zarr3::Bytes> VSIStore::get_versioned(const std::string& key,
-                                                    zarr3::ObjectVersion& version) {
-    return get_bounded_versioned(key, zarr3::max_decoded_chunk_bytes(), version);
-}
-
-std::optional<zarr3::Bytes> VSIStore::get_bounded_versioned(const std::string& key, uint64_t limit,
-                                                            zarr3::ObjectVersion& version) {
-    version = {};
+std::optional<zarr3::ReadResult> VSIStore::read_value(const std::string& key, uint64_t limit) {
+    zarr3::ObjectVersion version;
     const std::string path = path_of(key);
     if (const auto hit = cached_meta(key, &version)) {
         if (hit->size() > limit) zarr3::throw_too_large(path, hit->size(), limit);
-        return *hit;
+        return zarr3::ReadResult{{*hit}, hit->size(), version};
     }
     std::optional<zarr3::Bytes> out;
     if (!try_direct([&](HttpDirect& h) { out = h.get(path, limit, &version); })) {
@@ -264,28 +263,18 @@ std::optional<zarr3::Bytes> VSIStore::get_bounded_versioned(const std::string& k
         read_exact(fp.get(), 0, out->data(), n, path);
         version = stat_version(path, fp.get());
     }
-    if (out) remember_meta(key, *out, version);
-    return out;
+    if (!out) return std::nullopt;
+    remember_meta(key, *out, version);
+    const uint64_t n = out->size();
+    zarr3::ReadResult result{{}, n, std::move(version)};
+    result.data.push_back(std::move(*out));
+    return result;
 }
 
-std::optional<std::vector<zarr3::Bytes>>
-VSIStore::get_ranges(const std::string& key, const std::vector<zarr3::ByteRange>& ranges) {
+std::optional<zarr3::ReadResult>
+VSIStore::read_ranges(const std::string& key, const std::vector<zarr3::ByteRange>& ranges) {
     std::optional<uint64_t> total;
-    return get_ranges_sized(key, ranges, total);
-}
-
-std::optional<std::vector<zarr3::Bytes>>
-VSIStore::get_ranges_sized(const std::string& key, const std::vector<zarr3::ByteRange>& ranges,
-                           std::optional<uint64_t>& total) {
-    zarr3::ObjectVersion ignored;
-    return get_ranges_versioned(key, ranges, total, ignored);
-}
-
-std::optional<std::vector<zarr3::Bytes>>
-VSIStore::get_ranges_versioned(const std::string& key, const std::vector<zarr3::ByteRange>& ranges,
-                               std::optional<uint64_t>& total, zarr3::ObjectVersion& version) {
-    total.reset();
-    version = {};
+    zarr3::ObjectVersion version;
     const std::string path = path_of(key);
     for (const auto& r : ranges)
         if (zarr3::range_length(r) > zarr3::kMaxChunkBytes)
@@ -293,8 +282,10 @@ VSIStore::get_ranges_versioned(const std::string& key, const std::vector<zarr3::
                                      std::to_string(zarr3::range_length(r)) +
                                      " bytes exceeds the limit");
     std::optional<std::vector<zarr3::Bytes>> direct;
-    if (try_direct([&](HttpDirect& h) { direct = h.get_ranges(path, ranges, total, &version); }))
-        return direct;
+    if (try_direct([&](HttpDirect& h) { direct = h.get_ranges(path, ranges, total, &version); })) {
+        if (!direct) return std::nullopt;
+        return zarr3::ReadResult{std::move(*direct), total, std::move(version)};
+    }
     total.reset();
     version = {};
     const NoDirListingScope no_listing(root_);
@@ -312,8 +303,7 @@ VSIStore::get_ranges_versioned(const std::string& key, const std::vector<zarr3::
     }
     if (ranges.size() == 1) {
         read_exact(fp.get(), offsets[0], out[0].data(), out[0].size(), path);
-        version = stat_version(path, fp.get());
-        return out;
+        return zarr3::ReadResult{std::move(out), total, stat_version(path, fp.get())};
     }
     // Several ranges: let the file system coalesce them (one HTTP multi-range
     // request for /vsicurl/). Zero-length ranges are skipped.
@@ -330,14 +320,17 @@ VSIStore::get_ranges_versioned(const std::string& key, const std::vector<zarr3::
                                              offs.data(), sizes.data(), fp.get()) != 0)
         throw zarr3::Error(path + ": reading " + std::to_string(ptrs.size()) +
                            " byte ranges failed");
-    version = stat_version(path, fp.get());
-    return out;
+    return zarr3::ReadResult{std::move(out), total, stat_version(path, fp.get())};
 }
 
-size_t VSIStore::max_in_flight() const {
-    if (!http_) return 1;
-    return static_cast<size_t>(
-        std::clamp(atoi(CPLGetConfigOption("ZARR3_HTTP_MAX_IN_FLIGHT", "128")), 1, 1024));
+zarr3::StoreCapabilities VSIStore::capabilities() const {
+    zarr3::StoreCapabilities c;
+    c.writable = writable_;
+    c.request_threads = true;
+    if (http_)
+        c.max_in_flight = static_cast<size_t>(
+            std::clamp(atoi(CPLGetConfigOption("ZARR3_HTTP_MAX_IN_FLIGHT", "128")), 1, 1024));
+    return c;
 }
 
 void VSIStore::run_requests(size_t threads, const std::function<void()>& worker) {
@@ -353,7 +346,7 @@ void VSIStore::run_requests(size_t threads, const std::function<void()>& worker)
                           });
 }
 
-std::optional<uint64_t> VSIStore::size(const std::string& key) {
+std::optional<uint64_t> VSIStore::read_size(const std::string& key) {
     const std::string path = path_of(key);
     if (const auto hit = cached_meta(key)) return hit->size();
     std::optional<uint64_t> direct;

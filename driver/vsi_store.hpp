@@ -46,39 +46,25 @@ class VSIStore : public zarr3::Store {
     explicit VSIStore(std::string root, bool writable = false);
 
     std::string uri() const override { return root_; }
-    std::optional<zarr3::Bytes> get(const std::string& key) override;
-    std::optional<std::vector<zarr3::Bytes>>
-    get_ranges(const std::string& key, const std::vector<zarr3::ByteRange>& ranges) override;
-    // Also reports the object's size: GDAL learnt it when opening the object
-    // (local stat, HTTP HEAD or first-block GET), so it costs no request.
-    std::optional<std::vector<zarr3::Bytes>>
-    get_ranges_sized(const std::string& key, const std::vector<zarr3::ByteRange>& ranges,
-                     std::optional<uint64_t>& total) override;
-    std::optional<uint64_t> size(const std::string& key) override;
-    // One request on HTTP stores (the size comes with the value).
-    std::optional<zarr3::Bytes> get_bounded(const std::string& key, uint64_t limit) override;
-    // The size (fstat, HTTP headers, GDAL's HEAD) is checked against `limit`
-    // before the buffer is allocated. get/get_versioned use the decoded-chunk
-    // cap (ZARR3_MAX_CHUNK_BYTES) as the limit.
-    std::optional<zarr3::Bytes> get_bounded_versioned(const std::string& key, uint64_t limit,
-                                                      zarr3::ObjectVersion& version) override;
+    // Whole values: the size (fstat, HTTP headers, GDAL's HEAD) is checked
+    // against the limit before the buffer is allocated; with no limit, the
+    // decoded-chunk cap (ZARR3_MAX_CHUNK_BYTES); one request on HTTP stores
+    // (the size comes with the value). Byte ranges also report the object's
+    // size: GDAL learnt it when opening the object (local stat, HTTP HEAD or
+    // first-block GET), so it costs no request.
     // Versions: local files: device, inode, size, mtime and ctime (ns) of the
     // file read; HTTP (direct): ETag or Last-Modified plus size of the
     // answer; other file systems: size and modification time (VSIStatL).
-    std::optional<zarr3::Bytes> get_versioned(const std::string& key,
-                                              zarr3::ObjectVersion& version) override;
-    std::optional<std::vector<zarr3::Bytes>>
-    get_ranges_versioned(const std::string& key, const std::vector<zarr3::ByteRange>& ranges,
-                         std::optional<uint64_t>& total, zarr3::ObjectVersion& version) override;
-    // Direct HTTP stores (HttpDirect): ZARR3_HTTP_MAX_IN_FLIGHT (default 128,
-    // 1 .. 1024) requests at once; 1 for every other store.
-    size_t max_in_flight() const override;
+    std::optional<zarr3::ReadResult> read(const zarr3::ReadRequest& request) override;
+    // Direct HTTP stores (HttpDirect): max_in_flight is
+    // ZARR3_HTTP_MAX_IN_FLIGHT (default 128, 1 .. 1024) requests at once; 1
+    // for every other store. Every VSI store has request threads.
+    zarr3::StoreCapabilities capabilities() const override;
     // Direct HTTP stores: `worker` on up to `threads` threads (the caller's
     // and new ones), each with a copy of the calling thread's thread-local
     // configuration (GDAL_HTTP_*, credentials, ZARR3_*); its requests go
     // through GDAL's HTTP layer. Once, on the caller's thread, elsewhere.
     void run_requests(size_t threads, const std::function<void()>& worker) override;
-    bool has_request_threads() const override { return true; }
     // Writes "<key>.tmp.<host>.<pid>.<n>" then renames it into place
     // (zarr3::write_atomically, shared with FileStore). On
     // local and /vsimem/ stores a failure (full disk, read-only file system,
@@ -95,11 +81,14 @@ class VSIStore : public zarr3::Store {
     // on release); nullptr elsewhere (object stores: the last writer wins).
     std::unique_ptr<zarr3::StoreLock> lock(const std::string& key) override;
     std::vector<std::string> list_dir(const std::string& prefix) override;
-    bool writable() const override { return writable_; }
 
     std::string path_of(const std::string& key) const;
 
   private:
+    std::optional<zarr3::ReadResult> read_value(const std::string& key, uint64_t limit);
+    std::optional<zarr3::ReadResult> read_ranges(const std::string& key,
+                                                 const std::vector<zarr3::ByteRange>& ranges);
+    std::optional<uint64_t> read_size(const std::string& key);
     // Creates and writes the whole file `path`; "" or the OS error text.
     static std::string write_file(const std::string& path, zarr3::ByteView value);
     std::string root_;

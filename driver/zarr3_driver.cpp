@@ -2,6 +2,7 @@
 #include "zarr3_driver.hpp"
 #include "error_boundary.hpp"
 
+#include "consolidation.hpp"
 #include "driver_options.hpp"
 #include "icechunk_open.hpp"
 #include "raster_append.hpp"
@@ -199,6 +200,14 @@ bool ReportIncomplete(const std::string& root) {
     return true;
 }
 
+// The store both opens (classic and multidimensional) use, decided and built
+// once: the root's VSI store (writable for update), kept consolidating on
+// update when the root carries consolidated metadata.
+std::shared_ptr<zarr3::Store> StoreToOpen(std::shared_ptr<VSIStore> store, bool update) {
+    if (!update) return store;
+    return ConsolidatingIfPresent(std::move(store));
+}
+
 // The classic or multidimensional dataset over `store`; nullptr after a CPLError.
 GDALDataset* OpenDataset(GDALOpenInfo* oi, std::shared_ptr<zarr3::Store> store,
                          const OpenTarget& t) {
@@ -309,7 +318,7 @@ GDALDataset* Open(GDALOpenInfo* oi) {
                  t.root.c_str());
         return nullptr;
     }
-    return OpenDataset(oi, store, t);
+    return OpenDataset(oi, StoreToOpen(store, writable), t);
 }
 
 // The folder a new store is created in: an incomplete store a killed copy
@@ -345,76 +354,6 @@ GDALDataset* CreateMultidim(const char* name, CSLConstList root_group_options,
 }
 
 } // namespace
-
-class ListingStore final : public zarr3::Store {
-  public:
-    explicit ListingStore(std::shared_ptr<zarr3::Store> inner) : inner_(std::move(inner)) {}
-    std::string uri() const override { return inner_->uri(); }
-    std::optional<zarr3::Bytes> get(const std::string& key) override {
-        return Check(key, inner_->get(key));
-    }
-    std::optional<zarr3::Bytes> get_bounded(const std::string& key, uint64_t limit) override {
-        return Check(key, inner_->get_bounded(key, limit));
-    }
-    std::optional<zarr3::Bytes> get_bounded_versioned(const std::string& key, uint64_t limit,
-                                                      zarr3::ObjectVersion& v) override {
-        return Check(key, inner_->get_bounded_versioned(key, limit, v));
-    }
-    std::optional<std::vector<zarr3::Bytes>>
-    get_ranges(const std::string& key, const std::vector<zarr3::ByteRange>& ranges) override {
-        return inner_->get_ranges(key, ranges);
-    }
-    std::optional<uint64_t> size(const std::string& key) override { return inner_->size(key); }
-    void put(const std::string& key, zarr3::ByteView) override {
-        throw zarr3::Error(uri() + "/" + key + ": read-only listing view");
-    }
-    void erase(const std::string& key) override {
-        throw zarr3::Error(uri() + "/" + key + ": read-only listing view");
-    }
-    std::vector<std::string> list_dir(const std::string& prefix) override {
-        return inner_->list_dir(prefix);
-    }
-    bool writable() const override { return false; }
-    const std::vector<std::string>& skipped() const { return skipped_; }
-
-  private:
-    std::optional<zarr3::Bytes> Check(const std::string& key, std::optional<zarr3::Bytes> b) {
-        if (!b || !(key == "zarr.json" || EndsWith(key, "/zarr.json"))) return b;
-        if (checked_.count(key)) return b;
-        const std::string where = uri() + "/" + key;
-        try {
-            zarr3::parse_node_metadata_text(
-                std::string_view(reinterpret_cast<const char*>(b->data()), b->size()), where);
-        } catch (const std::bad_alloc&) {
-            throw;
-        } catch (const std::exception& e) {
-            std::string msg = e.what();
-            if (msg.find(where) == std::string::npos) msg = where + ": " + msg;
-            if (std::find(skipped_.begin(), skipped_.end(), msg) == skipped_.end()) {
-                CPLError(CE_Warning, CPLE_AppDefined, "%s (node skipped)", msg.c_str());
-                skipped_.push_back(msg);
-            }
-            return std::nullopt;
-        }
-        checked_.insert(key);
-        return b;
-    }
-    std::shared_ptr<zarr3::Store> inner_;
-    std::set<std::string> checked_;
-    std::vector<std::string> skipped_;
-};
-
-std::shared_ptr<ListingStore> MakeListingStore(std::shared_ptr<zarr3::Store> inner) {
-    return std::make_shared<ListingStore>(std::move(inner));
-}
-
-const std::vector<std::string>& SkippedNodes(const ListingStore& store) {
-    return store.skipped();
-}
-
-std::shared_ptr<zarr3::Store> AsStore(const std::shared_ptr<ListingStore>& store) {
-    return store;
-}
 
 bool ParseOpenTarget(const char* filename, OpenTarget& out) {
     out = OpenTarget{};

@@ -16,20 +16,6 @@ namespace zarr3 {
 class Store;
 }
 
-namespace zarr3drv {
-
-// A read-only view of a store for walking its hierarchy: a node's zarr.json
-// that does not parse (not JSON, unknown codec, bad member) reads as absent,
-// with one warning naming the file and the problem, so that one broken array
-// does not stop the listing of the others. (zarr3_driver.cpp)
-class ListingStore;
-std::shared_ptr<ListingStore> MakeListingStore(std::shared_ptr<zarr3::Store> inner);
-// The zarr.json files a ListingStore skipped, each with its problem.
-const std::vector<std::string>& SkippedNodes(const ListingStore& store);
-std::shared_ptr<zarr3::Store> AsStore(const std::shared_ptr<ListingStore>& store);
-
-} // namespace zarr3drv
-
 // Classic (2-D raster) open. `store` is the opened store, `target` the parsed
 // name. Returns nullptr with a CPLError on failure. (driver/raster_*.cpp)
 GDALDataset* Zarr3OpenClassic(GDALOpenInfo* poOpenInfo, std::shared_ptr<zarr3::Store> store,

@@ -35,25 +35,18 @@ std::optional<uint64_t> cap_source(Limit which) {
 class ClaimingStore : public MemoryStore {
   public:
     explicit ClaimingStore(uint64_t claim) : claim_(claim) {}
-    std::optional<uint64_t> size(const std::string& k) override {
-        return k == "c/0" && MemoryStore::size(k) ? std::optional<uint64_t>(claim_)
-                                                  : MemoryStore::size(k);
-    }
-    std::optional<Bytes> get(const std::string& k) override {
-        FUZZ_CHECK(k != "c/0"); // unbounded whole read of the shard
-        return MemoryStore::get(k);
-    }
-    std::optional<Bytes> get_versioned(const std::string& k, ObjectVersion& v) override {
-        FUZZ_CHECK(k != "c/0");
-        return MemoryStore::get_versioned(k, v);
-    }
-    std::optional<Bytes> get_bounded_versioned(const std::string& k, uint64_t limit,
-                                               ObjectVersion& v) override {
-        if (k == "c/0") {
-            FUZZ_CHECK(limit <= kCap);
-            if (MemoryStore::size(k) && claim_ > limit) throw_too_large(k, claim_, limit);
+    std::optional<ReadResult> read(const ReadRequest& r) override {
+        if (r.key != "c/0" || !MemoryStore::size(r.key)) return MemoryStore::read(r);
+        if (r.kind == ReadRequest::Kind::Size) return ReadResult{{}, claim_, {}};
+        if (r.kind == ReadRequest::Kind::Value) {
+            FUZZ_CHECK(r.limit.has_value()); // unbounded whole read of the shard
+            FUZZ_CHECK(*r.limit <= kCap);
+            if (claim_ > *r.limit) throw_too_large(r.key, claim_, *r.limit);
+            return MemoryStore::read(r);
         }
-        return MemoryStore::get_bounded_versioned(k, limit, v);
+        auto out = MemoryStore::read(r);
+        if (out) out->total_size = claim_;
+        return out;
     }
 
   private:

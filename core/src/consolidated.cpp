@@ -52,42 +52,11 @@ bool is_node_key(const std::string& key) {
     return key.size() > 10 && key.compare(key.size() - 10, 10, "/zarr.json") == 0;
 }
 
-class ConsolidatingStore final : public Store {
+// Forwards everything but put and erase, which keep the root's consolidated
+// metadata current.
+class ConsolidatingStore final : public ForwardingStore {
   public:
-    explicit ConsolidatingStore(std::shared_ptr<Store> inner) : inner_(std::move(inner)) {}
-    std::string uri() const override { return inner_->uri(); }
-    std::optional<Bytes> get(const std::string& k) override { return inner_->get(k); }
-    std::optional<std::vector<Bytes>> get_ranges(const std::string& k,
-                                                 const std::vector<ByteRange>& r) override {
-        return inner_->get_ranges(k, r);
-    }
-    std::optional<uint64_t> size(const std::string& k) override { return inner_->size(k); }
-    std::optional<Bytes> get_bounded(const std::string& k, uint64_t limit) override {
-        return inner_->get_bounded(k, limit);
-    }
-    std::optional<std::vector<Bytes>> get_ranges_sized(const std::string& k,
-                                                       const std::vector<ByteRange>& r,
-                                                       std::optional<uint64_t>& total) override {
-        return inner_->get_ranges_sized(k, r, total);
-    }
-    std::optional<Bytes> get_versioned(const std::string& k, ObjectVersion& v) override {
-        return inner_->get_versioned(k, v);
-    }
-    std::optional<Bytes> get_bounded_versioned(const std::string& k, uint64_t limit,
-                                               ObjectVersion& v) override {
-        return inner_->get_bounded_versioned(k, limit, v);
-    }
-    std::optional<std::vector<Bytes>> get_ranges_versioned(const std::string& k,
-                                                           const std::vector<ByteRange>& r,
-                                                           std::optional<uint64_t>& total,
-                                                           ObjectVersion& v) override {
-        return inner_->get_ranges_versioned(k, r, total, v);
-    }
-    size_t max_in_flight() const override { return inner_->max_in_flight(); }
-    void run_requests(size_t threads, const std::function<void()>& worker) override {
-        inner_->run_requests(threads, worker);
-    }
-    bool has_request_threads() const override { return inner_->has_request_threads(); }
+    using ForwardingStore::ForwardingStore;
     void put(const std::string& key, ByteView value) override {
         if (key == "zarr.json") {
             json j = json::parse(value.begin(), value.end(), nullptr, false);
@@ -105,11 +74,6 @@ class ConsolidatingStore final : public Store {
         inner_->erase(key);
         if (is_node_key(key)) refresh();
     }
-    std::vector<std::string> list_dir(const std::string& prefix) override {
-        return inner_->list_dir(prefix);
-    }
-    bool writable() const override { return inner_->writable(); }
-    std::unique_ptr<StoreLock> lock(const std::string& key) override { return inner_->lock(key); }
 
   private:
     void refresh() {
@@ -119,7 +83,6 @@ class ConsolidatingStore final : public Store {
         if (root && root->is_object() && root->value("node_type", "") == "group")
             put_json(*inner_, "zarr.json", with_consolidated(*root, *inner_));
     }
-    std::shared_ptr<Store> inner_;
     std::mutex mu_;
 };
 

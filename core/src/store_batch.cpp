@@ -1,5 +1,5 @@
-// One request sent ahead of a read (read_ahead), answered through the
-// single-key calls; the threads that stores run their requests on.
+// One request sent ahead of a read (read_ahead), answered through read();
+// the threads that stores run their requests on.
 #include "zarr3/store.hpp"
 
 #include <system_error>
@@ -10,17 +10,17 @@ namespace zarr3 {
 BatchAnswer answer_one(Store& store, const BatchRequest& request) {
     BatchAnswer a;
     try {
-        if (request.ranges.empty()) {
-            auto v = store.get_versioned(request.key, a.version);
-            if (v) {
-                if (v->size() > request.limit)
-                    throw_too_large(store.uri() + "/" + request.key, v->size(), request.limit);
-                a.total = v->size();
-                a.data.emplace();
-                a.data->push_back(std::move(*v));
-            }
-        } else {
-            a.data = store.get_ranges_versioned(request.key, request.ranges, a.total, a.version);
+        const bool whole = request.ranges.empty();
+        auto r = store.read(whole ? ReadRequest::value(request.key)
+                                  : ReadRequest::byte_ranges(request.key, request.ranges));
+        if (r) {
+            if (whole && !r->data.empty() && r->data.front().size() > request.limit)
+                throw_too_large(store.uri() + "/" + request.key, r->data.front().size(),
+                                request.limit);
+            a.total = whole && !r->data.empty() ? std::optional<uint64_t>(r->data.front().size())
+                                                : r->total_size;
+            a.version = std::move(r->version);
+            a.data = std::move(r->data);
         }
     } catch (...) {
         a = BatchAnswer{};

@@ -248,22 +248,10 @@ std::vector<float> stored_days(const std::shared_ptr<Store>& store) {
 
 // Another process's view of the same storage: a different uri, so that the
 // in-process mutex does not exclude it (as a second process would not be).
-class OtherProcess final : public Store {
+class OtherProcess final : public ForwardingStore {
   public:
-    explicit OtherProcess(std::shared_ptr<Store> inner) : inner_(std::move(inner)) {}
+    using ForwardingStore::ForwardingStore;
     std::string uri() const override { return inner_->uri() + "#other"; }
-    std::optional<Bytes> get(const std::string& k) override { return inner_->get(k); }
-    std::optional<uint64_t> size(const std::string& k) override { return inner_->size(k); }
-    std::optional<Bytes> get_versioned(const std::string& k, ObjectVersion& v) override {
-        return inner_->get_versioned(k, v);
-    }
-    void put(const std::string& k, ByteView v) override { inner_->put(k, v); }
-    void erase(const std::string& k) override { inner_->erase(k); }
-    std::vector<std::string> list_dir(const std::string& p) override { return inner_->list_dir(p); }
-    std::unique_ptr<StoreLock> lock(const std::string& k) override { return inner_->lock(k); }
-
-  private:
-    std::shared_ptr<Store> inner_;
 };
 
 // Array t2m holding day 0.

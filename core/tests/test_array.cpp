@@ -3,6 +3,7 @@
 #include "selection.hpp"
 #include "test_util.hpp"
 #include "zarr3/array.hpp"
+#include "zarr3/counting_store.hpp"
 
 #include <atomic>
 #include <gtest/gtest.h>

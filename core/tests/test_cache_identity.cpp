@@ -4,6 +4,7 @@
 // lookup drops the entry and reads once more from the store.
 #include "test_util.hpp"
 #include "zarr3/array.hpp"
+#include "zarr3/counting_store.hpp"
 #include "zarr3/sharding.hpp"
 
 #include <chrono>
@@ -177,14 +178,12 @@ class SwappingStore : public MemoryStore {
     std::vector<Bytes> versions;
     bool every_time = false;
     int calls = 0;
-    std::optional<std::vector<Bytes>> get_ranges_versioned(const std::string& key,
-                                                           const std::vector<ByteRange>& ranges,
-                                                           std::optional<uint64_t>& total,
-                                                           ObjectVersion& version) override {
-        auto r = MemoryStore::get_ranges_versioned(key, ranges, total, version);
-        if (key == "a/c/0/0" && (every_time || calls == 0)) {
+    std::optional<ReadResult> read(const ReadRequest& request) override {
+        auto r = MemoryStore::read(request);
+        if (request.kind == ReadRequest::Kind::Ranges && request.key == "a/c/0/0" &&
+            (every_time || calls == 0)) {
             ++calls;
-            put(key, versions[static_cast<size_t>(calls) % versions.size()]);
+            put(request.key, versions[static_cast<size_t>(calls) % versions.size()]);
         }
         return r;
     }

@@ -2,6 +2,7 @@
 // ../shared/icechunk/upstream-test-repos, described by
 // test_can_read_old.py.txt there) read through FileStore + IcechunkStore +
 // Array: branches, tags, history, version selection and values.
+#include "zarr3/counting_store.hpp"
 #include "icechunk_test_util.hpp"
 
 #include <atomic>

@@ -361,13 +361,16 @@ namespace {
 class HugeMetadataStore : public MemoryStore {
   public:
     std::atomic<int> gets{0};
-    std::optional<uint64_t> size(const std::string& key) override {
-        if (key.ends_with("zarr.json")) return kMaxMetadataBytes + 1;
-        return MemoryStore::size(key);
-    }
-    std::optional<Bytes> get(const std::string& key) override {
-        if (key.ends_with("zarr.json")) ++gets;
-        return MemoryStore::get(key);
+    // Learns the size before the value (as files and HTTP do): a bounded
+    // read of a zarr.json is refused before get() is counted.
+    std::optional<ReadResult> read(const ReadRequest& r) override {
+        if (!r.key.ends_with("zarr.json")) return MemoryStore::read(r);
+        const uint64_t claim = kMaxMetadataBytes + 1;
+        if (r.kind == ReadRequest::Kind::Size) return ReadResult{{}, claim, {}};
+        if (r.kind == ReadRequest::Kind::Value && r.limit && claim > *r.limit)
+            throw_too_large(uri() + "/" + r.key, claim, *r.limit);
+        if (r.kind == ReadRequest::Kind::Value) ++gets;
+        return MemoryStore::read(r);
     }
 };
 

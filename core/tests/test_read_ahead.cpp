@@ -32,34 +32,18 @@ class FakeNetStore : public Store {
     FakeNetStore(std::shared_ptr<MemoryStore> inner, size_t bound)
         : inner_(std::move(inner)), bound_(bound) {}
     std::string uri() const override { return inner_->uri(); }
-    std::optional<Bytes> get(const std::string& k) override {
-        Request r(*this, k, "get");
-        return inner_->get(k);
-    }
-    std::optional<std::vector<Bytes>> get_ranges(const std::string& k,
-                                                 const std::vector<ByteRange>& r) override {
-        Request q(*this, k, range_kind(r));
-        return inner_->get_ranges(k, r);
-    }
-    std::optional<uint64_t> size(const std::string& k) override {
-        Request r(*this, k, "size");
-        return inner_->size(k);
-    }
-    std::optional<Bytes> get_versioned(const std::string& k, ObjectVersion& v) override {
-        Request r(*this, k, "get");
-        return inner_->get_versioned(k, v);
-    }
-    std::optional<std::vector<Bytes>> get_ranges_versioned(const std::string& k,
-                                                           const std::vector<ByteRange>& r,
-                                                           std::optional<uint64_t>& total,
-                                                           ObjectVersion& v) override {
-        Request q(*this, k, range_kind(r));
-        return inner_->get_ranges_versioned(k, r, total, v);
+    std::optional<ReadResult> read(const ReadRequest& q) override {
+        const char* kinds[] = {"get", "", "size"};
+        const std::string kind = q.kind == ReadRequest::Kind::Ranges
+                                     ? range_kind(q.ranges)
+                                     : kinds[static_cast<int>(q.kind)];
+        Request r(*this, q.key, kind);
+        return inner_->read(q);
     }
     void put(const std::string& k, ByteView v) override { inner_->put(k, v); }
     void erase(const std::string& k) override { inner_->erase(k); }
     std::vector<std::string> list_dir(const std::string& p) override { return inner_->list_dir(p); }
-    size_t max_in_flight() const override { return bound_; }
+    StoreCapabilities capabilities() const override { return {.max_in_flight = bound_}; }
     void run_requests(size_t threads, const std::function<void()>& worker) override {
         EXPECT_LE(threads, bound_);
         ++runs;

@@ -3,6 +3,7 @@
 #include "address_space_guard.hpp"
 #include "test_util.hpp"
 #include "zarr3/array.hpp"
+#include "zarr3/counting_store.hpp"
 #include "zarr3/sharding.hpp"
 
 #include <cstring>

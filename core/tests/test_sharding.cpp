@@ -8,6 +8,7 @@
 // sharding codec never calls size().
 #include "zarr3/array.hpp"
 #include "zarr3/chunk_grid.hpp"
+#include "zarr3/counting_store.hpp"
 #include "zarr3/dtype.hpp"
 #include "zarr3/sharding.hpp"
 #include "zarr3/store.hpp"

@@ -2,6 +2,7 @@
 // endianness, nested sharding, strided output views) and malformed shards
 // (bad index entries, truncation, configuration and grid errors).
 #include "zarr3/chunk_grid.hpp"
+#include "zarr3/counting_store.hpp"
 #include "zarr3/dtype.hpp"
 #include "zarr3/sharding.hpp"
 #include "zarr3/store.hpp"

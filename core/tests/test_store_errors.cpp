@@ -29,7 +29,11 @@ class FailingStore : public MemoryStore {
     void run_requests(size_t threads, const std::function<void()>& worker) override {
         run_on_threads(threads, worker);
     }
-    bool has_request_threads() const override { return true; }
+    StoreCapabilities capabilities() const override {
+        auto c = MemoryStore::capabilities();
+        c.request_threads = true;
+        return c;
+    }
     std::atomic<int> budget{1 << 30};
 };
 

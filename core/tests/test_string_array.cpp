@@ -4,6 +4,7 @@
 #include "test_util.hpp"
 #include "zarr3/array.hpp"
 #include "zarr3/builder.hpp"
+#include "zarr3/counting_store.hpp"
 #include "zarr3/limits.hpp"
 
 #include <gtest/gtest.h>

@@ -27,7 +27,11 @@ class ThreadedMemoryStore : public MemoryStore {
     void run_requests(size_t threads, const std::function<void()>& worker) override {
         run_on_threads(threads, worker);
     }
-    bool has_request_threads() const override { return true; }
+    StoreCapabilities capabilities() const override {
+        auto c = MemoryStore::capabilities();
+        c.request_threads = true;
+        return c;
+    }
 };
 
 // What a StoreFn saw: keys in order and the thread that stored each.

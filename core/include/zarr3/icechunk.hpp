@@ -229,30 +229,22 @@ class IcechunkStore : public Store {
 
     // "<storage uri>@<snapshot id>"
     std::string uri() const override;
-    std::optional<Bytes> get(const std::string& key) override;
-    std::optional<std::vector<Bytes>> get_ranges(const std::string& key,
-                                                 const std::vector<ByteRange>& ranges) override;
-    std::optional<std::vector<Bytes>> get_ranges_sized(const std::string& key,
-                                                       const std::vector<ByteRange>& ranges,
-                                                       std::optional<uint64_t>& total) override;
+    // One read primitive: metadata from the snapshot, chunks through the
+    // manifests (inline bytes, a byte range of chunks/<id>, a virtual object).
     // Versions: the snapshot id (metadata, inline chunks), the chunk file id
     // and span (native), the recorded ETag / last-modified (virtual; unknown
-    // without one).
-    std::optional<std::vector<Bytes>> get_ranges_versioned(const std::string& key,
-                                                           const std::vector<ByteRange>& ranges,
-                                                           std::optional<uint64_t>& total,
-                                                           ObjectVersion& version) override;
-    std::optional<Bytes> get_versioned(const std::string& key, ObjectVersion& version) override;
-    std::optional<uint64_t> size(const std::string& key) override;
+    // without one). A Value read's limit is checked against the manifest's
+    // length before anything is read.
+    std::optional<ReadResult> read(const ReadRequest& request) override;
     std::vector<std::string> list_dir(const std::string& prefix) override;
     void put(const std::string& key, ByteView value) override;
     void erase(const std::string& key) override;
-    bool writable() const override { return false; }
-    size_t max_in_flight() const override;
     void run_requests(size_t threads, const std::function<void()>& worker) override;
-    bool has_request_threads() const override;
+    // Read-only; request threads and requests in flight of the storage.
+    StoreCapabilities capabilities() const override;
 
   private:
+    std::optional<uint64_t> size_of(const std::string& key);
     struct Impl;
     std::shared_ptr<Repository> repo_;
     std::shared_ptr<const Snapshot> snap_;

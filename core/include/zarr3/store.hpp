@@ -11,7 +11,9 @@
 #include <memory>
 #include <mutex>
 #include <optional>
+#include <string>
 #include <variant>
+#include <vector>
 
 namespace zarr3 {
 
@@ -93,76 +95,80 @@ struct BatchAnswer {
     std::exception_ptr error;
 };
 
+// What one read asks for (Store::read). Build it with value(), byte_ranges()
+// or size_of().
+struct ReadRequest {
+    enum class Kind {
+        Value,  // the whole value
+        Ranges, // byte ranges of it (none: only its version and, where known, size)
+        Size,   // only its size (ReadResult::total_size), no bytes
+    };
+    Kind kind = Kind::Value;
+    std::string key;
+    std::vector<ByteRange> ranges; // Kind::Ranges
+    // Kind::Value: a larger value is refused with FormatError naming the key,
+    // its size and the limit, BEFORE allocating by the stores that learn the
+    // size first (files: fstat; HTTP: the answer's headers). nullopt: the
+    // store's own cap (files, VSI: max_decoded_chunk_bytes(); memory: none).
+    std::optional<uint64_t> limit;
+
+    static ReadRequest value(std::string key, std::optional<uint64_t> limit = std::nullopt) {
+        return ReadRequest{Kind::Value, std::move(key), {}, limit};
+    }
+    static ReadRequest byte_ranges(std::string key, std::vector<ByteRange> ranges) {
+        return ReadRequest{Kind::Ranges, std::move(key), std::move(ranges), std::nullopt};
+    }
+    static ReadRequest size_of(std::string key) {
+        return ReadRequest{Kind::Size, std::move(key), {}, std::nullopt};
+    }
+};
+
+// What a read found (Store::read returns nullopt when the key is absent).
+struct ReadResult {
+    // Kind::Value: one element, the value; Kind::Ranges: one per range, in
+    // order; Kind::Size: none.
+    std::vector<Bytes> data;
+    // The value's size: always for Kind::Size; otherwise when the store
+    // learnt it with the read without an extra request (a file's fstat, an
+    // HTTP Content-Range).
+    std::optional<uint64_t> total_size;
+    // The version everything in `data` was read from (all ranges of one read
+    // come from one version: ObjectChanged when the store saw it change);
+    // empty when the store cannot tell.
+    ObjectVersion version;
+};
+
+// What a store can do; forwarded unchanged by adapters unless they change it.
+struct StoreCapabilities {
+    bool writable = true;
+    bool listable = true; // list_dir gives the children (false: it may give none)
+    // run_requests runs workers on threads of its own (a writer can then
+    // store while the caller encodes: WriteBehind).
+    bool request_threads = false;
+    // How many requests a reader keeps in flight at once (run_requests); 1
+    // when the store gains nothing from concurrency (memory, local files).
+    size_t max_in_flight = 1;
+};
+
+// A key/value store: eight virtual functions (read, put, erase, list_dir,
+// lock, run_requests, uri, capabilities); everything else is a non-virtual
+// helper over read() and capabilities(). Adapters derive from
+// ForwardingStore and override only what they change.
 class Store {
   public:
     virtual ~Store() = default;
+
+    // ---- the interface
     // Identity of the store for caches and error messages (a path or URL).
     virtual std::string uri() const = 0;
-    // Whole value; nullopt when absent.
-    virtual std::optional<Bytes> get(const std::string& key) = 0;
-    // Several ranges of one value; nullopt when absent. A range reaching past
-    // the end is an error (FormatError naming the key). The default
-    // implementation reads the whole value.
-    virtual std::optional<std::vector<Bytes>> get_ranges(const std::string& key,
-                                                         const std::vector<ByteRange>& ranges);
-    virtual std::optional<uint64_t> size(const std::string& key) = 0;
-    // Whole value if it holds at most `limit` bytes; nullopt when absent;
-    // FormatError naming the key when larger. The default asks size() first;
-    // stores that learn the size with the value (one HTTP GET) override it.
-    virtual std::optional<Bytes> get_bounded(const std::string& key, uint64_t limit);
-    // get_versioned() of a value of at most `limit` bytes: FormatError naming
-    // the key, its size and `limit` when larger, refused BEFORE allocating by
-    // the stores that learn the size first (files: fstat; HTTP: the answer's
-    // headers). The default reads through get_versioned() and checks after
-    // (wrappers should forward to their inner store).
-    virtual std::optional<Bytes> get_bounded_versioned(const std::string& key, uint64_t limit,
-                                                       ObjectVersion& version);
-    // get_ranges that also reports the value's total size when the store
-    // learns it without an extra request (a file's fstat, an HTTP
-    // Content-Range); `total` stays empty otherwise.
-    virtual std::optional<std::vector<Bytes>> get_ranges_sized(const std::string& key,
-                                                               const std::vector<ByteRange>& ranges,
-                                                               std::optional<uint64_t>& total) {
-        total.reset();
-        return get_ranges(key, ranges);
-    }
-    // get() that also reports the version the value was read from (empty
-    // when the store cannot tell; the default).
-    virtual std::optional<Bytes> get_versioned(const std::string& key, ObjectVersion& version) {
-        version = {};
-        return get(key);
-    }
-    // get_ranges_sized() whose ranges all come from one version of the
-    // value, reported in `version` (empty when the store cannot tell; the
-    // default). ObjectChanged when the store saw the value change meanwhile.
-    virtual std::optional<std::vector<Bytes>>
-    get_ranges_versioned(const std::string& key, const std::vector<ByteRange>& ranges,
-                         std::optional<uint64_t>& total, ObjectVersion& version) {
-        version = {};
-        return get_ranges_sized(key, ranges, total);
-    }
-    // How many requests a reader keeps in flight at once (run_requests);
-    // 1 (the default) when the store gains nothing from concurrency (memory,
-    // local files).
-    virtual size_t max_in_flight() const { return 1; }
-    // Runs `worker` on up to `threads` threads at once, the caller's among
-    // them, and returns when every one has returned. Each sees the caller's
-    // per-thread settings of the store (a network store's credentials and
-    // options) and sends its requests through the ordinary calls
-    // (answer_one). The default runs `worker` once, on the caller's thread.
-    virtual void run_requests(size_t threads, const std::function<void()>& worker) {
-        (void)threads;
-        worker();
-    }
-    // Whether run_requests runs workers on threads of its own (a writer can
-    // then store while the caller encodes: WriteBehind).
-    virtual bool has_request_threads() const { return false; }
+    // The one read primitive: nullopt when the key is absent. A range
+    // reaching past the end is a FormatError naming the key.
+    virtual std::optional<ReadResult> read(const ReadRequest& request) = 0;
     // Atomic: a reader sees the old value or the new one, never a mix.
     virtual void put(const std::string& key, ByteView value) = 0;
     virtual void erase(const std::string& key) = 0;
     // Names of the immediate children of a "directory" prefix ("" = root).
     virtual std::vector<std::string> list_dir(const std::string& prefix) = 0;
-    virtual bool writable() const { return true; }
     // Exclusive lock on `key` shared by every writer of this store on this
     // host (processes and threads), held across a read-modify-write of the
     // value (a partial shard update). nullptr where the store has no locks
@@ -171,10 +177,78 @@ class Store {
         (void)key;
         return nullptr;
     }
+    // Runs `worker` on up to `threads` threads at once, the caller's among
+    // them, and returns when every one has returned. Each sees the caller's
+    // per-thread settings of the store (a network store's credentials and
+    // options) and sends its requests through read() (answer_one). The
+    // default runs `worker` once, on the caller's thread.
+    virtual void run_requests(size_t threads, const std::function<void()>& worker) {
+        (void)threads;
+        worker();
+    }
+    virtual StoreCapabilities capabilities() const { return {}; }
+
+    // ---- helpers over read() and capabilities()
+    // Whole value (the store's own cap); nullopt when absent.
+    std::optional<Bytes> get(const std::string& key);
+    // get() that also reports the version the value was read from.
+    std::optional<Bytes> get_versioned(const std::string& key, ObjectVersion& version);
+    // Whole value if it holds at most `limit` bytes; nullopt when absent;
+    // FormatError naming the key when larger (ReadRequest::limit).
+    std::optional<Bytes> get_bounded(const std::string& key, uint64_t limit);
+    std::optional<Bytes> get_bounded_versioned(const std::string& key, uint64_t limit,
+                                               ObjectVersion& version);
+    // Several ranges of one value; nullopt when absent.
+    std::optional<std::vector<Bytes>> get_ranges(const std::string& key,
+                                                 const std::vector<ByteRange>& ranges);
+    // get_ranges that also reports the value's total size when the store
+    // learns it without an extra request; `total` stays empty otherwise.
+    std::optional<std::vector<Bytes>> get_ranges_sized(const std::string& key,
+                                                       const std::vector<ByteRange>& ranges,
+                                                       std::optional<uint64_t>& total);
+    // get_ranges_sized() whose ranges all come from one version of the value,
+    // reported in `version` (empty when the store cannot tell).
+    std::optional<std::vector<Bytes>> get_ranges_versioned(const std::string& key,
+                                                           const std::vector<ByteRange>& ranges,
+                                                           std::optional<uint64_t>& total,
+                                                           ObjectVersion& version);
+    std::optional<uint64_t> size(const std::string& key);
+    size_t max_in_flight() const { return capabilities().max_in_flight; }
+    bool has_request_threads() const { return capabilities().request_threads; }
+    bool writable() const { return capabilities().writable; }
 };
 
-// Answers one request through the single-key calls (get_versioned,
-// get_ranges_versioned), keeping an error in the answer.
+// Passes every call to `inner`: an adapter derives from it and overrides only
+// what it changes (consolidating, counting, listing, deferred-root stores).
+class ForwardingStore : public Store {
+  public:
+    explicit ForwardingStore(std::shared_ptr<Store> inner) : inner_(std::move(inner)) {}
+    std::string uri() const override { return inner_->uri(); }
+    std::optional<ReadResult> read(const ReadRequest& request) override {
+        return inner_->read(request);
+    }
+    void put(const std::string& key, ByteView value) override { inner_->put(key, value); }
+    void erase(const std::string& key) override { inner_->erase(key); }
+    std::vector<std::string> list_dir(const std::string& prefix) override {
+        return inner_->list_dir(prefix);
+    }
+    std::unique_ptr<StoreLock> lock(const std::string& key) override { return inner_->lock(key); }
+    void run_requests(size_t threads, const std::function<void()>& worker) override {
+        inner_->run_requests(threads, worker);
+    }
+    StoreCapabilities capabilities() const override { return inner_->capabilities(); }
+    const std::shared_ptr<Store>& inner() const { return inner_; }
+
+  protected:
+    std::shared_ptr<Store> inner_;
+};
+
+// Answers `request` from a value held in memory (`where` names it in
+// errors): what read() of a store holding `value` returns.
+ReadResult read_from_memory(ByteView value, const ReadRequest& request, const std::string& where,
+                            ObjectVersion version = {});
+
+// Answers one request through read(), keeping an error in the answer.
 BatchAnswer answer_one(Store& store, const BatchRequest& request);
 
 // Locks the local file `lock_path` (an fcntl open-file-description lock,
@@ -231,19 +305,9 @@ class MemoryStore : public Store {
     MemoryStore();
     // Unique per instance for the life of the process (caches key on it).
     std::string uri() const override { return uri_; }
-    std::optional<Bytes> get(const std::string& key) override;
-    std::optional<std::vector<Bytes>> get_ranges_sized(const std::string& key,
-                                                       const std::vector<ByteRange>& ranges,
-                                                       std::optional<uint64_t>& total) override;
-    std::optional<uint64_t> size(const std::string& key) override;
-    // The version is a process-wide counter taken at each put.
-    std::optional<Bytes> get_versioned(const std::string& key, ObjectVersion& version) override;
-    std::optional<Bytes> get_bounded_versioned(const std::string& key, uint64_t limit,
-                                               ObjectVersion& version) override;
-    std::optional<std::vector<Bytes>> get_ranges_versioned(const std::string& key,
-                                                           const std::vector<ByteRange>& ranges,
-                                                           std::optional<uint64_t>& total,
-                                                           ObjectVersion& version) override;
+    // The version is a process-wide counter taken at each put; the size is
+    // always reported.
+    std::optional<ReadResult> read(const ReadRequest& request) override;
     void put(const std::string& key, ByteView value) override;
     void erase(const std::string& key) override;
     std::vector<std::string> list_dir(const std::string& prefix) override;
@@ -262,92 +326,29 @@ class FileStore : public Store {
   public:
     explicit FileStore(std::string root, bool writable = true);
     std::string uri() const override { return root_; }
-    std::optional<Bytes> get(const std::string& key) override;
-    std::optional<std::vector<Bytes>> get_ranges(const std::string& key,
-                                                 const std::vector<ByteRange>& ranges) override;
-    std::optional<std::vector<Bytes>> get_ranges_sized(const std::string& key,
-                                                       const std::vector<ByteRange>& ranges,
-                                                       std::optional<uint64_t>& total) override;
-    std::optional<uint64_t> size(const std::string& key) override;
     // Versions: device, inode, size, mtime and ctime (ns) of the open file,
-    // taken after reading; all ranges come from one open file.
-    std::optional<Bytes> get_versioned(const std::string& key, ObjectVersion& version) override;
-    std::optional<Bytes> get_bounded(const std::string& key, uint64_t limit) override;
-    std::optional<Bytes> get_bounded_versioned(const std::string& key, uint64_t limit,
-                                               ObjectVersion& version) override;
-    std::optional<std::vector<Bytes>> get_ranges_versioned(const std::string& key,
-                                                           const std::vector<ByteRange>& ranges,
-                                                           std::optional<uint64_t>& total,
-                                                           ObjectVersion& version) override;
+    // taken after reading; all ranges come from one open file; the size
+    // (fstat) is reported and checked against the limit before allocating.
+    std::optional<ReadResult> read(const ReadRequest& request) override;
     void put(const std::string& key, ByteView value) override;
     void erase(const std::string& key) override;
     std::vector<std::string> list_dir(const std::string& prefix) override;
-    bool writable() const override { return writable_; }
     // "<key>.lock" beside the value (lock_local_file).
     std::unique_ptr<StoreLock> lock(const std::string& key) override;
     // On real threads (run_on_threads): a writer stores while the caller encodes.
     void run_requests(size_t threads, const std::function<void()>& worker) override;
-    bool has_request_threads() const override { return true; }
+    StoreCapabilities capabilities() const override {
+        return {
+            .writable = writable_, .listable = true, .request_threads = true, .max_in_flight = 1};
+    }
 
   private:
     std::string path_of(const std::string& key) const;
+    std::optional<ReadResult> read_value(const std::string& path, uint64_t limit);
+    std::optional<ReadResult> read_ranges(const std::string& path,
+                                          const std::vector<ByteRange>& ranges);
     std::string root_;
     bool writable_;
-};
-
-// Wraps a store and counts requests (for tests and benchmarks).
-class CountingStore : public Store {
-  public:
-    explicit CountingStore(std::shared_ptr<Store> inner) : inner_(std::move(inner)) {}
-    std::string uri() const override { return inner_->uri(); }
-    std::optional<Bytes> get(const std::string& key) override;
-    std::optional<std::vector<Bytes>> get_ranges(const std::string& key,
-                                                 const std::vector<ByteRange>& ranges) override;
-    std::optional<std::vector<Bytes>> get_ranges_sized(const std::string& key,
-                                                       const std::vector<ByteRange>& ranges,
-                                                       std::optional<uint64_t>& total) override;
-    std::optional<uint64_t> size(const std::string& key) override;
-    std::optional<Bytes> get_bounded(const std::string& key, uint64_t limit) override;
-    std::optional<Bytes> get_bounded_versioned(const std::string& key, uint64_t limit,
-                                               ObjectVersion& version) override;
-    // Counted as get and get_ranges.
-    std::optional<Bytes> get_versioned(const std::string& key, ObjectVersion& version) override;
-    std::optional<std::vector<Bytes>> get_ranges_versioned(const std::string& key,
-                                                           const std::vector<ByteRange>& ranges,
-                                                           std::optional<uint64_t>& total,
-                                                           ObjectVersion& version) override;
-    void put(const std::string& key, ByteView value) override;
-    void erase(const std::string& key) override;
-    std::vector<std::string> list_dir(const std::string& prefix) override;
-    std::unique_ptr<StoreLock> lock(const std::string& key) override { return inner_->lock(key); }
-    // Forwarded to the inner store (its concurrency); the workers' requests
-    // come through this store and are counted as gets and get_ranges.
-    size_t max_in_flight() const override { return inner_->max_in_flight(); }
-    void run_requests(size_t threads, const std::function<void()>& worker) override {
-        inner_->run_requests(threads, worker);
-    }
-    bool has_request_threads() const override { return inner_->has_request_threads(); }
-
-    struct Counts {
-        uint64_t gets = 0;        // whole-value gets
-        uint64_t range_calls = 0; // get_ranges calls
-        uint64_t ranges = 0;      // ranges requested in total
-        uint64_t bytes = 0;       // bytes returned
-        uint64_t sizes = 0;
-        uint64_t puts = 0;
-        uint64_t lists = 0;
-    };
-    Counts counts() const;
-    void reset();
-    std::vector<std::string> log() const; // "get key", "ranges key off+len,...", ...
-
-  private:
-    void count_ranges(const std::string& key, const std::vector<ByteRange>& ranges,
-                      const std::optional<std::vector<Bytes>>& got);
-    std::shared_ptr<Store> inner_;
-    mutable std::mutex mu_;
-    Counts c_;
-    std::vector<std::string> log_;
 };
 
 } // namespace zarr3

@@ -285,44 +285,32 @@ std::optional<std::vector<Bytes>> IcechunkStore::Impl::read(const Snapshot& snap
     return read_chunk(*ref, key, ranges, where);
 }
 
-std::optional<Bytes> IcechunkStore::get(const std::string& key) {
-    std::optional<uint64_t> total;
-    auto v = impl_->read(*snap_, key, nullptr, total);
-    if (!v) return std::nullopt;
-    return std::move(v->front());
-}
-
-std::optional<std::vector<Bytes>> IcechunkStore::get_ranges(const std::string& key,
-                                                            const std::vector<ByteRange>& ranges) {
-    std::optional<uint64_t> total;
-    return impl_->read(*snap_, key, &ranges, total);
-}
-
-std::optional<std::vector<Bytes>>
-IcechunkStore::get_ranges_sized(const std::string& key, const std::vector<ByteRange>& ranges,
-                                std::optional<uint64_t>& total) {
-    return impl_->read(*snap_, key, &ranges, total);
-}
-
-std::optional<std::vector<Bytes>>
-IcechunkStore::get_ranges_versioned(const std::string& key, const std::vector<ByteRange>& ranges,
-                                    std::optional<uint64_t>& total, ObjectVersion& version) {
-    return impl_->read(*snap_, key, &ranges, total, &version);
-}
-
-std::optional<Bytes> IcechunkStore::get_versioned(const std::string& key, ObjectVersion& version) {
-    std::optional<uint64_t> total;
-    auto v = impl_->read(*snap_, key, nullptr, total, &version);
-    if (!v) return std::nullopt;
-    return std::move(v->front());
-}
-
-std::optional<uint64_t> IcechunkStore::size(const std::string& key) {
+std::optional<uint64_t> IcechunkStore::size_of(const std::string& key) {
     validate_key(key);
     if (const Node* n = metadata_node(*snap_, key)) return n->zarr_json.size();
     auto ref = impl_->find_ref(*snap_, key, join_key(uri(), key));
     if (!ref) return std::nullopt;
     return ref->kind == ChunkRef::Kind::Inline ? ref->inline_data.size() : ref->length;
+}
+
+std::optional<ReadResult> IcechunkStore::read(const ReadRequest& request) {
+    ReadResult out;
+    if (request.kind == ReadRequest::Kind::Size) {
+        out.total_size = size_of(request.key);
+        if (!out.total_size) return std::nullopt;
+        return out;
+    }
+    const bool whole = request.kind == ReadRequest::Kind::Value;
+    if (whole && request.limit) {
+        const auto n = size_of(request.key);
+        if (!n) return std::nullopt;
+        if (*n > *request.limit) throw_too_large(join_key(uri(), request.key), *n, *request.limit);
+    }
+    auto v = impl_->read(*snap_, request.key, whole ? nullptr : &request.ranges, out.total_size,
+                         &out.version);
+    if (!v) return std::nullopt;
+    out.data = std::move(*v);
+    return out;
 }
 
 // Names under `rel` (relative to array `n`): "zarr.json" and "c" at the
@@ -384,16 +372,14 @@ void IcechunkStore::erase(const std::string& key) {
     throw Error(join_key(uri(), key) + ": an Icechunk snapshot is read-only");
 }
 
-size_t IcechunkStore::max_in_flight() const {
-    return impl_->storage->max_in_flight();
-}
-
 void IcechunkStore::run_requests(size_t threads, const std::function<void()>& worker) {
     impl_->storage->run_requests(threads, worker);
 }
 
-bool IcechunkStore::has_request_threads() const {
-    return impl_->storage->has_request_threads();
+StoreCapabilities IcechunkStore::capabilities() const {
+    StoreCapabilities c = impl_->storage->capabilities();
+    c.writable = false;
+    return c;
 }
 
 } // namespace zarr3::icechunk

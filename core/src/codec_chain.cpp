@@ -29,7 +29,7 @@ std::string StoreByteSource::describe() const {
 }
 
 std::optional<Bytes> StoreByteSource::read_all(uint64_t limit, ObjectVersion& version) {
-    auto v = store_.get_bounded_versioned(key_, limit, version);
+    auto v = store_.get_bounded_versioned(key_, std::min(limit, kMaxChunkBytes), version);
     if (v && v->size() > limit) throw_too_large(describe(), v->size(), limit);
     return v;
 }

@@ -13,9 +13,8 @@ zarr3::ReadOptions MakeReadOptions() {
     const char* gap = CPLGetConfigOption("ZARR3_COALESCE_GAP", nullptr);
     if (gap) o.coalesce_gap = std::strtoull(gap, nullptr, 10);
     const char* mb = CPLGetConfigOption("ZARR3_SHARD_INDEX_CACHE_MB", nullptr);
-    auto& cache = zarr3::ShardIndexCache::global();
-    if (mb) cache.set_max_bytes(std::strtoull(mb, nullptr, 10) << 20);
-    o.index_cache = &cache;
+    // The sharding codecs' index cache (process-wide) takes the size asked for.
+    if (mb) zarr3::ShardIndexCache::global().set_max_bytes(std::strtoull(mb, nullptr, 10) << 20);
     o.executor = zarr3gdal::make_executor(); // GDAL_NUM_THREADS
     return o;
 }

@@ -27,10 +27,10 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     store->put("zarr.json", ByteView(reinterpret_cast<const uint8_t*>(meta.data()), meta.size()));
     store->put("c/0/0", shard);
     auto arr = Array::open(store, "");
-    ShardIndexCache cache(1 << 20);
-    ReadOptions opt;
-    opt.index_cache = (seed & 1) ? &cache : nullptr;
-    arr->set_read_options(opt);
+    // The array's sharding codec uses the process-wide index cache: 1 MiB,
+    // or none (0 bytes) for even seeds.
+    ShardIndexCache::global().clear();
+    ShardIndexCache::global().set_max_bytes((seed & 1) ? 1 << 20 : 0);
 
     const Shape shape = arr->metadata().shape;
     std::vector<uint16_t> full(shape[0] * shape[1]);

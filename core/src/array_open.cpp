@@ -25,9 +25,7 @@ std::optional<nlohmann::json> read_node_json(Store& store, const std::string& pa
 
 Array::Array(std::shared_ptr<Store> store, std::string path, ArrayMetadata meta)
     : store_(std::move(store)), path_(std::move(path)), meta_(std::move(meta)),
-      wbuf_(std::make_unique<WriteBuffer>()) {
-    opt_.index_cache = &ShardIndexCache::global();
-}
+      wbuf_(std::make_unique<WriteBuffer>()) {}
 
 Array::~Array() {
     try {

@@ -21,9 +21,9 @@ namespace {
 
 // The sharding codec of a chain that is sharding_indexed alone (no transpose
 // before it, no bytes->bytes codec after it): its shards are read by region.
-const ShardingCodec* partial_string_shards(const CodecChain& codecs) {
+const StringShardingCodec* partial_string_shards(const CodecChain& codecs) {
     if (!codecs.supports_partial_read()) return nullptr;
-    return dynamic_cast<const ShardingCodec*>(&codecs.array_to_bytes());
+    return dynamic_cast<const StringShardingCodec*>(&codecs.array_to_bytes());
 }
 
 } // namespace
@@ -63,7 +63,7 @@ std::vector<std::string> Array::read_strings(const Selection& sel) const {
             const ChunkSpec spec = meta_.chunk_spec(t.idx);
             StoreByteSource src(*store_, key);
             // A shard: its index, then only the inner chunks the region needs.
-            if (const ShardingCodec* sh = partial_string_shards(meta_.codecs)) {
+            if (const StringShardingCodec* sh = partial_string_shards(meta_.codecs)) {
                 if (!sh->read_strings_region(src, spec, t.region, out, t.view_offset, ps.strides)) {
                     missing = true;
                     for_each_region_element(

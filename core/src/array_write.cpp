@@ -65,8 +65,11 @@ void Array::check_not_stale(const Selection& sel) const {
 
 void Array::invalidate_cached(const std::string& key) const {
     const std::string ck = store_->uri() + "|" + key;
-    if (opt_.index_cache) opt_.index_cache->invalidate(ck);
     ShardIndexCache::global().invalidate(ck);
+    const auto* sharding = dynamic_cast<const ShardingCodec*>(&meta_.codecs.array_to_bytes());
+    if (ShardIndexCache* own = sharding ? sharding->index_cache() : nullptr;
+        own && own != &ShardIndexCache::global())
+        own->invalidate(ck);
 }
 
 void Array::write(const Selection& sel, const void* in, const std::vector<int64_t>& in_strides,

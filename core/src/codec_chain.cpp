@@ -28,16 +28,16 @@ std::string StoreByteSource::describe() const {
     return store_.uri() + "/" + key_;
 }
 
-std::optional<Bytes> ByteSource::read_all_bounded(uint64_t limit, ObjectVersion& version) {
-    struct Restore {
-        uint64_t& limit;
-        uint64_t saved;
-        ~Restore() { limit = saved; }
-    } restore{read_limit_, read_limit_};
-    read_limit_ = std::min(limit, read_limit_);
-    auto v = read_all_versioned(version);
+std::optional<Bytes> StoreByteSource::read_all(uint64_t limit, ObjectVersion& version) {
+    auto v = store_.get_bounded_versioned(key_, std::min(limit, kMaxChunkBytes), version);
     if (v && v->size() > limit) throw_too_large(describe(), v->size(), limit);
     return v;
+}
+
+std::optional<Bytes> MemoryByteSource::read_all(uint64_t limit, ObjectVersion& version) {
+    version = {};
+    if (data_.size() > limit) throw_too_large(describe(), data_.size(), limit);
+    return Bytes(data_.begin(), data_.end());
 }
 
 uint64_t max_stored_chunk_bytes(const CodecChain& codecs, const ChunkSpec& spec) {
@@ -47,7 +47,7 @@ uint64_t max_stored_chunk_bytes(const CodecChain& codecs, const ChunkSpec& spec)
 std::optional<Bytes> read_stored_chunk(ByteSource& src, uint64_t limit, const ChunkSpec& spec,
                                        ObjectVersion& version) {
     try {
-        return src.read_all_bounded(limit, version);
+        return src.read_all(limit, version);
     } catch (const FormatError& e) {
         const std::string msg = e.what();
         if (msg.find("exceeds the limit of") == std::string::npos) throw;
@@ -63,7 +63,11 @@ std::optional<Bytes> read_stored_chunk(ByteSource& src, uint64_t limit, const Ch
     }
 }
 
-std::optional<std::vector<Bytes>> MemoryByteSource::read_ranges(const std::vector<ByteRange>& r) {
+std::optional<std::vector<Bytes>> MemoryByteSource::read_ranges(const std::vector<ByteRange>& r,
+                                                                std::optional<uint64_t>& total,
+                                                                ObjectVersion& version) {
+    total = data_.size();
+    version = {};
     std::vector<Bytes> out;
     out.reserve(r.size());
     const uint64_t size = data_.size();
@@ -79,11 +83,6 @@ std::optional<std::vector<Bytes>> MemoryByteSource::read_ranges(const std::vecto
         out.emplace_back(data_.begin() + off, data_.begin() + off + len);
     }
     return out;
-}
-
-bool ArrayToBytesCodec::read_partial(ByteSource&, const ChunkSpec&, const Region&,
-                                     const StridedView&, const ReadOptions&) const {
-    throw Error("partial read not supported");
 }
 
 namespace {
@@ -216,7 +215,9 @@ CodecChain CodecChain::parse(const nlohmann::json& codecs, const ChunkSpec& spec
             warnings->push_back("no array->bytes codec in " + where + "; reading as little-endian");
         chain.ab_ = make_array_to_bytes("bytes", {{"endian", "little"}}, cur, where);
     }
-    check_string_codecs(chain.ab_->name(), chain.ab_->handles_strings(), cur.dtype, where);
+    chain.partial_ = dynamic_cast<const PartialReadCodec*>(chain.ab_.get());
+    chain.strings_ = dynamic_cast<const StringCodec*>(chain.ab_.get());
+    check_string_codecs(chain.ab_->name(), chain.handles_strings(), cur.dtype, where);
     return chain;
 }
 
@@ -302,35 +303,30 @@ uint64_t CodecChain::max_encoded_size(const ChunkSpec& spec) const {
     return n;
 }
 
-bool CodecChain::supports_partial_read() const {
-    return aa_.empty() && bb_.empty() && ab_->supports_partial_read();
-}
-
-std::optional<PlannedRequest> CodecChain::plan_read(const ChunkSpec& spec, const Region& region,
+std::optional<PlannedRequest> CodecChain::plan_read(const ByteSource& src, const ChunkSpec& spec,
+                                                    const Region& region,
                                                     const std::vector<int64_t>& out_strides,
-                                                    const ReadOptions& opt,
-                                                    const std::string& cache_key,
-                                                    const std::string& what) const {
-    if (supports_partial_read())
-        return ab_->plan_partial(spec, region, out_strides, opt, cache_key, what);
+                                                    const ReadOptions& opt) const {
+    if (const PartialReadCodec* p = partial_reader())
+        return p->plan_partial(src, spec, region, out_strides, opt);
     try {
-        check_decoded_chunk_size(spec.num_bytes(), spec.shape, what);
+        check_decoded_chunk_size(spec.num_bytes(), spec.shape, src.describe());
     } catch (const Error&) {
         return std::nullopt; // read_region refuses it before any request
     }
     return PlannedRequest{};
 }
 
-bool CodecChain::absorb_prefetched(const PlannedRequest& request, const BatchAnswer& answer,
-                                   const ChunkSpec& spec, const ReadOptions& opt,
-                                   const std::string& cache_key, const std::string& what) const {
-    return supports_partial_read() &&
-           ab_->absorb_prefetched(request, answer, spec, opt, cache_key, what);
+bool CodecChain::absorb_prefetched(const ByteSource& src, const PlannedRequest& request,
+                                   const BatchAnswer& answer, const ChunkSpec& spec) const {
+    const PartialReadCodec* p = partial_reader();
+    return p && p->absorb_prefetched(src, request, answer, spec);
 }
 
 bool CodecChain::read_region(ByteSource& src, const ChunkSpec& spec, const Region& region,
                              const StridedView& out, const ReadOptions& opt) const {
-    if (supports_partial_read()) return ab_->read_partial(src, spec, region, out, opt);
+    if (const PartialReadCodec* p = partial_reader())
+        return p->read_partial(src, spec, region, out, opt);
     // The whole chunk is decoded (once, into `out` or one scratch buffer):
     // refuse one above the cap before reading or allocating anything.
     check_decoded_chunk_size(spec.num_bytes(), spec.shape, src.describe());

@@ -45,37 +45,21 @@ BatchAnswer* PrefetchedSource::take(bool whole, const std::vector<ByteRange>& ra
     return nullptr;
 }
 
-std::optional<Bytes> PrefetchedSource::read_all() {
-    ObjectVersion ignored;
-    return read_all_versioned(ignored);
-}
-
-std::optional<Bytes> PrefetchedSource::read_all_versioned(ObjectVersion& version) {
+std::optional<Bytes> PrefetchedSource::read_all(uint64_t limit, ObjectVersion& version) {
     BatchAnswer* a = take(true, {});
-    if (!a) return StoreByteSource::read_all_versioned(version);
+    if (!a) return StoreByteSource::read_all(limit, version);
     version = a->version;
     if (!a->data || a->data->size() != 1) return std::nullopt;
+    if (a->data->front().size() > limit)
+        throw_too_large(describe(), a->data->front().size(), limit);
     return std::move(a->data->front());
 }
 
-std::optional<std::vector<Bytes>> PrefetchedSource::read_ranges(const std::vector<ByteRange>& r) {
-    std::optional<uint64_t> total;
-    ObjectVersion ignored;
-    return read_ranges_versioned(r, total, ignored);
-}
-
-std::optional<std::vector<Bytes>>
-PrefetchedSource::read_ranges_sized(const std::vector<ByteRange>& r,
-                                    std::optional<uint64_t>& total) {
-    ObjectVersion ignored;
-    return read_ranges_versioned(r, total, ignored);
-}
-
-std::optional<std::vector<Bytes>>
-PrefetchedSource::read_ranges_versioned(const std::vector<ByteRange>& r,
-                                        std::optional<uint64_t>& total, ObjectVersion& version) {
+std::optional<std::vector<Bytes>> PrefetchedSource::read_ranges(const std::vector<ByteRange>& r,
+                                                                std::optional<uint64_t>& total,
+                                                                ObjectVersion& version) {
     BatchAnswer* a = r.empty() ? nullptr : take(false, r);
-    if (!a) return StoreByteSource::read_ranges_versioned(r, total, version);
+    if (!a) return StoreByteSource::read_ranges(r, total, version);
     total = a->total;
     version = a->version;
     return std::move(a->data);
@@ -166,12 +150,11 @@ class Stream {
         } catch (const std::exception&) {
             return nullptr;
         }
-        const std::string cache_key = plan_.opt->index_cache ? src->cache_key() : std::string();
         for (int step = 0; step < 2; ++step) {
             std::optional<PlannedRequest> req;
             try {
-                req = plan_.codecs->plan_read(c->spec, c->region, plan_.out_strides, *plan_.opt,
-                                              cache_key, src->describe());
+                req = plan_.codecs->plan_read(*src, c->spec, c->region, plan_.out_strides,
+                                              *plan_.opt);
             } catch (const std::exception&) {
                 break; // read without fetching ahead; errors are reported there
             }
@@ -179,8 +162,7 @@ class Stream {
             BatchAnswer a = answer_one(store_, BatchRequest{c->key, req->ranges, kMaxChunkBytes});
             bool more = false;
             try {
-                more = plan_.codecs->absorb_prefetched(*req, a, c->spec, *plan_.opt, cache_key,
-                                                       src->describe());
+                more = plan_.codecs->absorb_prefetched(*src, *req, a, c->spec);
             } catch (const std::exception&) {
                 // The decode meets the same error and reports it.
             }

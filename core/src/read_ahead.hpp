@@ -18,14 +18,10 @@ class PrefetchedSource : public StoreByteSource {
   public:
     PrefetchedSource(Store& store, std::string key) : StoreByteSource(store, std::move(key)) {}
     void add(PlannedRequest request, BatchAnswer answer);
-    std::optional<Bytes> read_all() override;
-    std::optional<std::vector<Bytes>> read_ranges(const std::vector<ByteRange>& r) override;
-    std::optional<std::vector<Bytes>> read_ranges_sized(const std::vector<ByteRange>& r,
-                                                        std::optional<uint64_t>& total) override;
-    std::optional<Bytes> read_all_versioned(ObjectVersion& version) override;
-    std::optional<std::vector<Bytes>> read_ranges_versioned(const std::vector<ByteRange>& r,
-                                                            std::optional<uint64_t>& total,
-                                                            ObjectVersion& version) override;
+    std::optional<Bytes> read_all(uint64_t limit, ObjectVersion& version) override;
+    std::optional<std::vector<Bytes>> read_ranges(const std::vector<ByteRange>& r,
+                                                  std::optional<uint64_t>& total,
+                                                  ObjectVersion& version) override;
     size_t unused() const; // answers not taken (tests)
 
   private:

@@ -10,14 +10,6 @@
 
 namespace zarr3 {
 
-Bytes ArrayToBytesCodec::encode_strings(const StringChunk&, const ChunkSpec& spec) const {
-    throw Error("codec \"" + name() + "\" cannot encode data type " + spec.dtype.name);
-}
-
-StringChunk ArrayToBytesCodec::decode_strings(ByteView, const ChunkSpec& spec) const {
-    throw Error("codec \"" + name() + "\" cannot decode data type " + spec.dtype.name);
-}
-
 namespace {
 
 // The element order an array->array codec gives: out[k] is the index in `in`
@@ -43,6 +35,15 @@ StringChunk reorder(StringChunk in, const std::vector<uint64_t>& order) {
     return out;
 }
 
+// The chain's string codec; Error naming the array->bytes codec when it has
+// none (`what`: "encode" or "decode").
+const StringCodec& string_codec(const StringCodec* c, const ArrayToBytesCodec& ab, const char* what,
+                                const ChunkSpec& spec) {
+    if (!c)
+        throw Error("codec \"" + ab.name() + "\" cannot " + what + " data type " + spec.dtype.name);
+    return *c;
+}
+
 } // namespace
 
 Bytes CodecChain::encode_strings(const StringChunk& values, const ChunkSpec& spec) const {
@@ -51,7 +52,7 @@ Bytes CodecChain::encode_strings(const StringChunk& values, const ChunkSpec& spe
                     " values for a chunk of " + std::to_string(spec.num_elements()));
     Bytes out;
     if (aa_.empty()) {
-        out = ab_->encode_strings(values, spec);
+        out = string_codec(strings_, *ab_, "encode", spec).encode_strings(values, spec);
     } else {
         ChunkSpec cur = spec;
         StringChunk v = values;
@@ -59,7 +60,7 @@ Bytes CodecChain::encode_strings(const StringChunk& values, const ChunkSpec& spe
             v = reorder(std::move(v), element_order(*c, cur, true));
             cur = c->encoded_spec(cur);
         }
-        out = ab_->encode_strings(v, cur);
+        out = string_codec(strings_, *ab_, "encode", cur).encode_strings(v, cur);
     }
     for (const auto& c : bb_)
         out = c->encode(out);
@@ -74,7 +75,8 @@ StringChunk CodecChain::decode_strings(ByteView encoded, const ChunkSpec& spec) 
     // codecs after it may produce at most (vlen-utf8: one decoded chunk).
     Bytes holder;
     const ByteView cur = undo_bytes_to_bytes(encoded, specs.back(), holder);
-    StringChunk v = ab_->decode_strings(cur, specs.back());
+    StringChunk v =
+        string_codec(strings_, *ab_, "decode", specs.back()).decode_strings(cur, specs.back());
     for (size_t k = aa_.size(); k-- > 0;)
         v = reorder(std::move(v), element_order(*aa_[k], specs[k], false));
     return v;

@@ -64,6 +64,15 @@ std::vector<uint8_t> inner(const std::vector<uint8_t>& v, int k) {
     return out;
 }
 
+// The process-wide shard index cache (the one an Array's sharding codec uses)
+// keeps indexes, or none (a capacity of 0 bytes) while this is in scope.
+struct IndexCacheHolds {
+    explicit IndexCacheHolds(bool keep) {
+        if (!keep) ShardIndexCache::global().set_max_bytes(0);
+    }
+    ~IndexCacheHolds() { ShardIndexCache::global().set_max_bytes(64ull << 20); }
+};
+
 // Inner chunk k read through a fresh Array (a partial read: index, then data).
 std::vector<uint8_t> read_inner(const std::shared_ptr<Store>& store, int k) {
     auto a = Array::open(store, "a");
@@ -207,12 +216,10 @@ TEST(CacheIdentity, IndexAndDataOfOneReadComeFromOneVersion) {
             SCOPED_TRACE(std::string(cache ? "global cache" : "no cache") + ", pads " +
                          std::to_string(pad1) + " " + std::to_string(pad2));
             ShardIndexCache::global().clear();
+            const IndexCacheHolds holds(cache);
             auto s = swapping_store(
                 {make_shard(v1, {0, 1, 2, 3}, pad1), make_shard(v2, {3, 2, 1, 0}, pad2)});
             auto a = Array::open(s, "a");
-            ReadOptions opt;
-            opt.index_cache = cache ? &ShardIndexCache::global() : nullptr;
-            a->set_read_options(opt);
             std::vector<uint8_t> out(16);
             a->read(Selection{{4, 0}, {4, 4}, {1, 1}}, out.data());
             EXPECT_EQ(s->calls, 1); // the swap happened after the index request
@@ -230,10 +237,8 @@ TEST(CacheIdentity, ShardChangingOnEveryRangeRequestIsReadWholeInOneRequest) {
         const auto v1 = values(1), v9 = values(9);
         auto s = swapping_store({make_shard(v1, {0, 1, 2, 3}, 0), make_shard(v9, {1, 0, 3, 2}, 0)});
         s->every_time = true;
+        const IndexCacheHolds holds(cache);
         auto a = Array::open(s, "a");
-        ReadOptions opt;
-        opt.index_cache = cache ? &ShardIndexCache::global() : nullptr;
-        a->set_read_options(opt);
         std::vector<uint8_t> out(16);
         a->read(Selection{{0, 4}, {4, 4}, {1, 1}}, out.data());
         EXPECT_LE(s->calls, 4); // bounded

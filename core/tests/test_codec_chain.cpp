@@ -183,11 +183,11 @@ TEST(CodecChain, DecodePassesExpectedSizes) {
 class NullSource : public ByteSource {
   public:
     std::string describe() const override { return "null"; }
-    std::optional<Bytes> read_all() override { return std::nullopt; }
-    std::optional<std::vector<Bytes>> read_ranges(const std::vector<ByteRange>&) override {
+    std::optional<Bytes> read_all(uint64_t, ObjectVersion&) override { return std::nullopt; }
+    std::optional<std::vector<Bytes>>
+    read_ranges(const std::vector<ByteRange>&, std::optional<uint64_t>&, ObjectVersion&) override {
         return std::nullopt;
     }
-    std::optional<uint64_t> size() override { return std::nullopt; }
 };
 
 TEST(CodecChain, ReadRegion) {
@@ -232,20 +232,25 @@ TEST(CodecChain, ReadRegion) {
 TEST(ByteSources, MemoryRangesAndSpecSizes) {
     Bytes data = random_bytes(100, 1);
     MemoryByteSource m(data, "m");
-    auto r = m.read_ranges(
+    std::optional<uint64_t> total;
+    ObjectVersion version;
+    auto ranges = [&](const std::vector<ByteRange>& want) {
+        return m.read_ranges(want, total, version);
+    };
+    auto r = ranges(
         {RangeFromStart{10, 5}, RangeSuffix{3}, RangeFromStart{0, 0}, RangeFromStart{0, 100}});
     ASSERT_TRUE(r);
     EXPECT_EQ((*r)[0], Bytes(data.begin() + 10, data.begin() + 15));
     EXPECT_EQ((*r)[1], Bytes(data.end() - 3, data.end()));
     EXPECT_TRUE((*r)[2].empty());
     EXPECT_EQ((*r)[3], data);
-    EXPECT_NE(error_of([&] {
-                  m.read_ranges({RangeFromStart{98, 5}});
-              }).find("m"),
-              std::string::npos);
-    EXPECT_NE(error_of([&] { m.read_ranges({RangeSuffix{101}}); }).find("m"), std::string::npos);
-    EXPECT_NE(error_of([&] { m.read_ranges({RangeFromStart{~0ull, 2}}); }), "NO ERROR");
-    EXPECT_EQ(*m.size(), 100u);
+    EXPECT_NE(error_of([&] { ranges({RangeFromStart{98, 5}}); }).find("m"), std::string::npos);
+    EXPECT_NE(error_of([&] { ranges({RangeSuffix{101}}); }).find("m"), std::string::npos);
+    EXPECT_NE(error_of([&] { ranges({RangeFromStart{~0ull, 2}}); }), "NO ERROR");
+    ASSERT_TRUE(ranges({}));
+    EXPECT_EQ(total, 100u); // the size, with no bytes read
+    ASSERT_TRUE(m.read_all(100, version));
+    EXPECT_NE(error_of([&] { m.read_all(99, version); }).find("m"), std::string::npos);
     auto s = spec_of({3, 4, 5}, int32_t_());
     EXPECT_EQ(s.num_elements(), 60u);
     EXPECT_EQ(s.num_bytes(), 240u);

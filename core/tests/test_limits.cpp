@@ -458,11 +458,11 @@ void concurrent_windows_match_serial(const json& meta) {
     arr->write(Selection::all(shape), data.data());
     arr->flush();
 
-    // Reopen (as a reader would) with a shard index cache and a threaded executor.
-    ShardIndexCache cache(1 << 20);
+    // Reopen (as a reader would) with a threaded executor; its sharding codec
+    // uses the process-wide shard index cache, emptied first.
+    ShardIndexCache::global().clear();
     auto reader = Array::open(store, "");
     ReadOptions opt;
-    opt.index_cache = &cache;
     opt.executor = testutil::thread_executor(3);
     reader->set_read_options(opt);
 

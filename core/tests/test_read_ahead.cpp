@@ -139,7 +139,6 @@ struct Fixture {
     std::shared_ptr<MemoryStore> mem = std::make_shared<MemoryStore>();
     std::shared_ptr<FakeNetStore> fake;
     std::shared_ptr<Array> array;
-    ShardIndexCache cache;
 
     Fixture(const json& meta, size_t bound) {
         auto w = Array::create(mem, "a", parse_array_metadata(meta, "t"));
@@ -148,9 +147,7 @@ struct Fixture {
         w->flush();
         fake = std::make_shared<FakeNetStore>(mem, bound);
         array = Array::open(fake, "a");
-        ReadOptions opt;
-        opt.index_cache = &cache;
-        array->set_read_options(opt);
+        ShardIndexCache::global().clear(); // the array's codec uses it: none cached yet
         fake->reset();
     }
     std::vector<uint16_t> read(uint64_t r0, uint64_t c0, uint64_t n) const {

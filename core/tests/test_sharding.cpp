@@ -122,14 +122,15 @@ std::shared_ptr<CountingStore> counting(const ConfCase& c) {
     return std::make_shared<CountingStore>(std::make_shared<FileStore>(c.store_dir, false));
 }
 
-// A conformance case read through a counting store with a private index cache.
+// A conformance case read through a counting store, its codec with a private
+// index cache.
 struct CountedReads {
     ConfCase c;
     std::shared_ptr<CountingStore> store;
-    ShardIndexCache cache;
+    std::shared_ptr<ShardIndexCache> cache = std::make_shared<ShardIndexCache>();
     ReadOptions opt;
     explicit CountedReads(const char* name) : c(name), store(counting(c)) {
-        opt.index_cache = &cache;
+        c.codec->set_index_cache(cache);
     }
 };
 
@@ -337,7 +338,7 @@ TEST(ShardingRequests, SparseAndAbsentShards) {
     StoreByteSource absent(*store, "a/c/1/1");
     EXPECT_FALSE(c.codec->read_partial(absent, spec, Region{{0, 0}, {5, 5}, {}}, v, opt));
     expect_counts(*store, 0, 1, 1);
-    EXPECT_EQ(cache.get(absent.cache_key()), nullptr);
+    EXPECT_EQ(cache->get(absent.cache_key()), nullptr);
 }
 
 TEST(ShardingRequests, ParallelExecutorDecodesEveryInnerChunk) {
@@ -437,4 +438,31 @@ TEST(ShardIndexCache, ConcurrentUse) {
     for (auto& t : th)
         t.join();
     EXPECT_LE(cache.bytes(), 64u * 1024);
+}
+
+TEST(ShardingRequests, TheCodecOwnsItsIndexCache) {
+    ShardIndexCache::global().clear();
+    CountedReads reads("shard_regular_zstd");
+    auto& [c, store, cache, opt] = reads;
+    StoreByteSource src(*store, "a/c/0/0");
+    const ChunkSpec spec = c.spec_of({0, 0});
+    std::vector<int32_t> out(9, -1);
+    const Region r{{0, 0}, {3, 3}, {}};
+    ASSERT_TRUE(c.codec->read_partial(src, spec, r, testutil::view_of(out, {3, 3}), opt));
+    EXPECT_EQ(c.codec->index_cache(), cache.get());
+    EXPECT_NE(cache->get(src.cache_key()), nullptr); // kept in the codec's own cache
+    EXPECT_EQ(ShardIndexCache::global().bytes(), 0u);
+    // Without a cache every read asks for the index again.
+    c.codec->set_index_cache(nullptr);
+    for (int k = 0; k < 2; ++k) {
+        store->reset();
+        ASSERT_TRUE(c.codec->read_partial(src, spec, r, testutil::view_of(out, {3, 3}), opt));
+        expect_counts(*store, 0, 2, 2); // index + one inner chunk
+    }
+    const Bytes ref = *c.decode_shard({0, 0});
+    EXPECT_EQ(out[4], reinterpret_cast<const int32_t*>(ref.data())[50 + 1]);
+    // A codec parsed from metadata uses the process-wide cache.
+    const auto* parsed = dynamic_cast<const ShardingCodec*>(&c.chain.array_to_bytes());
+    ASSERT_NE(parsed, nullptr);
+    EXPECT_EQ(parsed->index_cache(), &ShardIndexCache::global());
 }

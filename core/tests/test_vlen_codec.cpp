@@ -4,6 +4,7 @@
 #include "zarr3/builder.hpp"
 #include "zarr3/codec.hpp"
 #include "zarr3/metadata.hpp"
+#include "zarr3/sharding.hpp"
 
 #include <gtest/gtest.h>
 
@@ -187,4 +188,47 @@ TEST(StringType, BuilderWritesVlenUtf8AndCompressors) {
                                 .sharding(ShardingCodecBuilder({4}))
                                 .build();
     EXPECT_EQ(to_json(s)["codecs"][0]["configuration"]["codecs"][0], kVlen);
+}
+
+TEST(StringType, CodecChainFindsWhatItsArrayToBytesCodecOffers) {
+    const json bytes = {{"name", "bytes"}, {"configuration", {{"endian", "little"}}}};
+    const json index = json::array({bytes});
+    const json inner_vlen = {
+        {"chunk_shape", {2}}, {"codecs", json::array({kVlen})}, {"index_codecs", index}};
+    const json inner_bytes = {
+        {"chunk_shape", {2}}, {"codecs", json::array({bytes})}, {"index_codecs", index}};
+    const json zstd = {{"name", "zstd"}, {"configuration", {{"level", 1}, {"checksum", false}}}};
+    const auto int16 = ChunkSpec{{6}, data_type_from_name("int16"), Bytes(2, 0)};
+    // vlen-utf8: strings, no partial reads.
+    const auto vlen = chain_of(json::array({kVlen}), {6});
+    EXPECT_TRUE(vlen.handles_strings());
+    EXPECT_EQ(vlen.partial_reader(), nullptr);
+    // sharding around vlen-utf8: both; a bytes->bytes codec after it leaves strings only.
+    const json s_vlen = {{"name", "sharding_indexed"}, {"configuration", inner_vlen}};
+    const auto shard_vlen = chain_of(json::array({s_vlen}), {6});
+    EXPECT_TRUE(shard_vlen.handles_strings());
+    EXPECT_NE(shard_vlen.partial_reader(), nullptr);
+    EXPECT_NE(dynamic_cast<const StringShardingCodec*>(&shard_vlen.array_to_bytes()), nullptr);
+    const auto shard_zstd = chain_of(json::array({s_vlen, zstd}), {6});
+    EXPECT_TRUE(shard_zstd.handles_strings());
+    EXPECT_EQ(shard_zstd.partial_reader(), nullptr);
+    // sharding around bytes: partial reads, no strings.
+    const json s_bytes = {{"name", "sharding_indexed"}, {"configuration", inner_bytes}};
+    const auto shard_num = CodecChain::parse(json::array({s_bytes}), int16, "t");
+    EXPECT_FALSE(shard_num.handles_strings());
+    EXPECT_NE(shard_num.partial_reader(), nullptr);
+    EXPECT_EQ(dynamic_cast<const StringCodec*>(&shard_num.array_to_bytes()), nullptr);
+    const auto error_of = [](auto&& f) -> std::string {
+        try {
+            f();
+        } catch (const Error& e) {
+            return e.what();
+        }
+        return "NO ERROR";
+    };
+    const std::string e = error_of([&] { shard_num.encode_strings({"a"}, int16); });
+    EXPECT_NE(e.find("got 1 values for a chunk of 6"), std::string::npos) << e;
+    const std::string f = error_of([&] { shard_num.encode_strings(StringChunk(6, "a"), int16); });
+    EXPECT_NE(f.find("codec \"sharding_indexed\" cannot encode data type int16"), std::string::npos)
+        << f;
 }

@@ -13,7 +13,6 @@
 namespace zarr3 {
 
 class ChunkGrid;
-class ShardIndexCache;
 
 // The decoded elements of one chunk of a `string` array, C order.
 using StringChunk = std::vector<std::string>;
@@ -27,69 +26,38 @@ struct ChunkSpec {
     uint64_t num_bytes() const; // checked against kMaxChunkBytes
 };
 
-// Where the encoded bytes of one chunk or shard come from.
+// Where the encoded bytes of one chunk or shard come from: a view of one
+// value (a key in a store, or bytes in memory), with the two reads the codecs
+// make (zarrs' StoragePartialDecoder plays the same part).
 class ByteSource {
   public:
     virtual ~ByteSource() = default;
     virtual std::string describe() const = 0; // for error messages ("<store>/a/c/0/1")
-    virtual std::optional<Bytes> read_all() = 0;
-    virtual std::optional<std::vector<Bytes>> read_ranges(const std::vector<ByteRange>& r) = 0;
-    virtual std::optional<uint64_t> size() = 0;
-    // read_ranges that also reports the total size when known for free.
-    virtual std::optional<std::vector<Bytes>> read_ranges_sized(const std::vector<ByteRange>& r,
-                                                                std::optional<uint64_t>& total) {
-        total.reset();
-        return read_ranges(r);
-    }
-    // Identity for the shard index cache; empty = do not cache.
+    // Identity for caches of what was decoded from this value (the shard
+    // index cache); empty = do not cache.
     virtual std::string cache_key() const { return {}; }
-    // read_all / read_ranges_sized that also report the version of the
-    // object the bytes came from (see Store::get_ranges_versioned).
-    virtual std::optional<Bytes> read_all_versioned(ObjectVersion& version) {
-        version = {};
-        return read_all();
-    }
-    virtual std::optional<std::vector<Bytes>> read_ranges_versioned(const std::vector<ByteRange>& r,
-                                                                    std::optional<uint64_t>& total,
-                                                                    ObjectVersion& version) {
-        version = {};
-        return read_ranges_sized(r, total);
-    }
-    // read_all_versioned of a value that may hold at most `limit` bytes (what
-    // the codecs can produce for the chunk): FormatError naming the value,
-    // its size and `limit` when larger. A store source passes `limit` to the
-    // store, which refuses before allocating (codec_chain.cpp).
-    std::optional<Bytes> read_all_bounded(uint64_t limit, ObjectVersion& version);
-
-  protected:
-    // The most a store source's read_all / read_all_versioned may allocate;
-    // read_all_bounded sets it for the duration of its call.
-    uint64_t read_limit_ = kMaxChunkBytes;
+    // The whole value, or nullopt when absent; `version` gets the object's
+    // version when known. A value larger than `limit` bytes is refused
+    // (FormatError naming it; a store refuses before allocating).
+    virtual std::optional<Bytes> read_all(uint64_t limit, ObjectVersion& version) = 0;
+    // Byte ranges of the value (none: only whether it is there, and its
+    // version); `total` gets the value's size when known for free (see
+    // Store::get_ranges_versioned).
+    virtual std::optional<std::vector<Bytes>> read_ranges(const std::vector<ByteRange>& r,
+                                                          std::optional<uint64_t>& total,
+                                                          ObjectVersion& version) = 0;
 };
 
+// A thin view of (store, key).
 class StoreByteSource : public ByteSource {
   public:
     StoreByteSource(Store& store, std::string key) : store_(store), key_(std::move(key)) {}
     std::string describe() const override;
-    std::optional<Bytes> read_all() override {
-        ObjectVersion ignored;
-        return store_.get_bounded_versioned(key_, read_limit_, ignored);
-    }
-    std::optional<std::vector<Bytes>> read_ranges(const std::vector<ByteRange>& r) override {
-        return store_.get_ranges(key_, r);
-    }
-    std::optional<uint64_t> size() override { return store_.size(key_); }
-    std::optional<std::vector<Bytes>> read_ranges_sized(const std::vector<ByteRange>& r,
-                                                        std::optional<uint64_t>& total) override {
-        return store_.get_ranges_sized(key_, r, total);
-    }
     std::string cache_key() const override { return store_.uri() + "|" + key_; }
-    std::optional<Bytes> read_all_versioned(ObjectVersion& version) override {
-        return store_.get_bounded_versioned(key_, read_limit_, version);
-    }
-    std::optional<std::vector<Bytes>> read_ranges_versioned(const std::vector<ByteRange>& r,
-                                                            std::optional<uint64_t>& total,
-                                                            ObjectVersion& version) override {
+    std::optional<Bytes> read_all(uint64_t limit, ObjectVersion& version) override;
+    std::optional<std::vector<Bytes>> read_ranges(const std::vector<ByteRange>& r,
+                                                  std::optional<uint64_t>& total,
+                                                  ObjectVersion& version) override {
         return store_.get_ranges_versioned(key_, r, total, version);
     }
 
@@ -104,14 +72,10 @@ class MemoryByteSource : public ByteSource {
   public:
     MemoryByteSource(ByteView data, std::string what) : data_(data), what_(std::move(what)) {}
     std::string describe() const override { return what_; }
-    std::optional<Bytes> read_all() override { return Bytes(data_.begin(), data_.end()); }
-    std::optional<std::vector<Bytes>> read_ranges(const std::vector<ByteRange>& r) override;
-    std::optional<uint64_t> size() override { return data_.size(); }
-    std::optional<std::vector<Bytes>> read_ranges_sized(const std::vector<ByteRange>& r,
-                                                        std::optional<uint64_t>& total) override {
-        total = data_.size();
-        return read_ranges(r);
-    }
+    std::optional<Bytes> read_all(uint64_t limit, ObjectVersion& version) override;
+    std::optional<std::vector<Bytes>> read_ranges(const std::vector<ByteRange>& r,
+                                                  std::optional<uint64_t>& total,
+                                                  ObjectVersion& version) override;
 
   private:
     ByteView data_;
@@ -121,7 +85,6 @@ class MemoryByteSource : public ByteSource {
 struct ReadOptions {
     Executor executor;                 // empty = serial
     uint64_t coalesce_gap = 16 * 1024; // merge inner-chunk ranges separated by <= this many bytes
-    ShardIndexCache* index_cache = nullptr; // null = no caching
 };
 
 // A store request a chunk read is going to make, known before the read runs,
@@ -178,38 +141,9 @@ class ArrayToBytesCodec {
     // True when encode/decode are plain byte copies for `spec` (bytes codec
     // without byte swapping): the chain may then skip them.
     virtual bool is_plain_copy(const ChunkSpec&) const { return false; }
-    // Partial reads (sharding): read `region` of the chunk behind `src` into
-    // `out`; returns false when the whole value is absent.
-    virtual bool supports_partial_read() const { return false; }
-    virtual bool read_partial(ByteSource& src, const ChunkSpec& spec, const Region& region,
-                              const StridedView& out, const ReadOptions& opt) const;
-    // For codecs with partial reads: the next store request read_partial of
-    // `region` will make, given what `opt.index_cache` holds now under
-    // `cache_key`; nullopt when it makes none or it is not known ahead.
-    virtual std::optional<PlannedRequest>
-    plan_partial(const ChunkSpec& /*spec*/, const Region& /*region*/,
-                 const std::vector<int64_t>& /*out_strides*/, const ReadOptions& /*opt*/,
-                 const std::string& /*cache_key*/, const std::string& /*what*/) const {
-        return std::nullopt;
-    }
-    // Keeps what a planned request fetched ahead where read_partial looks
-    // first (a shard index into opt.index_cache). True when plan_partial
-    // then plans a further request (the inner chunks the index places).
-    virtual bool absorb_prefetched(const PlannedRequest& /*request*/, const BatchAnswer& /*answer*/,
-                                   const ChunkSpec& /*spec*/, const ReadOptions& /*opt*/,
-                                   const std::string& /*cache_key*/,
-                                   const std::string& /*what*/) const {
-        return false;
-    }
-    // Checks the chunk grid against codec constraints (sharding divisibility).
+    // Checks the chunk grid against the codec's constraints (none by default).
     virtual void validate_grid(const ChunkGrid&, const std::string& /*where*/) const {}
     virtual nlohmann::json to_json() const = 0;
-    // Variable-length (`string`) chunks: vlen-utf8, and sharding_indexed around it.
-    // `values` has spec.num_elements() entries; decode returns as many or throws
-    // FormatError. The defaults refuse.
-    virtual bool handles_strings() const { return false; }
-    virtual Bytes encode_strings(const StringChunk& values, const ChunkSpec& spec) const;
-    virtual StringChunk decode_strings(ByteView encoded, const ChunkSpec& spec) const;
 };
 
 class BytesToBytesCodec {
@@ -237,6 +171,45 @@ class BytesToBytesCodec {
     virtual nlohmann::json to_json() const = 0;
 };
 
+// Array->bytes codecs whose value can be read in parts: sharding_indexed,
+// whose shard is read like a key-value store over its value (the index, then
+// only the inner chunks a region needs; tensorstore's zarr3_sharding_indexed
+// kvstore, zarrs' sharding partial decoder), with the requests planned ahead
+// so that read_ahead can fetch them for many shards at once. A codec offers it
+// by deriving from it (CodecChain::parse finds it once); what it caches
+// between reads (decoded shard indexes) it keeps itself.
+class PartialReadCodec {
+  public:
+    virtual ~PartialReadCodec() = default;
+    // Reads `region` of the value behind `src` into `out`; false when the
+    // whole value is absent.
+    virtual bool read_partial(ByteSource& src, const ChunkSpec& spec, const Region& region,
+                              const StridedView& out, const ReadOptions& opt) const = 0;
+    // The next store request read_partial of `region` from `src` will make,
+    // given what the codec has cached now; nullopt when it makes none or it
+    // is not known ahead.
+    virtual std::optional<PlannedRequest> plan_partial(const ByteSource& src, const ChunkSpec& spec,
+                                                       const Region& region,
+                                                       const std::vector<int64_t>& out_strides,
+                                                       const ReadOptions& opt) const = 0;
+    // Keeps what a planned request fetched ahead where read_partial looks
+    // first (a shard index in the codec's cache). True when plan_partial then
+    // plans a further request (the inner chunks the index places).
+    virtual bool absorb_prefetched(const ByteSource& src, const PlannedRequest& request,
+                                   const BatchAnswer& answer, const ChunkSpec& spec) const = 0;
+};
+
+// Array->bytes codecs of variable-length (`string`) chunks: vlen-utf8, and
+// sharding_indexed around it. `values` has spec.num_elements() entries;
+// decode returns as many or throws FormatError. A codec offers it by deriving
+// from it (CodecChain::parse finds it once).
+class StringCodec {
+  public:
+    virtual ~StringCodec() = default;
+    virtual Bytes encode_strings(const StringChunk& values, const ChunkSpec& spec) const = 0;
+    virtual StringChunk decode_strings(ByteView encoded, const ChunkSpec& spec) const = 0;
+};
+
 class CodecChain {
   public:
     CodecChain() = default;
@@ -254,17 +227,21 @@ class CodecChain {
     // when the chain allows it. Returns false when the value is absent.
     bool read_region(ByteSource& src, const ChunkSpec& spec, const Region& region,
                      const StridedView& out, const ReadOptions& opt) const;
-    bool supports_partial_read() const;
-    // The first store request read_region of `region` makes: the whole value,
-    // or the array->bytes codec's plan_partial (nullopt: not known ahead).
-    std::optional<PlannedRequest> plan_read(const ChunkSpec& spec, const Region& region,
+    // The array->bytes codec's partial reads, when the chain allows them (no
+    // codec before or after it); nullptr otherwise.
+    const PartialReadCodec* partial_reader() const {
+        return aa_.empty() && bb_.empty() ? partial_ : nullptr;
+    }
+    bool supports_partial_read() const { return partial_reader() != nullptr; }
+    // The first store request read_region of `region` from `src` makes: the
+    // whole value, or the partial reader's plan (nullopt: not known ahead).
+    std::optional<PlannedRequest> plan_read(const ByteSource& src, const ChunkSpec& spec,
+                                            const Region& region,
                                             const std::vector<int64_t>& out_strides,
-                                            const ReadOptions& opt, const std::string& cache_key,
-                                            const std::string& what) const;
-    // The array->bytes codec's absorb_prefetched (partial reads only).
-    bool absorb_prefetched(const PlannedRequest& request, const BatchAnswer& answer,
-                           const ChunkSpec& spec, const ReadOptions& opt,
-                           const std::string& cache_key, const std::string& what) const;
+                                            const ReadOptions& opt) const;
+    // The partial reader's absorb_prefetched (false without one).
+    bool absorb_prefetched(const ByteSource& src, const PlannedRequest& request,
+                           const BatchAnswer& answer, const ChunkSpec& spec) const;
     // Largest encoded size of a chunk of `spec` (bounds decompression).
     uint64_t max_encoded_size(const ChunkSpec& spec) const;
     // `string` chunks (core/src/vlen.cpp): the array->array codecs (transpose
@@ -272,6 +249,8 @@ class CodecChain {
     // sharding_indexed around it) encodes them, bytes->bytes codecs follow.
     Bytes encode_strings(const StringChunk& values, const ChunkSpec& spec) const;
     StringChunk decode_strings(ByteView encoded, const ChunkSpec& spec) const;
+    // Whether the array->bytes codec encodes `string` chunks.
+    bool handles_strings() const { return strings_ != nullptr; }
     const ArrayToBytesCodec& array_to_bytes() const { return *ab_; }
     const std::vector<std::shared_ptr<ArrayToArrayCodec>>& array_to_array() const { return aa_; }
     const std::vector<std::shared_ptr<BytesToBytesCodec>>& bytes_to_bytes() const { return bb_; }
@@ -287,6 +266,10 @@ class CodecChain {
     std::vector<std::shared_ptr<ArrayToArrayCodec>> aa_;
     std::shared_ptr<ArrayToBytesCodec> ab_;
     std::vector<std::shared_ptr<BytesToBytesCodec>> bb_;
+    // What ab_ offers besides encode/decode, found once by parse (ab_ keeps
+    // them alive; copies of the chain share ab_).
+    const PartialReadCodec* partial_ = nullptr;
+    const StringCodec* strings_ = nullptr;
 };
 
 // Codec registry (codecs/registry.cpp). Each factory gets the codec's

@@ -26,14 +26,16 @@ struct ShardIndex {
     uint64_t memory_bytes() const { return entries.size() * 8 + version.token.size() + 64; }
 };
 
-// Process-wide LRU cache of decoded shard indexes, bounded in bytes. The
-// sharding codec stores only indexes whose shard version is known, and
+// LRU cache of decoded shard indexes, bounded in bytes; one process-wide
+// instance (global) serves every sharding codec unless it is given another.
+// The sharding codec stores only indexes whose shard version is known, and
 // checks each use against the version the data read reports: an index of a
-// shard that was rewritten since is dropped and read again.
+// shard that was rewritten since is dropped and read again. Thread-safe.
 class ShardIndexCache {
   public:
     explicit ShardIndexCache(uint64_t max_bytes = 64ull << 20) : max_bytes_(max_bytes) {}
-    static ShardIndexCache& global();
+    static ShardIndexCache& global() { return *shared(); }
+    static const std::shared_ptr<ShardIndexCache>& shared(); // the process-wide one
     std::shared_ptr<const ShardIndex> get(const std::string& key);
     void put(const std::string& key, std::shared_ptr<const ShardIndex> idx);
     void invalidate(const std::string& key);
@@ -51,7 +53,9 @@ class ShardIndexCache {
     std::unordered_map<std::string, decltype(lru_)::iterator> map_;
 };
 
-class ShardingCodec : public ArrayToBytesCodec {
+// sharding_indexed: encode/decode of whole shards (ArrayToBytesCodec), and
+// partial reads of one (PartialReadCodec) with the shard index cache it owns.
+class ShardingCodec : public ArrayToBytesCodec, public PartialReadCodec {
   public:
     enum class IndexLocation { Start, End };
     ShardingCodec(const nlohmann::json& config, const ChunkSpec& spec, const std::string& where);
@@ -78,36 +82,29 @@ class ShardingCodec : public ArrayToBytesCodec {
     uint64_t encode_update(ByteView decoded, const ChunkSpec& spec, const Update& update,
                            Bytes& out) const;
     void decode(ByteView encoded, const ChunkSpec& spec, uint8_t* out) const override;
-    // `string` shards (inner codecs ending in vlen-utf8): whole shards only;
-    // inner chunks holding only the fill value are not stored.
-    bool handles_strings() const override { return inner_.array_to_bytes().handles_strings(); }
-    Bytes encode_strings(const StringChunk& values, const ChunkSpec& spec) const override;
-    StringChunk decode_strings(ByteView encoded, const ChunkSpec& spec) const override;
-    // The elements of `region` of the `string` shard behind `src`: its index,
-    // then only the inner chunks the region needs (each refused before
-    // reading when its index entry claims more than the inner codecs can
-    // produce; at most ZARR3_MAX_CHUNK_BYTES of stored bytes fetched at once).
-    // Region element k goes to out[view_offset + sum(k_d * view_strides[d])].
-    // The text kept from one shard is bounded by ZARR3_MAX_CHUNK_BYTES
-    // (counted in bytes). False when the shard is absent.
-    bool read_strings_region(ByteSource& src, const ChunkSpec& spec, const Region& region,
-                             std::vector<std::string>& out, int64_t view_offset,
-                             const std::vector<int64_t>& view_strides) const;
-    bool supports_partial_read() const override { return true; }
+    // The index (from the cache, else one suffix or prefix range request),
+    // then the coalesced ranges of the inner chunks `region` needs; the
+    // whole shard in one request when every inner chunk is (sharding_read.cpp).
     bool read_partial(ByteSource& src, const ChunkSpec& spec, const Region& region,
                       const StridedView& out, const ReadOptions& opt) const override;
-    // The index request (suffix or prefix range) when `cache_key` has no
-    // cached index, else the coalesced ranges of the inner chunks needed; the
-    // whole shard when every inner chunk is (sharding_plan.cpp).
-    std::optional<PlannedRequest> plan_partial(const ChunkSpec& spec, const Region& region,
+    // The index request when the cache has no index for `src`, else the
+    // coalesced ranges of the inner chunks needed; the whole shard when every
+    // inner chunk is (sharding_plan.cpp).
+    std::optional<PlannedRequest> plan_partial(const ByteSource& src, const ChunkSpec& spec,
+                                               const Region& region,
                                                const std::vector<int64_t>& out_strides,
-                                               const ReadOptions& opt, const std::string& cache_key,
-                                               const std::string& what) const override;
-    // An index fetched ahead goes into opt.index_cache when its version is
-    // known (as read_partial would keep it).
-    bool absorb_prefetched(const PlannedRequest& request, const BatchAnswer& answer,
-                           const ChunkSpec& spec, const ReadOptions& opt,
-                           const std::string& cache_key, const std::string& what) const override;
+                                               const ReadOptions& opt) const override;
+    // An index fetched ahead goes into the cache when its version is known
+    // (as read_partial would keep it).
+    bool absorb_prefetched(const ByteSource& src, const PlannedRequest& request,
+                           const BatchAnswer& answer, const ChunkSpec& spec) const override;
+    // The cache of decoded shard indexes the partial reads use, keyed by
+    // ByteSource::cache_key(): the process-wide one unless set; null: no
+    // caching. Set before the codec is shared between threads.
+    void set_index_cache(std::shared_ptr<ShardIndexCache> cache) {
+        index_cache_ = std::move(cache);
+    }
+    ShardIndexCache* index_cache() const { return index_cache_.get(); }
     void validate_grid(const ChunkGrid& g, const std::string& where) const override;
     uint64_t max_encoded_size(const ChunkSpec& spec) const override;
     nlohmann::json to_json() const override;
@@ -145,22 +142,46 @@ class ShardingCodec : public ArrayToBytesCodec {
     // The index's byte range in a shard of `prep`'s shape.
     ByteRange index_range(const Prepared& prep) const;
 
+  protected:
+    struct Encoder; // the steps of encode_into/encode_update (sharding_encode.cpp)
+    Shape inner_shape_;
+    CodecChain inner_;
+    IndexLocation location_ = IndexLocation::End;
+
   private:
     struct PartialRead; // the steps of read_partial (sharding_read.cpp)
-    struct Encoder;     // the steps of encode_into/encode_update (sharding_encode.cpp)
     ChunkSpec inner_spec(const ChunkSpec& shard) const;
     ChunkSpec index_spec(const Shape& chunks_per_shard) const;
     bool read_from_whole(ByteView shard, const ChunkSpec& spec, const Region& region,
                          const StridedView& out, const ReadOptions& opt, const std::string& what,
                          const std::string& cache_key, const ObjectVersion& version) const;
 
-    Shape inner_shape_;
-    CodecChain inner_;
     CodecChain index_codecs_;
-    IndexLocation location_ = IndexLocation::End;
+    std::shared_ptr<ShardIndexCache> index_cache_ = ShardIndexCache::shared();
     static constexpr size_t kMaxPrepared = 256; // distinct shard shapes kept
     mutable std::mutex prepared_mu_;
     mutable std::map<Shape, std::shared_ptr<const Prepared>> prepared_;
+};
+
+// sharding_indexed around vlen-utf8 (the codec registry makes this one for
+// `string` arrays; their inner codecs must end in vlen-utf8): `string`
+// shards, whole (inner chunks holding only the fill value are not stored) or
+// by region (sharding_strings.cpp, sharding_encode.cpp).
+class StringShardingCodec final : public ShardingCodec, public StringCodec {
+  public:
+    using ShardingCodec::ShardingCodec;
+    Bytes encode_strings(const StringChunk& values, const ChunkSpec& spec) const override;
+    StringChunk decode_strings(ByteView encoded, const ChunkSpec& spec) const override;
+    // The elements of `region` of the `string` shard behind `src`: its index,
+    // then only the inner chunks the region needs (each refused before
+    // reading when its index entry claims more than the inner codecs can
+    // produce; at most ZARR3_MAX_CHUNK_BYTES of stored bytes fetched at once).
+    // Region element k goes to out[view_offset + sum(k_d * view_strides[d])].
+    // The text kept from one shard is bounded by ZARR3_MAX_CHUNK_BYTES
+    // (counted in bytes). False when the shard is absent.
+    bool read_strings_region(ByteSource& src, const ChunkSpec& spec, const Region& region,
+                             std::vector<std::string>& out, int64_t view_offset,
+                             const std::vector<int64_t>& view_strides) const;
 };
 
 } // namespace zarr3

@@ -129,6 +129,10 @@ std::shared_ptr<ArrayToBytesCodec> make_array_to_bytes(const std::string& name,
         if (!config.is_object())
             throw FormatError(codecs::prefix(where, name) +
                               "\"configuration\" must be an object, got " + config.dump());
+        // A `string` array's inner codecs end in vlen-utf8 (its inner chain
+        // refuses anything else), so its shards hold strings.
+        if (spec.dtype.is_variable())
+            return std::make_shared<StringShardingCodec>(config, spec, where);
         return std::make_shared<ShardingCodec>(config, spec, where);
     }
     throw FormatError(where + ": unknown array->bytes codec \"" + name + "\"");

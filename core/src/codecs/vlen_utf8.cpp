@@ -25,7 +25,7 @@ void store_u32(Bytes& out, uint64_t v) {
     throw FormatError(std::string(kName) + ": " + msg);
 }
 
-class VlenUtf8Codec : public ArrayToBytesCodec {
+class VlenUtf8Codec : public ArrayToBytesCodec, public StringCodec {
   public:
     std::string name() const override { return kName; }
 
@@ -40,7 +40,6 @@ class VlenUtf8Codec : public ArrayToBytesCodec {
     uint64_t max_encoded_size(const ChunkSpec&) const override {
         return std::min<uint64_t>(max_decoded_chunk_bytes(), kMaxChunkBytes);
     }
-    bool handles_strings() const override { return true; }
     Bytes encode_strings(const StringChunk& values, const ChunkSpec& spec) const override;
     StringChunk decode_strings(ByteView encoded, const ChunkSpec& spec) const override;
     nlohmann::json to_json() const override {

@@ -1,10 +1,10 @@
-// Process-wide LRU cache of decoded shard indexes, bounded in bytes.
+// LRU cache of decoded shard indexes, bounded in bytes.
 #include "zarr3/sharding.hpp"
 
 namespace zarr3 {
 
-ShardIndexCache& ShardIndexCache::global() {
-    static ShardIndexCache cache; // 64 MiB default
+const std::shared_ptr<ShardIndexCache>& ShardIndexCache::shared() {
+    static const auto cache = std::make_shared<ShardIndexCache>(); // 64 MiB default
     return cache;
 }
 

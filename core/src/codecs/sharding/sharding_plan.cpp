@@ -18,9 +18,9 @@ bool same_range(const ByteRange& a, const ByteRange& b) {
 } // namespace
 
 std::optional<PlannedRequest>
-ShardingCodec::plan_partial(const ChunkSpec& spec, const Region& region,
-                            const std::vector<int64_t>& out_strides, const ReadOptions& opt,
-                            const std::string& cache_key, const std::string& what) const {
+ShardingCodec::plan_partial(const ByteSource& src, const ChunkSpec& spec, const Region& region,
+                            const std::vector<int64_t>& out_strides, const ReadOptions& opt) const {
+    const std::string what = src.describe();
     const auto prep = prepare(spec, what);
     bool all = false;
     const auto tasks = detail::plan_inner_reads(prep->chunks_per_shard, inner_shape_, spec.shape,
@@ -28,8 +28,9 @@ ShardingCodec::plan_partial(const ChunkSpec& spec, const Region& region,
     if (tasks.empty()) return std::nullopt;
     if (all) return PlannedRequest{}; // read_partial reads the whole shard
     std::shared_ptr<const ShardIndex> idx;
-    if (opt.index_cache && !cache_key.empty()) {
-        idx = opt.index_cache->get(cache_key);
+    if (index_cache_) {
+        const std::string cache_key = src.cache_key();
+        if (!cache_key.empty()) idx = index_cache_->get(cache_key);
         if (idx && idx->chunks_per_shard != prep->chunks_per_shard) idx.reset();
     }
     if (!idx) return PlannedRequest{{index_range(*prep)}};
@@ -39,12 +40,12 @@ ShardingCodec::plan_partial(const ChunkSpec& spec, const Region& region,
     return PlannedRequest{std::move(f.ranges)};
 }
 
-bool ShardingCodec::absorb_prefetched(const PlannedRequest& request, const BatchAnswer& answer,
-                                      const ChunkSpec& spec, const ReadOptions& opt,
-                                      const std::string& cache_key, const std::string& what) const {
-    if (!opt.index_cache || cache_key.empty() || answer.error || !answer.data ||
-        !answer.version.known())
-        return false;
+bool ShardingCodec::absorb_prefetched(const ByteSource& src, const PlannedRequest& request,
+                                      const BatchAnswer& answer, const ChunkSpec& spec) const {
+    if (!index_cache_ || answer.error || !answer.data || !answer.version.known()) return false;
+    const std::string cache_key = src.cache_key();
+    if (cache_key.empty()) return false;
+    const std::string what = src.describe();
     const auto prep = prepare(spec, what);
     if (request.ranges.size() != 1 || answer.data->size() != 1 ||
         !same_range(request.ranges[0], index_range(*prep)))
@@ -52,7 +53,7 @@ bool ShardingCodec::absorb_prefetched(const PlannedRequest& request, const Batch
     try {
         auto parsed = parse_index((*answer.data)[0], prep->chunks_per_shard, answer.total, what);
         parsed->version = answer.version;
-        opt.index_cache->put(cache_key, std::move(parsed));
+        index_cache_->put(cache_key, std::move(parsed));
     } catch (const Error&) {
         return false; // read_partial meets the same index and reports it
     }

@@ -39,7 +39,7 @@ uint64_t text_bytes(const StringChunk& v) {
 
 } // namespace
 
-StringChunk ShardingCodec::decode_strings(ByteView encoded, const ChunkSpec& spec) const {
+StringChunk StringShardingCodec::decode_strings(ByteView encoded, const ChunkSpec& spec) const {
     const std::string what = "shard";
     const auto prep = prepare(spec, "sharding_indexed");
     const uint64_t isz = prep->index_size;
@@ -103,10 +103,10 @@ std::vector<std::vector<detail::InnerTask>> batches_of(const std::vector<detail:
 
 } // namespace
 
-bool ShardingCodec::read_strings_region(ByteSource& src, const ChunkSpec& spec,
-                                        const Region& region, std::vector<std::string>& out,
-                                        int64_t view_offset,
-                                        const std::vector<int64_t>& view_strides) const {
+bool StringShardingCodec::read_strings_region(ByteSource& src, const ChunkSpec& spec,
+                                              const Region& region, std::vector<std::string>& out,
+                                              int64_t view_offset,
+                                              const std::vector<int64_t>& view_strides) const {
     const std::string what = src.describe();
     const auto prep = prepare(spec, what);
     const Shape& cps = prep->chunks_per_shard;
@@ -116,7 +116,7 @@ bool ShardingCodec::read_strings_region(ByteSource& src, const ChunkSpec& spec,
     if (tasks.empty()) return true;
     std::optional<uint64_t> shard_size;
     ObjectVersion version;
-    auto got = src.read_ranges_versioned({index_range(*prep)}, shard_size, version);
+    auto got = src.read_ranges({index_range(*prep)}, shard_size, version);
     if (!got) return false;
     if (got->size() != 1)
         throw FormatError("shard " + what + ": store returned " + std::to_string(got->size()) +
@@ -140,7 +140,7 @@ bool ShardingCodec::read_strings_region(ByteSource& src, const ChunkSpec& spec,
         if (!f.ranges.empty()) {
             std::optional<uint64_t> total;
             ObjectVersion now;
-            auto data = src.read_ranges_versioned(f.ranges, total, now);
+            auto data = src.read_ranges(f.ranges, total, now);
             if (!data) return false;
             if (versions_differ(version, now))
                 throw ObjectChanged("shard " + what + " changed while it was read; read again");

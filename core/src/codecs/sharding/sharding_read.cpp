@@ -160,11 +160,11 @@ bool ShardingCodec::read_from_whole(ByteView shard, const ChunkSpec& spec, const
         location_ == IndexLocation::Start ? shard.first(isz) : shard.last(isz);
     auto idx = parse_index(enc_index, cps, shard.size(), what);
     idx->version = version;
-    if (!cache_key.empty() && opt.index_cache) {
+    if (!cache_key.empty() && index_cache_) {
         if (version.known())
-            opt.index_cache->put(cache_key, idx);
+            index_cache_->put(cache_key, idx);
         else
-            opt.index_cache->invalidate(cache_key); // nothing to revalidate it with
+            index_cache_->invalidate(cache_key); // nothing to revalidate it with
     }
 
     std::vector<std::optional<ByteView>> data(tasks.size());
@@ -211,17 +211,18 @@ struct ShardingCodec::PartialRead {
     const Shape& cps; // prep->chunks_per_shard
     bool all = false; // set by plan_inner_reads (declared before `tasks`)
     std::vector<detail::InnerTask> tasks;
-    std::string key; // index cache key; empty = no caching
+    ShardIndexCache* cache; // the codec's; null = no caching
+    std::string key;        // index cache key; empty = no caching
 
     PartialRead(const ShardingCodec& c, ByteSource& s, const ChunkSpec& sp, const Region& r,
                 const StridedView& o, const ReadOptions& op)
         : codec(c), src(s), spec(sp), region(r), out(o), opt(op), what(s.describe()),
           prep(c.prepare(sp, what)), cps(prep->chunks_per_shard),
           tasks(detail::plan_inner_reads(cps, c.inner_shape_, sp.shape, r, o.strides, &all, what)),
-          key(op.index_cache ? s.cache_key() : std::string()) {}
+          cache(c.index_cache()), key(cache ? s.cache_key() : std::string()) {}
 
     void forget_index() const {
-        if (!key.empty()) opt.index_cache->invalidate(key);
+        if (!key.empty()) cache->invalidate(key);
     }
 
     // The most a shard read in one request may hold: the decoded-chunk cap
@@ -244,7 +245,7 @@ struct ShardingCodec::PartialRead {
 
     // A cached index of this shard's layout, or nullptr.
     std::shared_ptr<const ShardIndex> cached_index() const {
-        auto idx = opt.index_cache->get(key);
+        auto idx = cache->get(key);
         if (idx && idx->chunks_per_shard != cps) idx.reset();
         return idx;
     }
@@ -254,7 +255,7 @@ struct ShardingCodec::PartialRead {
     std::shared_ptr<const ShardIndex> fetch_index() const {
         std::optional<uint64_t> shard_size;
         ObjectVersion version;
-        auto got = src.read_ranges_versioned({codec.index_range(*prep)}, shard_size, version);
+        auto got = src.read_ranges({codec.index_range(*prep)}, shard_size, version);
         if (!got) return nullptr;
         if (got->size() != 1)
             throw FormatError("shard " + what + ": store returned " + std::to_string(got->size()) +
@@ -266,9 +267,9 @@ struct ShardingCodec::PartialRead {
         parsed->version = std::move(version);
         if (!key.empty()) {
             if (parsed->version.known())
-                opt.index_cache->put(key, parsed);
+                cache->put(key, parsed);
             else
-                opt.index_cache->invalidate(key);
+                cache->invalidate(key);
         }
         return parsed;
     }
@@ -283,7 +284,7 @@ struct ShardingCodec::PartialRead {
         if (ranges.empty() && !cached) return Attempt::Done;
         std::optional<uint64_t> total;
         ObjectVersion version;
-        auto got = src.read_ranges_versioned(ranges, total, version);
+        auto got = src.read_ranges(ranges, total, version);
         if (!got) return Attempt::Absent;
         if (versions_differ(idx.version, version) || (cached && !version.known()))
             return Attempt::Changed;
@@ -339,7 +340,7 @@ struct ShardingCodec::PartialRead {
         try {
             std::optional<uint64_t> total;
             ObjectVersion now;
-            return !src.read_ranges_versioned({}, total, now) || now != idx.version;
+            return !src.read_ranges({}, total, now) || now != idx.version;
         } catch (const Error&) {
             return false; // the first error is the one to report
         }
@@ -376,7 +377,7 @@ struct ShardingCodec::PartialRead {
                     a = Attempt::Changed;
                 } else {
                     // Possibly a stale index: drop it and read once from the store.
-                    opt.index_cache->invalidate(key);
+                    cache->invalidate(key);
                     use_cache = false;
                     continue;
                 }

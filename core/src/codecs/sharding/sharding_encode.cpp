@@ -213,7 +213,7 @@ uint64_t ShardingCodec::encode_update(ByteView decoded, const ChunkSpec& spec, c
     return e.stored;
 }
 
-Bytes ShardingCodec::encode_strings(const StringChunk& values, const ChunkSpec& spec) const {
+Bytes StringShardingCodec::encode_strings(const StringChunk& values, const ChunkSpec& spec) const {
     if (values.size() != spec.num_elements())
         throw Error("sharding_indexed encode: got " + std::to_string(values.size()) +
                     " values for a shard of " + std::to_string(spec.num_elements()));

@@ -1,0 +1,89 @@
+"""The `gdal` command line (GDAL >= 3.11: the sid leg) with the plugin: `gdal raster info`,
+`gdal raster convert --of Zarr3 --co ...` (and `--overwrite` replacing a store), `gdal mdim info`,
+`gdal mdim convert`, and an Icechunk version through `--oo` (issue 32, issue 29).
+
+Skipped where the `gdal` program is missing or older than 3.11 (Debian 12 and 13).
+"""
+import json
+import os
+import shutil
+import subprocess
+from pathlib import Path
+
+import numpy as np
+import pytest
+from osgeo import gdal
+
+from conftest import REPO
+
+GDAL = shutil.which("gdal")
+
+
+def gdal_version():
+    if not GDAL:
+        return (0, 0)
+    out = subprocess.run([GDAL, "--version"], capture_output=True, text=True, timeout=60).stdout
+    digits = out.split("GDAL", 1)[-1].strip().split(",")[0].split(".")
+    try:
+        return (int(digits[0]), int(digits[1]))
+    except (ValueError, IndexError):
+        return (0, 0)
+
+
+pytestmark = pytest.mark.skipif(gdal_version() < (3, 11), reason="no `gdal` program of GDAL >= 3.11")
+
+
+def run(*args):
+    p = subprocess.run([GDAL, *map(str, args)], capture_output=True, text=True, timeout=300,
+                       env=dict(os.environ))
+    assert p.returncode == 0, f"gdal {' '.join(map(str, args))}: {p.stderr}"
+    return p.stdout
+
+
+@pytest.fixture
+def sample(tmp_path):
+    dst = tmp_path / "daily.zarr"
+    shutil.copytree(REPO / "data" / "daily_t2m_2023.zarr", dst)
+    return dst
+
+
+def test_raster_info_json(sample):
+    info = json.loads(run("raster", "info", "--format", "json", sample))
+    assert info["driverShortName"] == "Zarr3"
+    assert info["size"] == [64, 32] and len(info["bands"]) == 365
+
+
+def test_raster_convert_with_creation_options_and_overwrite(sample, tmp_path):
+    tif = tmp_path / "day1.tif"
+    run("raster", "convert", "--of", "GTiff", f'ZARR3:"{sample}":/t2m', tif)
+    out = tmp_path / "out.zarr"
+    run("raster", "convert", "--of", "Zarr3", "--co", "COMPRESS=ZSTD", "--co", "BLOCKSIZE=16", tif, out)
+    ds = gdal.Open(str(out))
+    assert ds.GetRasterBand(1).GetBlockSize() == [16, 16]
+    want = gdal.Open(str(tif)).ReadAsArray()
+    assert np.array_equal(ds.ReadAsArray(), want)
+    ds = None
+    # A re-run with --overwrite replaces the store.
+    run("raster", "convert", "--overwrite", "--of", "Zarr3", "--co", "BLOCKSIZE=32", tif, out)
+    assert gdal.Open(str(out)).GetRasterBand(1).GetBlockSize() == [32, 32]
+
+
+def test_mdim_info_and_convert(sample, tmp_path):
+    info = json.loads(run("mdim", "info", sample))
+    assert "t2m" in json.dumps(info["arrays"]) if "arrays" in info else "t2m" in json.dumps(info)
+    out = tmp_path / "copy.zarr"
+    run("mdim", "convert", "--of", "Zarr3", sample, out)
+    a = gdal.OpenEx(str(sample), gdal.OF_MULTIDIM_RASTER).GetRootGroup().OpenMDArray("t2m")
+    b = gdal.OpenEx(str(out), gdal.OF_MULTIDIM_RASTER).GetRootGroup().OpenMDArray("t2m")
+    assert np.array_equal(a.ReadAsArray(), b.ReadAsArray())
+
+
+def test_icechunk_version_through_open_options(tmp_path):
+    repo = tmp_path / "q1.icechunk"
+    shutil.copytree(REPO / "data" / "t2m_2023q1.icechunk", repo)
+    info = json.loads(run("raster", "info", "--format", "json", "--oo", "TAG=january", repo))
+    assert len(info["bands"]) == 31
+    out = tmp_path / "jan.tif"
+    run("raster", "convert", "--oo", "TAG=january", repo, out)
+    want = gdal.OpenEx(str(repo), gdal.OF_RASTER, open_options=["TAG=january"]).ReadAsArray()
+    assert np.array_equal(gdal.Open(str(out)).ReadAsArray(), want)

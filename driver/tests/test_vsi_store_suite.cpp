@@ -2,10 +2,10 @@
 // VSIStore (an in-memory /vsimem/ folder and a local folder) and the driver's
 // adapters (ListingStore, DeferredRootStore) around it and around the core
 // MemoryStore and FileStore.
-#include "store_adapters.hpp"
-#include "store_suite.hpp"
+#include "storage/store_adapters.hpp"
+#include "store/store_suite.hpp"
 #include "test_util.hpp"
-#include "vsi_store.hpp"
+#include "storage/vsi_store.hpp"
 
 #include "cpl_error.h"
 #include "cpl_vsi.h"

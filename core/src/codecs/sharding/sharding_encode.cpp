@@ -1,7 +1,7 @@
 // sharding_indexed encoding: a whole shard, or an update of a stored shard
 // that re-encodes only the inner chunks holding new elements.
-#include "scratch.hpp"
-#include "string_region.hpp"
+#include "array/scratch.hpp"
+#include "array/string_region.hpp"
 #include "zarr3/sharding.hpp"
 #include "zarr3/strided.hpp"
 

@@ -1,7 +1,7 @@
 // sharding_indexed: decoding and validating a shard index.
 #include "zarr3/sharding.hpp"
 
-#include "sharding_detail.hpp"
+#include "codecs/sharding/sharding_detail.hpp"
 
 #include <cstring>
 

@@ -1,7 +1,7 @@
 // sharding_indexed: the requests a partial read will make, planned ahead so
 // that a reader can fetch them for many shards at once (read_ahead),
 // and the shard indexes such a fetch brings back.
-#include "sharding_detail.hpp"
+#include "codecs/sharding/sharding_detail.hpp"
 
 namespace zarr3 {
 

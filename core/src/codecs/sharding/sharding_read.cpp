@@ -1,8 +1,8 @@
 // sharding_indexed: whole-shard decode and partial reads (index, then the
 // coalesced byte ranges of the inner chunks a region needs).
-#include "chunk_bounds.hpp"
-#include "selection.hpp"
-#include "sharding_detail.hpp"
+#include "store/chunk_bounds.hpp"
+#include "grid/selection.hpp"
+#include "codecs/sharding/sharding_detail.hpp"
 #include "zarr3/limits.hpp"
 
 #include <algorithm>

@@ -2,9 +2,9 @@
 // index, then every stored inner chunk through the inner codecs), and reading
 // a region of one (the index, then only the inner chunks it needs). The text
 // a shard decodes to is counted in bytes against ZARR3_MAX_CHUNK_BYTES.
-#include "chunk_bounds.hpp"
-#include "sharding_detail.hpp"
-#include "string_region.hpp"
+#include "store/chunk_bounds.hpp"
+#include "codecs/sharding/sharding_detail.hpp"
+#include "array/string_region.hpp"
 #include "zarr3/limits.hpp"
 
 namespace zarr3 {

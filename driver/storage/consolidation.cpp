@@ -1,0 +1,39 @@
+// CREATE_CONSOLIDATED_METADATA and keeping consolidated metadata current on update.
+#include "storage/consolidation.hpp"
+
+#include "cpl_string.h"
+#include "zarr3/array.hpp"
+#include "zarr3/array_lock.hpp"
+#include "zarr3/consolidated.hpp"
+
+namespace zarr3drv {
+
+bool ConsolidationAsked(CSLConstList options, CSLConstList more) {
+    for (CSLConstList list : {options, more})
+        if (CPLTestBool(CSLFetchNameValueDef(list, "CREATE_CONSOLIDATED_METADATA", "NO")))
+            return true;
+    return false;
+}
+
+std::shared_ptr<zarr3::Store> ConsolidatingIf(std::shared_ptr<zarr3::Store> store, bool asked) {
+    return asked ? zarr3::consolidating_store(std::move(store)) : store;
+}
+
+std::shared_ptr<zarr3::Store> ConsolidatingIfPresent(std::shared_ptr<zarr3::Store> store) {
+    bool present = false;
+    try {
+        const auto root = zarr3::read_node_json(*store, "");
+        present = root && zarr3::has_consolidated(*root);
+    } catch (const std::exception&) {
+        // an unreadable root is reported by the open itself
+    }
+    return ConsolidatingIf(std::move(store), present);
+}
+
+void RefreshConsolidated(zarr3::Store& store) {
+    const auto lock = zarr3::lock_array(store, "");
+    const auto root = zarr3::read_node_json(store, "");
+    if (root && zarr3::has_consolidated(*root)) zarr3::write_consolidated(store);
+}
+
+} // namespace zarr3drv

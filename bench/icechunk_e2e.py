@@ -93,7 +93,7 @@ def classic_open(gdal, root, opts=()):
 def multidim_open(gdal, root, array="t2m", opts=(), drivers=None):
     def fn():
         ds = gdal.OpenEx(root, gdal.OF_MULTIDIM_RASTER, open_options=list(opts),
-                         allowed_drivers=drivers)
+                         allowed_drivers=list(drivers or []))
         arr = ds.GetRootGroup().OpenMDArray(array)
         if arr is None:
             raise RuntimeError(f"{root}: no array {array}")

@@ -13,7 +13,9 @@ EXTRA_TARGET = 3  # issue 29: at most 3 extra round trips in all (open + full re
 
 
 def ms(v):
-    return "n/a" if v is None else f"{v * 1e3:.0f}"
+    if v is None:
+        return "n/a"
+    return f"{v * 1e3:.1f}" if v < 0.1 else f"{v * 1e3:.0f}"
 
 
 def phase(r, name, key):
@@ -76,7 +78,9 @@ def virtual_rows(ice):
             if v is None:
                 continue
             if "error" in v:
-                lines.append(f"| {where} | {label} | cannot: {v['error']} | | |")
+                why = (" (GDAL's HDF5 driver leaves NetCDF-4 files to the netCDF driver)"
+                       if reader == "HDF5" else "")
+                lines.append(f"| {where} | {label} | cannot: {v['error']}{why} | | |")
                 continue
             lines.append(f"| {where} | {label} | {cell(v, 'open')} | {cell(v, 'read')} | "
                          f"{ms(total(v, 'wall'))} |")

@@ -8,7 +8,7 @@ JOBS ?= 2
 CMAKE_FLAGS ?=
 ABS_BUILD_DIR = $(abspath $(BUILD_DIR))
 
-.PHONY: all deps configure build test ctest pytest demo install package test-package sample test-compat test-compat-sid test-interop test-sanitize test-tsan fuzz bench clean
+.PHONY: all deps configure build test ctest pytest demo install package test-package sample test-compat test-compat-sid test-interop test-sanitize test-tsan fuzz bench bench-icechunk clean
 
 all: build
 
@@ -85,6 +85,10 @@ fuzz:
 # Benchmark suite: prints the ratio table and writes bench/RESULTS.md.
 bench:
 	bash scripts/bench.sh
+
+# Only the Icechunk rows (needs BENCH_ICECHUNK_DATA or BENCH_TRIXIE_CHROOT; see scripts/bench.sh).
+bench-icechunk:
+	bash scripts/bench.sh --icechunk-only
 
 clean:
 	rm -rf $(BUILD_DIR)

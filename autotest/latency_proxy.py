@@ -12,7 +12,9 @@ Prints "PORT <n>" on its first line once it listens. Stops by itself after
 Requests on one connection are handled in turn (no pipelining); bodies of
 requests are not supported (GET and HEAD only). Control paths (answered at
 once, neither delayed nor counted):
-  /__stats   JSON: requests (count), max_in_flight, log ([method, path, range])
+  /__stats   JSON: requests (count), max_in_flight, log ([method, path, range]),
+             times ([start, end] of each request of log, seconds on the proxy's
+             monotonic clock: from its head being read to its answer relayed)
   /__reset   clears the counts
   /__delay?ms=N  sets the delay
 """
@@ -21,6 +23,7 @@ import asyncio
 import json
 import signal
 import sys
+import time
 from urllib.parse import parse_qs, urlsplit
 
 CHUNK = 1 << 22
@@ -36,10 +39,11 @@ class Stats:
         self.in_flight = 0
         self.max_in_flight = 0
         self.log = []
+        self.times = []
 
     def snapshot(self):
         return {"requests": self.count, "max_in_flight": self.max_in_flight,
-                "delay_ms": self.delay * 1000, "log": self.log}
+                "delay_ms": self.delay * 1000, "log": self.log, "times": self.times}
 
 
 def parse_head(head):
@@ -120,6 +124,8 @@ class Proxy:
                 s.in_flight += 1
                 s.max_in_flight = max(s.max_in_flight, s.in_flight)
                 s.log.append([method, urlsplit(path).path, headers.get("range", "")])
+                span = [time.monotonic(), None]
+                s.times.append(span)
                 try:
                     await asyncio.sleep(s.delay)
                     if up is None:
@@ -128,6 +134,7 @@ class Proxy:
                         up[1].close()
                         up = None
                 finally:
+                    span[1] = time.monotonic()
                     s.in_flight -= 1
         except (ConnectionError, asyncio.IncompleteReadError, OSError):
             pass

@@ -2,13 +2,17 @@
 """Combines the kernel (Google Benchmark JSON) and end-to-end (e2e.py JSON)
 results into the ratio table; prints it and writes bench/RESULTS.md.
 
-usage: report.py KERNELS.json E2E.json RESULTS.md [machine-info.txt [PEER.json]]
+usage: report.py KERNELS.json E2E.json RESULTS.md [machine-info.txt [PEER.json [ICE.json]]]
 PEER.json: e2e.py --peer-writes run beside GDAL's built-in driver (bench.sh with
 BENCH_SID_CHROOT), for the rows against GDAL 3.13.
+ICE.json: bench/icechunk_e2e.py (bench.sh with BENCH_ICECHUNK_DATA or
+BENCH_TRIXIE_CHROOT): the section "Icechunk" (icechunk_report.py); "" = not run.
 """
 import json
 import os
 import sys
+
+from icechunk_report import section as icechunk_section
 
 
 def kernel_medians(path):
@@ -69,6 +73,10 @@ def main():
     if len(sys.argv) > 5 and sys.argv[5]:
         with open(sys.argv[5]) as f:
             peer = json.load(f)
+    ice = None
+    if len(sys.argv) > 6 and sys.argv[6]:
+        with open(sys.argv[6]) as f:
+            ice = json.load(f)
     k, ctx = kernel_medians(kpath)
     with open(epath) as f:
         e = json.load(f)
@@ -230,6 +238,7 @@ def main():
     misses = [r[0].split(" ", 1)[0] for r in rows if not met(r)]
     causes = [f"- {m} {CAUSES[m]}" for m in dict.fromkeys(misses) if m in CAUSES]
     print(table)
+    print("\n".join(icechunk_section(ice)))
     if "wall" not in w:
         print(f"\nnote: GDAL write path unavailable ({w.get('error', 'not run')}); "
               "row 5' measures core Array::write instead")
@@ -250,7 +259,7 @@ def main():
           "## Machine", "", "```", machine, "```", "",
           f"GDAL {e.get('gdal_version')}, reads through the {mode} API.", "", shared, "",
           "## Ratios", "", table, "", "## Why rows miss", "",
-          "\n".join(causes) or "(none)", "", "## Absolute times (medians)", "",
+          "\n".join(causes) or "(none)", "", *icechunk_section(ice), "## Absolute times (medians)", "",
           "\n".join(abs_lines), ""]
     # The hand-kept before/after tables (bench/HISTORY.md) follow each new run.
     history = os.path.join(os.path.dirname(os.path.abspath(__file__)), "HISTORY.md")

@@ -4,7 +4,9 @@
 # Benchmark kernels and the end-to-end GDAL runs, prints the ratio table with its
 # targets and writes bench/RESULTS.md.
 #
-# usage: scripts/bench.sh
+# usage: scripts/bench.sh [--icechunk-only]
+#   --icechunk-only: only the Icechunk rows (bench/icechunk_e2e.py; needs BENCH_ICECHUNK_DATA or
+#                    BENCH_TRIXIE_CHROOT), replacing only the section "Icechunk" of bench/RESULTS.md
 # environment: BENCH_BUILD_DIR (default <repo>/build-bench), BENCH_REPS (default 5),
 #              BENCH_JOBS (default 2), BENCH_KEEP=1 keeps the data folder,
 #              BENCH_PLUGIN_DIR (default: the build folder) where gdal_Zarr3.so is loaded from,
@@ -12,6 +14,10 @@
 #                makes it (`COMPAT_SUITE=sid COMPAT_DIR=DIR bash scripts/compat.sh --setup-only`);
 #                when set, the plugin is built there and its writes are timed beside GDAL
 #                3.13's built-in Zarr driver in one process (rows 10).
+#              BENCH_ICECHUNK_DATA: a folder written by scripts/icechunk/make_bench_data.sh, or
+#              BENCH_TRIXIE_CHROOT: a Debian 13 chroot in which to write one (needs root and npm);
+#                with either, the Icechunk rows run (repository against plain store through the
+#                latency proxy, virtual array against the netCDF driver); without, they are skipped.
 set -euo pipefail
 
 REPO=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
@@ -21,14 +27,50 @@ JOBS=${BENCH_JOBS:-2}
 PY=/usr/bin/python3
 PLUGIN_DIR=${BENCH_PLUGIN_DIR:-$BUILD} # folder holding gdal_Zarr3.so
 START=$(date +%s)
+ONLY_ICE=0
+case "${1:-}" in
+  --icechunk-only) ONLY_ICE=1 ;;
+  "") ;;
+  *) echo "usage: $0 [--icechunk-only]" >&2; exit 2 ;;
+esac
 
 cmake -S "$REPO" -B "$BUILD" -DZARR3_BUILD_BENCH=ON \
   -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
-cmake --build "$BUILD" -j"$JOBS" --target zarr3_bench_gen zarr3_bench gdal_Zarr3
+if [ "$ONLY_ICE" = 1 ]; then
+  cmake --build "$BUILD" -j"$JOBS" --target gdal_Zarr3
+else
+  cmake --build "$BUILD" -j"$JOBS" --target zarr3_bench_gen zarr3_bench gdal_Zarr3
+fi
 
 DATA=$(mktemp -d /tmp/zarr3-bench.XXXXXX)
 cleanup() { [ "${BENCH_KEEP:-0}" = 1 ] && echo "data kept in $DATA" || rm -rf "$DATA"; }
 trap cleanup EXIT
+
+# icechunk_rows OUT.json: the Icechunk rows into OUT.json; false when skipped (no data, no chroot).
+icechunk_rows() {
+  local data=${BENCH_ICECHUNK_DATA:-}
+  if [ -z "$data" ] && [ -n "${BENCH_TRIXIE_CHROOT:-}" ]; then
+    echo "== Icechunk bench data (real Icechunk in $BENCH_TRIXIE_CHROOT)"
+    data=$DATA/icechunk
+    BENCH_TRIXIE_CHROOT=$BENCH_TRIXIE_CHROOT bash "$REPO/scripts/icechunk/make_bench_data.sh" "$data" ||
+      { echo "== Icechunk bench data FAILED" >&2; return 1; }
+  fi
+  if [ -z "$data" ]; then
+    echo "== Icechunk rows skipped: set BENCH_ICECHUNK_DATA (a folder from" \
+      "scripts/icechunk/make_bench_data.sh) or BENCH_TRIXIE_CHROOT (a Debian 13 chroot)"
+    return 1
+  fi
+  echo "== Icechunk: repository vs plain store, virtual array vs netCDF ($data)"
+  $PY "$REPO/bench/icechunk_e2e.py" --data "$data" --plugin-dir "$PLUGIN_DIR" \
+    --reps "$REPS" --json "$1"
+}
+
+if [ "$ONLY_ICE" = 1 ]; then
+  icechunk_rows "$DATA/icechunk.json" || exit 2
+  $PY "$REPO/bench/icechunk_report.py" "$DATA/icechunk.json" "$REPO/bench/RESULTS.md"
+  echo "(total $(($(date +%s) - START)) s; section Icechunk of bench/RESULTS.md replaced)"
+  exit 0
+fi
 
 echo "== generating data in $DATA"
 "$BUILD/bench/zarr3_bench_gen" "$DATA"
@@ -73,7 +115,10 @@ if [ -n "${BENCH_SID_CHROOT:-}" ]; then
   for ((i = ${#mounted[@]} - 1; i >= 0; i--)); do umount -R "${mounted[$i]}" 2>/dev/null || true; done
 fi
 
+ICE_JSON=""
+if icechunk_rows "$DATA/icechunk.json"; then ICE_JSON=$DATA/icechunk.json; fi
+
 echo "== ratios"
 $PY "$REPO/bench/report.py" "$DATA/kernels.json" "$DATA/e2e.json" "$REPO/bench/RESULTS.md" \
-  "$DATA/machine.txt" "$PEER_JSON"
+  "$DATA/machine.txt" "$PEER_JSON" "$ICE_JSON"
 echo "(total $(($(date +%s) - START)) s; written bench/RESULTS.md)"

@@ -10,7 +10,9 @@
 #include "cpl_string.h"
 #include "cpl_vsi.h"
 
+#include <algorithm>
 #include <array>
+#include <chrono>
 #include <cstring>
 
 namespace zarr3drv {
@@ -55,7 +57,45 @@ bool SetByKey(const std::string& key, const std::string& value, IcechunkVersion&
     return false;
 }
 
+// The `repo` file a remote LooksLikeIcechunkRepo read, for TakeRepoFileSeen.
+struct RepoFileSeen {
+    std::string root;
+    std::vector<unsigned char> bytes;
+    std::chrono::steady_clock::time_point at;
+};
+thread_local std::optional<RepoFileSeen> t_repo_file_seen;
+
+bool HasMagic(const unsigned char* data, size_t n) {
+    return n >= kMagic.size() && std::equal(kMagic.begin(), kMagic.end(), data);
+}
+
+enum class RepoFile { Icechunk, Other, Absent, Undecided };
+
+// Remote spec-2 detection with one GET of `repo`, remembered for the open
+// that follows; Undecided when that GET failed or the file is too large.
+RepoFile RemoteRepoFile(const std::string& root) {
+    try {
+        auto file = VSIStore(root, false).get_bounded("repo", kRepoFileSeenBytes);
+        if (!file) return RepoFile::Absent;
+        if (!HasMagic(file->data(), file->size())) return RepoFile::Other;
+        t_repo_file_seen = RepoFileSeen{root, std::move(*file), std::chrono::steady_clock::now()};
+        return RepoFile::Icechunk;
+    } catch (const std::exception&) {
+        return RepoFile::Undecided;
+    }
+}
+
 } // namespace
+
+std::optional<std::vector<unsigned char>> TakeRepoFileSeen(const std::string& root) {
+    std::optional<RepoFileSeen> seen;
+    seen.swap(t_repo_file_seen);
+    if (!seen || seen->root != root) return std::nullopt;
+    const auto age = std::chrono::duration_cast<std::chrono::milliseconds>(
+        std::chrono::steady_clock::now() - seen->at);
+    if (age.count() > kRepoFileSeenMaxAgeMs) return std::nullopt;
+    return std::move(seen->bytes);
+}
 
 std::optional<IcechunkName> ParseIcechunkName(const std::string& name, bool& ok,
                                               std::string& error) {
@@ -128,13 +168,17 @@ bool ApplyVersionOptions(CSLConstList options, IcechunkVersion& v, std::string& 
 }
 
 bool LooksLikeIcechunkRepo(const std::string& root) {
+    t_repo_file_seen.reset();
     NoDirListingScope one_request(root);
-    VSILFILE* f = VSIFOpenL((root + "/repo").c_str(), "rb");
+    const RepoFile remote = IsRemoteVSIPath(root) ? RemoteRepoFile(root) : RepoFile::Undecided;
+    if (remote == RepoFile::Icechunk || remote == RepoFile::Other)
+        return remote == RepoFile::Icechunk;
+    VSILFILE* f = remote == RepoFile::Absent ? nullptr : VSIFOpenL((root + "/repo").c_str(), "rb");
     if (f) {
         std::array<unsigned char, 12> head{};
         const size_t n = VSIFReadL(head.data(), 1, head.size(), f);
         VSIFCloseL(f);
-        return n == head.size() && head == kMagic;
+        return HasMagic(head.data(), n);
     }
     // Spec 1: the main branch's ref (config.yaml is optional), or any refs/
     // folder beside a config.yaml.

@@ -42,8 +42,18 @@ bool ApplyVersionOptions(CSLConstList options, IcechunkVersion& v, std::string& 
 
 // Whether `root` holds an Icechunk repository: a `repo` file starting with
 // the Icechunk magic (spec 2) or `config.yaml` beside `refs/` (spec 1). One
-// small read (and one stat for spec 1).
+// small read (and one stat for spec 1). For a remote root that one read is a
+// GET of the whole `repo` file (at most kRepoFileSeenBytes), which the next
+// OpenIcechunkStore of the same root on this thread uses instead of reading
+// it again (TakeRepoFileSeen): the open costs one round trip for it, not three.
 bool LooksLikeIcechunkRepo(const std::string& root);
+
+// The `repo` file LooksLikeIcechunkRepo just read from remote `root` on this
+// thread (at most kRepoFileSeenMaxAgeMs ago), handed over once; nullopt when
+// there is none for `root`.
+std::optional<std::vector<unsigned char>> TakeRepoFileSeen(const std::string& root);
+constexpr unsigned long long kRepoFileSeenBytes = 16ull << 20;
+constexpr long long kRepoFileSeenMaxAgeMs = 5000;
 
 // A virtual chunk URL as a GDAL folder and a file name in it:
 // "s3://b/k/f.nc" -> {"/vsis3/b/k", "f.nc"}, gs:// -> /vsigs/, az:// ->

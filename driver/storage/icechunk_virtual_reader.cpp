@@ -116,7 +116,9 @@ bool IsLocalRoot(const std::string& root) {
 std::shared_ptr<zarr3::icechunk::IcechunkStore>
 OpenIcechunkStore(const std::string& root, const IcechunkVersion& version, CSLConstList options) {
     auto storage = std::make_shared<VSIStore>(root, false);
-    auto repo = zarr3::icechunk::Repository::open(storage);
+    auto seen = TakeRepoFileSeen(root);
+    auto repo = seen ? zarr3::icechunk::Repository::open(storage, std::move(*seen))
+                     : zarr3::icechunk::Repository::open(storage);
     zarr3::icechunk::VirtualAccess access(repo->virtual_chunk_containers(),
                                           AllowedVirtualPrefixes(options), IsLocalRoot(root),
                                           "VIRTUAL_ALLOWED_PREFIXES");

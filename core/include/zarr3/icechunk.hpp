@@ -141,6 +141,9 @@ class Repository {
     // Reads `repo` (spec 2) or, when absent, `refs/` (spec 1). Error naming
     // the storage when it holds neither.
     static std::shared_ptr<Repository> open(std::shared_ptr<Store> storage);
+    // The same with the `repo` file (spec 2) as the caller already read it
+    // from `storage`: no second read of it.
+    static std::shared_ptr<Repository> open(std::shared_ptr<Store> storage, Bytes repo_file);
 
     int spec_version() const { return spec_; }
     const std::vector<Ref>& branches() const { return branches_; } // sorted by name

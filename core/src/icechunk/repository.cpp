@@ -95,6 +95,13 @@ std::shared_ptr<Repository> Repository::open(std::shared_ptr<Store> storage) {
     return r;
 }
 
+std::shared_ptr<Repository> Repository::open(std::shared_ptr<Store> storage, Bytes repo_file) {
+    std::shared_ptr<Repository> r(new Repository());
+    r->storage_ = std::move(storage);
+    r->load_v2(repo_file);
+    return r;
+}
+
 void Repository::load_v2(const Bytes& file) {
     const std::string where = join_key(storage_->uri(), "repo");
     Envelope env = open_envelope(file, FileType::RepoInfo, where);

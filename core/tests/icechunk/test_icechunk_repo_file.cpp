@@ -2,7 +2,7 @@
 // driver's remote detection, icechunk_open.cpp): the same repository as
 // reading it from storage, the storage not asked for `repo` again, and a
 // damaged file still refused naming it.
-#include "icechunk_test_util.hpp"
+#include "icechunk/icechunk_test_util.hpp"
 
 using namespace zarr3;
 using namespace zarr3::icechunk;
@@ -14,9 +14,9 @@ class RepoGetCounter : public FileStore {
   public:
     using FileStore::FileStore;
     std::map<std::string, int> gets;
-    std::optional<Bytes> get_bounded(const std::string& key, uint64_t limit) override {
-        ++gets[key];
-        return FileStore::get_bounded(key, limit);
+    std::optional<ReadResult> read(const ReadRequest& request) override {
+        ++gets[request.key];
+        return FileStore::read(request);
     }
 };
 

@@ -1,20 +1,11 @@
 // ISO 8601 times <-> microseconds since 1970-01-01 UTC (Icechunk's clock).
+#include "zarr3/cf_time.hpp"
 #include "zarr3/icechunk.hpp"
 
 #include <cstdio>
 
 namespace zarr3::icechunk {
 namespace {
-
-// Days since 1970-01-01 of a proleptic Gregorian date (H. Hinnant's algorithm).
-int64_t days_from_civil(int64_t y, unsigned m, unsigned d) {
-    y -= m <= 2;
-    const int64_t era = (y >= 0 ? y : y - 399) / 400;
-    const auto yoe = static_cast<unsigned>(y - era * 400);
-    const unsigned doy = (153 * (m > 2 ? m - 3 : m + 9) + 2) / 5 + d - 1;
-    const unsigned doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
-    return era * 146097 + static_cast<int64_t>(doe) - 719468;
-}
 
 struct Cursor {
     const std::string& s;

@@ -202,7 +202,9 @@ void vlen_utf8(uint16_t size, ByteView in) {
     ChunkSpec spec;
     spec.shape = {uint64_t(size % 4096)};
     spec.dtype = parse_data_type(json("string"), kWhere);
-    const auto c = make_array_to_bytes("vlen-utf8", nullptr, spec, kWhere);
+    const auto codec = make_array_to_bytes("vlen-utf8", nullptr, spec, kWhere);
+    const auto* c = dynamic_cast<const StringCodec*>(codec.get());
+    FUZZ_CHECK(c != nullptr);
     StringChunk v;
     try {
         v = c->decode_strings(in, spec);

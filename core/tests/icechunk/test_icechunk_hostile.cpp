@@ -69,7 +69,9 @@ TEST(IcechunkHostile, EnvelopeRefusals) {
         {[](Bytes& b) { b[36] = 3; }, "unknown Icechunk spec version 3"},
         {[](Bytes& b) { b[37] = 1; }, "file type 1 where a repo info file"},
         {[](Bytes& b) { b[38] = 7; }, "unknown compression 7"},
-        {[](Bytes& b) { b.resize(b.size() - 10); }, "zstd"},
+        // erase, not resize(size() - 10): GCC 12 with ASan cannot see size() >= 10.
+        {[](Bytes& b) { b.erase(b.end() - std::min<ptrdiff_t>(10, std::ssize(b)), b.end()); },
+         "zstd"},
         {[](Bytes& b) { std::fill(b.begin() + kHeader + 4, b.end(), 0xAB); }, "zstd"},
         {[](Bytes& b) { b = rewrap(b, Bytes(3, 0)); }, "not a valid size"},
     };

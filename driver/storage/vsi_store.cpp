@@ -19,6 +19,7 @@
 #include <memory>
 #include <sys/stat.h>
 #include <unistd.h>
+#include <vector>
 
 namespace zarr3drv {
 
@@ -372,6 +373,24 @@ std::optional<uint64_t> VSIStore::read_size(const std::string& key) {
 namespace {
 // The OS error text of the call that just failed: errno for local files,
 // GDAL's VSI error message otherwise.
+// Local folders: each missing level made with mkdir(2), so that the error is
+// the OS cause at the level that failed (GDAL 3.13's VSIMkdirRecursive leaves
+// errno at ENOENT when a parent is not writable). "" when made.
+std::string MakeLocalFolders(const std::string& dir) {
+    std::vector<std::string> missing;
+    std::string p = dir;
+    struct stat st;
+    while (!p.empty() && p != "/" && ::stat(p.c_str(), &st) != 0) {
+        missing.push_back(p);
+        const size_t slash = p.find_last_of('/');
+        if (slash == std::string::npos) break;
+        p = slash == 0 ? std::string("/") : p.substr(0, slash);
+    }
+    for (auto it = missing.rbegin(); it != missing.rend(); ++it)
+        if (::mkdir(it->c_str(), 0755) != 0 && errno != EEXIST) return std::strerror(errno);
+    return {};
+}
+
 std::string os_error(int err) {
     if (err != 0) return std::strerror(err);
     const char* m = VSIGetLastErrorMsg();
@@ -410,12 +429,13 @@ void VSIStore::put(const std::string& key, zarr3::ByteView value) {
         std::lock_guard lk(mkdir_mu);
         VSIStatBufL st;
         if (VSIStatL(dir.c_str(), &st) != 0) {
-            errno = 0;
-            VSIErrorReset();
-            const bool made = VSIMkdirRecursive(dir.c_str(), 0755) == 0;
-            const std::string err = made ? std::string() : os_error(errno);
-            if (!made && IsPosixPath(root_) && VSIStatL(dir.c_str(), &st) != 0)
-                throw zarr3::Error(dir + ": cannot create the folder (" + err + ")");
+            if (IsPosixPath(root_)) {
+                const std::string err = MakeLocalFolders(dir);
+                if (!err.empty() && VSIStatL(dir.c_str(), &st) != 0)
+                    throw zarr3::Error(dir + ": cannot create the folder (" + err + ")");
+            } else {
+                VSIMkdirRecursive(dir.c_str(), 0755);
+            }
         }
     }
     sweep_stale_temp_files(dir.empty() ? root_ : dir);

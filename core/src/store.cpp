@@ -187,6 +187,18 @@ void MemoryStore::put(const std::string& key, ByteView value) {
     versions_[key] = ++memory_puts;
 }
 
+bool MemoryStore::compare_and_swap(const std::string& key, const std::optional<Bytes>& expected,
+                                   ByteView value) {
+    validate_key(key);
+    std::lock_guard lk(mu_);
+    auto it = data_.find(key);
+    if (it == data_.end() ? expected.has_value() : (!expected || it->second != *expected))
+        return false;
+    data_[key] = Bytes(value.begin(), value.end());
+    versions_[key] = ++memory_puts;
+    return true;
+}
+
 void MemoryStore::erase(const std::string& key) {
     std::lock_guard lk(mu_);
     data_.erase(key);

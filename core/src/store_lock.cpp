@@ -86,3 +86,25 @@ std::unique_ptr<StoreLock> FileStore::lock(const std::string& key) {
 }
 
 } // namespace zarr3
+
+namespace zarr3 {
+
+bool Store::compare_and_swap(const std::string& key, const std::optional<Bytes>&, ByteView) {
+    throw Error(join_key(uri(), key) +
+                ": this store cannot replace a value conditionally (no compare-and-swap), so a "
+                "concurrent writer's update could be lost; refusing to write it");
+}
+
+bool FileStore::compare_and_swap(const std::string& key, const std::optional<Bytes>& expected,
+                                 ByteView value) {
+    if (!writable_) throw Error(root_ + ": store is read-only");
+    validate_key(key);
+    auto held = lock(key);
+    const auto size_now = size(key);
+    if (size_now.has_value() != expected.has_value()) return false;
+    if (expected && (*size_now != expected->size() || get(key) != expected)) return false;
+    put(key, value);
+    return true;
+}
+
+} // namespace zarr3

@@ -171,6 +171,15 @@ class Store {
         (void)key;
         return nullptr;
     }
+    // Conditional replacement (compare-and-swap): writes `value` at `key`
+    // only while the stored value equals `expected` (nullopt: absent), as
+    // one step for every writer of this store (processes and threads on this
+    // host for local folders). Returns false, writing nothing, when the
+    // stored value differs. Stores that cannot do it atomically answer
+    // false to can_compare_and_swap() and throw Error from the default.
+    virtual bool can_compare_and_swap() const { return false; }
+    virtual bool compare_and_swap(const std::string& key, const std::optional<Bytes>& expected,
+                                  ByteView value);
 };
 
 // Answers one request through the single-key calls (get_versioned,
@@ -247,6 +256,10 @@ class MemoryStore : public Store {
     void put(const std::string& key, ByteView value) override;
     void erase(const std::string& key) override;
     std::vector<std::string> list_dir(const std::string& prefix) override;
+    // Under the store's mutex.
+    bool can_compare_and_swap() const override { return true; }
+    bool compare_and_swap(const std::string& key, const std::optional<Bytes>& expected,
+                          ByteView value) override;
     std::map<std::string, Bytes> snapshot() const;
 
   private:
@@ -285,6 +298,10 @@ class FileStore : public Store {
     bool writable() const override { return writable_; }
     // "<key>.lock" beside the value (lock_local_file).
     std::unique_ptr<StoreLock> lock(const std::string& key) override;
+    // lock(key), compare the file's bytes, then put (atomic rename).
+    bool can_compare_and_swap() const override { return writable_; }
+    bool compare_and_swap(const std::string& key, const std::optional<Bytes>& expected,
+                          ByteView value) override;
     // On real threads (run_on_threads): a writer stores while the caller encodes.
     void run_requests(size_t threads, const std::function<void()>& worker) override;
     bool has_request_threads() const override { return true; }
@@ -320,6 +337,11 @@ class CountingStore : public Store {
     void erase(const std::string& key) override;
     std::vector<std::string> list_dir(const std::string& prefix) override;
     std::unique_ptr<StoreLock> lock(const std::string& key) override { return inner_->lock(key); }
+    bool can_compare_and_swap() const override { return inner_->can_compare_and_swap(); }
+    bool compare_and_swap(const std::string& key, const std::optional<Bytes>& expected,
+                          ByteView value) override {
+        return inner_->compare_and_swap(key, expected, value);
+    }
     // Forwarded to the inner store (its concurrency); the workers' requests
     // come through this store and are counted as gets and get_ranges.
     size_t max_in_flight() const override { return inner_->max_in_flight(); }

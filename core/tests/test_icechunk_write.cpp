@@ -7,6 +7,7 @@
 
 #include <csignal>
 #include <cstdlib>
+#include <nlohmann/json.hpp>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -312,4 +313,53 @@ TEST(IcechunkWrite, KilledCommitLeavesTheBranch) {
         s->commit("after");
         EXPECT_EQ(read(st, "r")[0], 43) << step;
     }
+}
+
+// Interop with the real Icechunk (scripts/icechunk/check_written.sh): writes
+// a repository into $ZARR3_ICECHUNK_WRITE_OUT, then, once Icechunk read it
+// and committed on top, compares what Icechunk read ($ZARR3_ICECHUNK_CHECK,
+// its JSON report) with this reader, and reads Icechunk's commit.
+TEST(IcechunkWrite, InteropWrite) {
+    const char* out = std::getenv("ZARR3_ICECHUNK_WRITE_OUT");
+    if (!out) GTEST_SKIP() << "ZARR3_ICECHUNK_WRITE_OUT not set";
+    auto st = std::make_shared<FileStore>(out);
+    const std::string first = populate(st);
+    auto s = IcechunkSession::open(st);
+    write_at(s, "r", 2, {50, 51, 52});
+    s->commit("second");
+    create_tag(*st, "v1", first);
+    create_branch(*st, "dev", first);
+}
+
+TEST(IcechunkWrite, InteropCheck) {
+    const char* report = std::getenv("ZARR3_ICECHUNK_CHECK");
+    const char* repo_dir = std::getenv("ZARR3_ICECHUNK_WRITE_OUT");
+    if (!report || !repo_dir) GTEST_SKIP() << "ZARR3_ICECHUNK_CHECK not set";
+    const auto bytes = testutil::read_file(report);
+    const auto j = nlohmann::json::parse(bytes.begin(), bytes.end());
+    auto st = std::make_shared<FileStore>(repo_dir);
+    size_t keys = 0;
+    for (const auto& [id, values] : j["snapshots"].items()) {
+        auto store = IcechunkStore::open(st, {.snapshot = id});
+        for (const auto& [key, hex] : values.items()) {
+            auto v = store->get(key);
+            ASSERT_TRUE(v) << id << " " << key;
+            std::string ours;
+            for (uint8_t b : *v) {
+                const char* digits = "0123456789abcdef";
+                ours += digits[b >> 4];
+                ours += digits[b & 15];
+            }
+            EXPECT_EQ(ours, hex.get<std::string>()) << id << " " << key;
+            ++keys;
+        }
+    }
+    EXPECT_GT(keys, 5u);
+    auto repo = Repository::open(st);
+    EXPECT_EQ(repo->resolve({}), j["icechunk_commit"].get<std::string>());
+    auto r = read(st, "r");
+    EXPECT_EQ(std::vector<float>(r.begin(), r.begin() + 3), (std::vector<float>{1000, 1001, 50}));
+    EXPECT_EQ(
+        icetest::messages(repo->history(repo->resolve({}))),
+        (std::vector<std::string>{"by icechunk", "second", "first", "Repository initialized"}));
 }

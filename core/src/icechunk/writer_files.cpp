@@ -6,6 +6,7 @@
 #include <chrono>
 #include <cstring>
 #include <random>
+#include <unistd.h>
 #include <zstd.h>
 
 namespace zarr3::icechunk::wdetail {
@@ -18,16 +19,28 @@ constexpr uint8_t kMagic[] = {0x49, 0x43, 0x45, 0xF0, 0x9F, 0xA7,
 constexpr size_t kMaxUpdates = 1000; // ops log entries kept in the repo file
 constexpr int kMaxRepoRetries = 1000;
 
+// Random bytes from a generator seeded per thread and per process (a
+// forked child reseeds: it must not repeat its parent's ids).
 template <size_t N> std::array<uint8_t, N> random_bytes() {
-    thread_local std::mt19937_64 gen([] {
+    struct State {
+        pid_t pid = -1;
+        std::mt19937_64 gen;
+    };
+    thread_local State st;
+    if (st.pid != ::getpid()) {
         std::random_device rd;
-        std::seed_seq seq{rd(), rd(), rd(), rd(),
+        std::seed_seq seq{rd(),
+                          rd(),
+                          rd(),
+                          rd(),
+                          unsigned(::getpid()),
                           unsigned(std::chrono::steady_clock::now().time_since_epoch().count())};
-        return std::mt19937_64(seq);
-    }());
+        st.gen.seed(seq);
+        st.pid = ::getpid();
+    }
     std::array<uint8_t, N> a{};
     for (auto& b : a)
-        b = static_cast<uint8_t>(gen());
+        b = static_cast<uint8_t>(st.gen());
     return a;
 }
 
@@ -137,6 +150,8 @@ void add_snapshot(generated::RepoT& repo, std::unique_ptr<generated::SnapshotInf
         return v;
     };
     const auto branch_ids = ref_ids(repo.branches), tag_ids = ref_ids(repo.tags);
+    if (std::count(ids.begin(), ids.end(), text12(*info->id)))
+        throw Error("snapshot " + text12(*info->id) + " is already in the repository");
     ids.push_back(text12(*info->id));
     parents.push_back(parent);
     snaps.push_back(std::move(info));

@@ -92,7 +92,12 @@ Bytes snapshot_file(const Id12& id, const std::vector<NodeOut>& nodes, uint64_t 
             ns->node_data.Set(generated::GroupNodeDataT());
         s.nodes.push_back(std::move(ns));
     }
-    for (const ManifestInfo& m : manifests) {
+    // Sorted by id: Icechunk looks manifests up by binary search (base32
+    // text order is byte order).
+    std::vector<ManifestInfo> by_id = manifests;
+    std::sort(by_id.begin(), by_id.end(),
+              [](const ManifestInfo& a, const ManifestInfo& b) { return a.id < b.id; });
+    for (const ManifestInfo& m : by_id) {
         auto mi = std::make_unique<generated::ManifestFileInfoV2T>();
         const Id12 mid = id12_of(m.id, "manifest");
         mi->id =

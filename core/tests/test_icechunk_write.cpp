@@ -328,6 +328,15 @@ TEST(IcechunkWrite, InteropWrite) {
     auto s = IcechunkSession::open(st);
     write_at(s, "r", 2, {50, 51, 52});
     s->commit("second");
+    // A commit rebased over another one, then a node deleted.
+    auto a = IcechunkSession::open(st), b = IcechunkSession::open(st);
+    write_at(a, "r", 5, {77});
+    write_at(b, "s", 0, {88});
+    a->commit("a");
+    b->commit("b (rebased)");
+    auto c = IcechunkSession::open(st);
+    c->erase("s/zarr.json");
+    c->commit("c: s deleted");
     create_tag(*st, "v1", first);
     create_branch(*st, "dev", first);
 }
@@ -359,10 +368,12 @@ TEST(IcechunkWrite, InteropCheck) {
     auto repo = Repository::open(st);
     EXPECT_EQ(repo->resolve({}), j["icechunk_commit"].get<std::string>());
     auto r = read(st, "r");
-    EXPECT_EQ(std::vector<float>(r.begin(), r.begin() + 3), (std::vector<float>{1000, 1001, 50}));
-    EXPECT_EQ(
-        icetest::messages(repo->history(repo->resolve({}))),
-        (std::vector<std::string>{"by icechunk", "second", "first", "Repository initialized"}));
+    EXPECT_EQ(std::vector<float>(r.begin(), r.begin() + 6),
+              (std::vector<float>{1000, 1001, 50, 51, 52, 77}));
+    EXPECT_EQ(icetest::messages(repo->history(repo->resolve({}))),
+              (std::vector<std::string>{"by icechunk", "c: s deleted", "b (rebased)", "a", "second",
+                                        "first", "Repository initialized"}));
+    EXPECT_EQ(j["snapshots"].size(), 6u);
 }
 
 TEST(IcechunkWrite, TwoProcessesCommittingLoseNothing) {

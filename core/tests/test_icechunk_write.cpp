@@ -464,3 +464,28 @@ TEST(IcechunkWrite, ManifestListSortedById) {
             referenced.insert(e.manifest_id);
     EXPECT_EQ(std::vector<std::string>(referenced.begin(), referenced.end()), ids);
 }
+
+// Two appends of a day to the same array (new grid edge, new chunk 3): the
+// second one fails naming the array; the branch holds the first append.
+TEST(IcechunkWrite, TwoAppendsConflict) {
+    auto m = std::make_shared<MemoryStore>();
+    populate(m);
+    const std::string grown = R"({"name":"rectilinear","configuration":{"kind":"inline",
+        "chunk_shapes":[[2,3,5,2]]}})";
+    auto a = IcechunkSession::open(m), b = IcechunkSession::open(m);
+    for (auto& [s, v] : {std::pair{a, 31.f}, std::pair{b, 32.f}}) {
+        Array::create(s, "r", meta_of(grown, 12, kBytesCodec), true);
+        write_at(s, "r", 10, {v, v});
+    }
+    // The session reads its own append over the base.
+    auto mine = icetest::read_all<float>(a, "r");
+    EXPECT_EQ(mine.size(), 12u);
+    EXPECT_EQ(mine[9], 9);
+    EXPECT_EQ(mine[11], 31);
+    const std::string ida = a->commit("append a");
+    expect_error([&] { b->commit("append b"); }, {"conflict", "/r"});
+    EXPECT_EQ(tip(m), ida);
+    auto r = read(m, "r");
+    ASSERT_EQ(r.size(), 12u);
+    EXPECT_EQ(std::vector<float>(r.begin() + 8, r.end()), (std::vector<float>{8, 9, 31, 31}));
+}

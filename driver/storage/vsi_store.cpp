@@ -324,10 +324,15 @@ VSIStore::read_ranges(const std::string& key, const std::vector<zarr3::ByteRange
     return zarr3::ReadResult{std::move(out), total, stat_version(path, fp.get())};
 }
 
+bool VSIStore::is_vsimem() const {
+    return root_.rfind("/vsimem/", 0) == 0;
+}
+
 zarr3::StoreCapabilities VSIStore::capabilities() const {
     zarr3::StoreCapabilities c;
     c.writable = writable_;
     c.request_threads = true;
+    c.locks = writable_ && (guard_.active() || is_vsimem());
     if (http_)
         c.max_in_flight = static_cast<size_t>(
             std::clamp(atoi(CPLGetConfigOption("ZARR3_HTTP_MAX_IN_FLIGHT", "128")), 1, 1024));
@@ -474,8 +479,11 @@ void VSIStore::erase(const std::string& key) {
 }
 
 std::unique_ptr<zarr3::StoreLock> VSIStore::lock(const std::string& key) {
-    if (!writable_ || !guard_.active()) return nullptr;
+    if (!writable_) return nullptr;
     const std::string path = path_of(key);
+    // /vsimem/ lives in this process: a lock among its threads is enough.
+    if (is_vsimem()) return zarr3::lock_in_process(path);
+    if (!guard_.active()) return nullptr;
     guard_.check_write(path);
     return zarr3::lock_local_file(path + ".lock");
 }

@@ -78,13 +78,16 @@ class VSIStore : public zarr3::Store {
     void put(const std::string& key, zarr3::ByteView value) override;
     void erase(const std::string& key) override;
     // Local stores: an fcntl lock on "<key>.lock" beside the value (removed
-    // on release); nullptr elsewhere (object stores: the last writer wins).
+    // on release); /vsimem/: a lock among this process's threads
+    // (zarr3::lock_in_process); nullptr elsewhere (object stores: the last
+    // writer wins, and compare_and_swap is refused).
     std::unique_ptr<zarr3::StoreLock> lock(const std::string& key) override;
     std::vector<std::string> list_dir(const std::string& prefix) override;
 
     std::string path_of(const std::string& key) const;
 
   private:
+    bool is_vsimem() const;
     std::optional<zarr3::ReadResult> read_value(const std::string& key, uint64_t limit);
     std::optional<zarr3::ReadResult> read_ranges(const std::string& key,
                                                  const std::vector<zarr3::ByteRange>& ranges);

@@ -27,7 +27,9 @@ namespace zarr3 {
 class ArrayLock {
   public:
     virtual ~ArrayLock() = default;
-    // True when other processes are excluded too (the store has locks).
+    // True when every writer of the store is excluded, other processes too
+    // (the store has locks; for stores living in this process, memory and
+    // /vsimem/, its in-process lock).
     virtual bool across_processes() const = 0;
 };
 

@@ -148,6 +148,10 @@ struct StoreCapabilities {
     // How many requests a reader keeps in flight at once (run_requests); 1
     // when the store gains nothing from concurrency (memory, local files).
     size_t max_in_flight = 1;
+    // lock() gives a lock shared by every writer of this store on this host
+    // (processes and threads): compare_and_swap is made atomic with it.
+    // False where lock() gives none (object stores).
+    bool locks = false;
 };
 
 // A key/value store: eight virtual functions (read, put, erase, list_dir,
@@ -216,6 +220,19 @@ class Store {
     size_t max_in_flight() const { return capabilities().max_in_flight; }
     bool has_request_threads() const { return capabilities().request_threads; }
     bool writable() const { return capabilities().writable; }
+    bool can_compare_and_swap() const {
+        const auto c = capabilities();
+        return c.writable && c.locks;
+    }
+    // Conditional replacement: writes `value` at `key` only while the stored
+    // value equals `expected` (nullopt: absent), under lock(key): read,
+    // compare, put. Atomic against every other compare_and_swap of the key
+    // on this host (a plain put does not take the lock). Returns false,
+    // writing nothing, when the stored value differs. Error naming the store
+    // and key when the store has no locks (object stores), rather than
+    // risking a lost update.
+    bool compare_and_swap(const std::string& key, const std::optional<Bytes>& expected,
+                          ByteView value);
 };
 
 // Passes every call to `inner`: an adapter derives from it and overrides only
@@ -257,6 +274,11 @@ BatchAnswer answer_one(Store& store, const BatchRequest& request);
 // before the removal notice it and lock the new file instead.
 // Error naming the file with the OS error text when it cannot be created.
 std::unique_ptr<StoreLock> lock_local_file(const std::string& lock_path);
+
+// An exclusive lock on `name` among the threads of this process (a mutex
+// per name, released when the object goes): the lock of stores that live in
+// this process only (MemoryStore, GDAL's /vsimem/).
+std::unique_ptr<StoreLock> lock_in_process(const std::string& name);
 
 // Runs `worker` on up to `threads` threads, the caller's among them (fewer
 // when the system refuses more), and returns when all have returned; rethrows
@@ -311,6 +333,9 @@ class MemoryStore : public Store {
     void put(const std::string& key, ByteView value) override;
     void erase(const std::string& key) override;
     std::vector<std::string> list_dir(const std::string& prefix) override;
+    // lock_in_process on the store's uri and the key.
+    std::unique_ptr<StoreLock> lock(const std::string& key) override;
+    StoreCapabilities capabilities() const override { return {.locks = true}; }
     std::map<std::string, Bytes> snapshot() const;
 
   private:
@@ -338,8 +363,11 @@ class FileStore : public Store {
     // On real threads (run_on_threads): a writer stores while the caller encodes.
     void run_requests(size_t threads, const std::function<void()>& worker) override;
     StoreCapabilities capabilities() const override {
-        return {
-            .writable = writable_, .listable = true, .request_threads = true, .max_in_flight = 1};
+        return {.writable = writable_,
+                .listable = true,
+                .request_threads = true,
+                .max_in_flight = 1,
+                .locks = writable_};
     }
 
   private:

@@ -5,9 +5,12 @@
 #include "zarr3/store.hpp"
 
 #include <cerrno>
+#include <condition_variable>
 #include <cstring>
 #include <fcntl.h>
 #include <filesystem>
+#include <mutex>
+#include <set>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -83,6 +86,71 @@ std::unique_ptr<StoreLock> lock_local_file(const std::string& lock_path) {
 std::unique_ptr<StoreLock> FileStore::lock(const std::string& key) {
     if (!writable()) return nullptr;
     return lock_local_file(path_of(key) + ".lock");
+}
+
+} // namespace zarr3
+
+namespace zarr3 {
+
+namespace {
+
+// Names held by lock_in_process, and the waiters' wake-up.
+struct InProcessLocks {
+    std::mutex mu;
+    std::condition_variable cv;
+    std::set<std::string> held;
+};
+InProcessLocks& in_process_locks() {
+    static InProcessLocks locks;
+    return locks;
+}
+
+class InProcessLock final : public StoreLock {
+  public:
+    explicit InProcessLock(std::string name) : name_(std::move(name)) {}
+    ~InProcessLock() override {
+        auto& l = in_process_locks();
+        {
+            std::lock_guard lk(l.mu);
+            l.held.erase(name_);
+        }
+        l.cv.notify_all();
+    }
+    InProcessLock(const InProcessLock&) = delete;
+    InProcessLock& operator=(const InProcessLock&) = delete;
+
+  private:
+    std::string name_;
+};
+
+} // namespace
+
+std::unique_ptr<StoreLock> lock_in_process(const std::string& name) {
+    auto& l = in_process_locks();
+    std::unique_lock lk(l.mu);
+    l.cv.wait(lk, [&] { return !l.held.count(name); });
+    l.held.insert(name);
+    return std::make_unique<InProcessLock>(name);
+}
+
+std::unique_ptr<StoreLock> MemoryStore::lock(const std::string& key) {
+    validate_key(key);
+    return lock_in_process(uri_ + "\n" + key);
+}
+
+bool Store::compare_and_swap(const std::string& key, const std::optional<Bytes>& expected,
+                             ByteView value) {
+    auto held = can_compare_and_swap() ? lock(key) : nullptr;
+    if (!held)
+        throw Error(
+            join_key(uri(), key) +
+            ": this store cannot replace a value conditionally (no compare-and-swap: no lock "
+            "shared by its writers), so a concurrent writer's update could be lost; refusing to "
+            "write it");
+    const auto now = get(key);
+    if (now != expected) return false;
+    put(key, value);
+    return true;
 }
 
 } // namespace zarr3

@@ -14,6 +14,7 @@
 #include <gtest/gtest.h>
 #include <memory>
 #include <string>
+#include <thread>
 
 namespace store_suite {
 
@@ -338,6 +339,39 @@ TEST_P(StoreSuite, SizeOnlyReadsNoBytesAndVersionsChangeOnPut) {
     ASSERT_TRUE(s().get_versioned("s", b));
     EXPECT_EQ(s().size("s"), 9u);
     EXPECT_TRUE(zarr3::versions_differ(a, b));
+}
+
+// Stores with locks replace a value conditionally, atomically among
+// threads; the others refuse, naming the key, and write nothing.
+TEST_P(StoreSuite, CompareAndSwapFollowsItsCapability) {
+    if (!s().can_compare_and_swap()) {
+        try {
+            s().compare_and_swap("cas", std::nullopt, bytes({1}));
+            FAIL() << "a store without locks replaced a value conditionally";
+        } catch (const zarr3::Error& e) {
+            EXPECT_NE(std::string(e.what()).find("cas"), std::string::npos) << e.what();
+        }
+        EXPECT_FALSE(w().get("cas"));
+        return;
+    }
+    EXPECT_TRUE(s().compare_and_swap("cas", std::nullopt, bytes({1})));
+    EXPECT_FALSE(s().compare_and_swap("cas", std::nullopt, bytes({2})));
+    EXPECT_FALSE(s().compare_and_swap("cas", bytes({3}), bytes({2})));
+    EXPECT_EQ(s().get("cas"), bytes({1}));
+    // Four threads each add 25 to a counter by compare-and-swap: none lost.
+    std::vector<std::thread> ts;
+    for (int t = 0; t < 4; ++t)
+        ts.emplace_back([&] {
+            for (int i = 0; i < 25;) {
+                const auto now = s().get("cas");
+                Bytes next = *now;
+                next[0] = static_cast<uint8_t>(next[0] + 1);
+                if (s().compare_and_swap("cas", now, next)) ++i;
+            }
+        });
+    for (auto& t : ts)
+        t.join();
+    EXPECT_EQ(s().get("cas"), bytes({101}));
 }
 
 TEST_P(StoreSuite, AdapterForwardsTheRest) {

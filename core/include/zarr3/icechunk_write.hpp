@@ -1,0 +1,82 @@
+// Writing Icechunk repositories (on-disk format spec version 2): creating
+// one, and transactions on a branch. A session is a writable Zarr store over
+// the branch tip: puts and erases of "zarr.json" / "<path>/zarr.json" change
+// nodes, puts of chunk keys write new chunk objects `chunks/<id>` at once,
+// erases of chunk keys remove references; reads see the staged state over the
+// base snapshot. commit() writes manifests (only for arrays whose chunks
+// changed), a snapshot, a transaction log, then replaces the `repo` file with
+// Store::compare_and_swap (after copying it to `overwritten/`). No object but
+// `repo` is ever overwritten, so readers of older snapshots are undisturbed.
+#pragma once
+
+#include "zarr3/icechunk.hpp"
+
+#include <set>
+
+namespace zarr3::icechunk {
+
+// Name written in the header of every file this library writes.
+constexpr const char* kImplementationName = "gdal-zarr3";
+// The well-known id of a repository's first snapshot.
+constexpr const char* kInitialSnapshotId = "1CECHNKREP0F1RSTCMT0";
+
+// Creates an empty repository (spec 2) in `storage`: the initial snapshot
+// "Repository initialized" (no nodes, as Icechunk writes it), its
+// transaction log, and the `repo` file with branch main, written with
+// compare_and_swap from absent. Error when `storage` already holds a `repo`
+// file, or cannot compare-and-swap.
+std::shared_ptr<Repository> create_repository(std::shared_ptr<Store> storage);
+
+// Adds tag `name` (or branch `name`) pointing at snapshot `snapshot_id` with
+// a conditional update of `repo`. Error when the name exists (for tags: or
+// existed: Icechunk never reuses a deleted tag's name), is not a valid
+// name, or the snapshot is unknown.
+void create_tag(Store& storage, const std::string& name, const std::string& snapshot_id);
+void create_branch(Store& storage, const std::string& name, const std::string& snapshot_id);
+
+// A commit could not be made because another writer changed the same
+// things; the message names them. The branch holds the other commit.
+class CommitConflict : public Error {
+  public:
+    using Error::Error;
+};
+
+class IcechunkSession : public Store {
+  public:
+    // A transaction on `branch` of the spec-2 repository in `storage`.
+    // Error for spec-1 repositories, unknown branches, and storages that
+    // cannot compare-and-swap.
+    static std::shared_ptr<IcechunkSession> open(std::shared_ptr<Store> storage,
+                                                 const std::string& branch = "main");
+    ~IcechunkSession() override;
+
+    const std::string& branch() const;
+    // The snapshot the staged changes apply to (the new one after commit).
+    const std::string& base_snapshot() const;
+    bool has_changes() const;
+
+    // Writes the commit and moves the branch. When the branch moved since
+    // the base was read, the changes are rebased on its new tip if they
+    // touch other nodes and chunks than the commits in between (retried up
+    // to `max_rebases` times); otherwise CommitConflict naming the node or
+    // chunk. Returns the new snapshot id; the session then continues on it.
+    // Error when nothing changed.
+    std::string commit(const std::string& message, int max_rebases = 16);
+
+    std::string uri() const override;
+    std::optional<ReadResult> read(const ReadRequest& request) override;
+    std::vector<std::string> list_dir(const std::string& prefix) override;
+    void put(const std::string& key, ByteView value) override;
+    void erase(const std::string& key) override;
+    // The storage's threads (chunks are written and read in parallel).
+    void run_requests(size_t threads, const std::function<void()>& worker) override;
+    StoreCapabilities capabilities() const override;
+
+    struct Impl;
+
+  private:
+    IcechunkSession() = default;
+    std::unique_ptr<Impl> impl_;
+};
+
+} // namespace zarr3::icechunk

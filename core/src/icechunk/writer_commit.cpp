@@ -1,0 +1,256 @@
+// IcechunkSession::commit: manifests, snapshot, transaction log, the
+// conditional update of `repo`, conflict detection and rebase.
+#include "icechunk/writer_session.hpp"
+#include "zarr3/metadata.hpp"
+
+namespace zarr3::icechunk {
+using namespace wdetail;
+
+namespace {
+
+using Impl = IcechunkSession::Impl;
+using RefList = std::vector<std::pair<Coords, ChunkRef>>;
+
+// Every reference of array `v` after the staged changes, inside its grid.
+RefList refs_after(Impl& s, const std::string& path, const Impl::View& v) {
+    std::map<Coords, ChunkRef> refs;
+    if (v.from_base && v.base) {
+        std::set<std::string> seen;
+        for (const ManifestExtent& e : v.base->manifests) {
+            if (!seen.insert(e.manifest_id).second) continue;
+            const std::string key = "manifests/" + e.manifest_id;
+            const Manifest m(detail::read_file(*s.storage, key), join_key(s.storage->uri(), key));
+            for (const Coords& c : m.coords_of(v.id))
+                if (e.contains(c))
+                    if (auto r = m.find(v.id, c)) refs[c] = std::move(*r);
+        }
+    }
+    for (const auto& [c, r] : s.chunks[path]) {
+        if (r)
+            refs[c] = *r;
+        else
+            refs.erase(c);
+    }
+    const std::string where = path + " zarr.json";
+    const ArrayMetadata m = parse_array_metadata(parse_json_text(v.zarr_json, where), where);
+    RefList out;
+    for (auto& [c, r] : refs) {
+        bool inside = c.size() == m.rank();
+        for (size_t d = 0; inside && d < c.size(); ++d)
+            inside = c[d] < m.grid.axis(d).num_chunks();
+        if (inside) out.emplace_back(c, std::move(r));
+    }
+    return out;
+}
+
+ManifestExtent extent_of(const std::string& id, const RefList& refs) {
+    ManifestExtent e{id, {}};
+    for (size_t d = 0; d < refs.front().first.size(); ++d) {
+        uint32_t lo = UINT32_MAX, hi = 0;
+        for (const auto& [c, r] : refs) {
+            lo = std::min(lo, uint32_t(c[d]));
+            hi = std::max(hi, uint32_t(c[d] + 1));
+        }
+        e.axes.emplace_back(lo, hi);
+    }
+    return e;
+}
+
+// Node `n` of the new snapshot and what changed about it.
+NodeOut node_out(Impl& s, const std::string& path, const Impl::View& v, Changes& ch,
+                 std::vector<ManifestInfo>& written) {
+    NodeOut n{path, v.id, v.is_array, v.zarr_json, {}};
+    if (!v.from_base)
+        (v.is_array ? ch.new_arrays : ch.new_groups).insert(v.id);
+    else if (v.zarr_json != v.base->zarr_json)
+        (v.is_array ? ch.updated_arrays : ch.updated_groups).insert(v.id);
+    if (!v.is_array) return n;
+    auto staged = s.chunks.find(path);
+    if (staged == s.chunks.end() || staged->second.empty()) {
+        if (v.from_base) n.manifests = v.base->manifests;
+        return n;
+    }
+    for (const auto& [c, r] : staged->second)
+        ch.chunks[v.id].insert(c);
+    const RefList refs = refs_after(s, path, v);
+    if (refs.empty()) return n;
+    const Id12 mid = random_id12();
+    const std::string mtext = encode_id(ByteView(mid.data(), mid.size()));
+    const Bytes file = manifest_file(mid, v.id, refs);
+    s.storage->put("manifests/" + mtext, file);
+    written.push_back({mtext, file.size(), uint32_t(refs.size())});
+    n.manifests.push_back(extent_of(mtext, refs));
+    return n;
+}
+
+// Writes the manifests, snapshot and transaction log of the staged
+// changes over the base; returns the new snapshot's id.
+std::string write_commit_files(Impl& s, const std::string& message, uint64_t at) {
+    Changes ch;
+    std::vector<NodeOut> nodes;
+    std::vector<ManifestInfo> written;
+    for (const std::string& p : s.paths())
+        nodes.push_back(node_out(s, p, *s.view(p), ch, written));
+    for (const Node& b : s.base->nodes) {
+        auto v = s.view(b.path);
+        if (!v || !v->from_base) (b.is_array ? ch.deleted_arrays : ch.deleted_groups).insert(b.id);
+    }
+    kill_point("icechunk-chunks");
+    // Manifest infos of every manifest the new snapshot references.
+    std::map<std::string, ManifestInfo> infos;
+    for (const ManifestInfo& m : manifest_infos(*s.storage, s.base_id))
+        infos[m.id] = m;
+    for (const ManifestInfo& m : written)
+        infos[m.id] = m;
+    std::vector<ManifestInfo> used;
+    std::set<std::string> seen;
+    for (const NodeOut& n : nodes)
+        for (const ManifestExtent& e : n.manifests)
+            if (seen.insert(e.manifest_id).second) {
+                auto it = infos.find(e.manifest_id);
+                used.push_back(it != infos.end() ? it->second : ManifestInfo{e.manifest_id, 0, 0});
+            }
+    const Id12 id = random_id12();
+    const std::string text = encode_id(ByteView(id.data(), id.size()));
+    s.storage->put("transactions/" + text, txlog_file(id, ch));
+    s.storage->put("snapshots/" + text, snapshot_file(id, nodes, at, message, used, false));
+    kill_point("icechunk-snapshot");
+    return text;
+}
+
+// The changes of the commits from `tip` back to (not including) `base`.
+// CommitConflict when `base` is not an ancestor of `tip`.
+Changes their_changes(Impl& s, const generated::RepoT& repo, const std::string& tip) {
+    Changes all;
+    int64_t i = snapshot_index(repo, tip);
+    for (size_t steps = 0; i >= 0 && steps <= repo.snapshots.size(); ++steps) {
+        const std::string id = encode_id(ByteView(repo.snapshots[i]->id->bytes()->data(), 12));
+        if (id == s.base_id) return all;
+        const std::string key = "transactions/" + id;
+        Changes c =
+            parse_txlog(detail::read_file(*s.storage, key), join_key(s.storage->uri(), key));
+        for (auto p :
+             {&Changes::new_groups, &Changes::new_arrays, &Changes::deleted_groups,
+              &Changes::deleted_arrays, &Changes::updated_groups, &Changes::updated_arrays})
+            (all.*p).insert((c.*p).begin(), (c.*p).end());
+        for (auto& [node, coords] : c.chunks)
+            all.chunks[node].insert(coords.begin(), coords.end());
+        i = repo.snapshots[i]->parent_offset;
+    }
+    throw CommitConflict(join_key(s.storage->uri(), "repo") + ": branch '" + s.branch +
+                         "' was reset to a snapshot that does not descend from " + s.base_id +
+                         " (the base of this session); nothing was committed");
+}
+
+std::string coords_text(const Coords& c) {
+    std::string out;
+    for (uint64_t x : c)
+        out += (out.empty() ? "" : ",") + std::to_string(x);
+    return "(" + out + ")";
+}
+
+// CommitConflict naming the first node or chunk both sides changed.
+void check_conflicts(Impl& s, const Changes& theirs, const Snapshot& tip) {
+    const std::string head =
+        join_key(s.storage->uri(), "repo") + ": commit conflict on branch '" + s.branch + "': ";
+    auto touched_meta = [&](const Id8& id) {
+        for (auto* set : {&theirs.updated_arrays, &theirs.updated_groups, &theirs.deleted_arrays,
+                          &theirs.deleted_groups})
+            if (set->count(id)) return true;
+        return false;
+    };
+    for (const auto& [path, json] : s.meta) {
+        const Node* b = s.base->find(path);
+        if (!b) {
+            if (tip.find(path))
+                throw CommitConflict(head + "node " + path + " was created by both commits");
+            continue;
+        }
+        if (touched_meta(b->id) || theirs.chunks.count(b->id))
+            throw CommitConflict(head + "node " + path +
+                                 " was changed by another commit and by this one");
+    }
+    for (const auto& [path, staged] : s.chunks) {
+        const Node* b = s.base->find(path);
+        if (!b || s.new_ids.count(path) || staged.empty()) continue;
+        if (touched_meta(b->id))
+            throw CommitConflict(head + "array " + path +
+                                 " was changed or deleted by another commit while this one wrote "
+                                 "its chunks");
+        auto it = theirs.chunks.find(b->id);
+        if (it == theirs.chunks.end()) continue;
+        for (const auto& [c, r] : staged)
+            if (it->second.count(c))
+                throw CommitConflict(head + "chunk " + coords_text(c) + " of array " + path +
+                                     " was written by another commit and by this one");
+    }
+}
+
+std::unique_ptr<generated::SnapshotInfoT> info_of(const std::string& id, uint64_t at,
+                                                  const std::string& message) {
+    auto info = std::make_unique<generated::SnapshotInfoT>();
+    const Id12 raw = *decode_id12(id);
+    info->id = std::make_unique<generated::ObjectId12>(
+        flatbuffers::span<const uint8_t, 12>(raw.data(), 12));
+    info->flushed_at = at;
+    info->message = message;
+    return info;
+}
+
+void move_branch(Impl& s, generated::RepoT& repo, const std::string& id, uint64_t at,
+                 const std::string& message) {
+    add_snapshot(repo, info_of(id, at, message), s.base_id);
+    set_ref(repo, repo.branches, s.branch, id);
+    generated::NewCommitUpdateT nc;
+    nc.branch = s.branch;
+    const Id12 raw = *decode_id12(id);
+    nc.new_snap_id = std::make_unique<generated::ObjectId12>(
+        flatbuffers::span<const uint8_t, 12>(raw.data(), 12));
+    generated::UpdateTypeUnion u;
+    u.Set(std::move(nc));
+    push_update(repo, std::move(u));
+}
+
+} // namespace
+
+std::string IcechunkSession::commit(const std::string& message, int max_rebases) {
+    std::lock_guard lk(impl_->mu);
+    Impl& s = *impl_;
+    const std::string where = join_key(s.storage->uri(), "repo");
+    if (!s.has_changes()) throw Error(where + ": nothing to commit on branch '" + s.branch + "'");
+    std::string built;
+    int rebases = 0;
+    for (int attempt = 0; attempt < 1000; ++attempt) {
+        const Bytes old = detail::read_file(*s.storage, "repo");
+        auto repo = load_repo(old, where);
+        const auto tip = branch_tip(*repo, s.branch);
+        if (!tip)
+            throw CommitConflict(where + ": branch '" + s.branch +
+                                 "' was deleted meanwhile; nothing was committed");
+        if (*tip != s.base_id) {
+            if (++rebases > max_rebases)
+                throw CommitConflict(where + ": branch '" + s.branch +
+                                     "' kept moving; gave up "
+                                     "after " +
+                                     std::to_string(max_rebases) + " rebases");
+            const Changes theirs = their_changes(s, *repo, *tip);
+            auto fresh = Repository::open(s.storage);
+            check_conflicts(s, theirs, *fresh->snapshot(*tip));
+            s.load_base(*tip);
+            built.clear();
+        }
+        const uint64_t at = now_us();
+        if (built.empty()) built = write_commit_files(s, message, at);
+        move_branch(s, *repo, built, at, message);
+        if (replace_repo(*s.storage, old, *repo)) {
+            s.meta.clear();
+            s.new_ids.clear();
+            s.chunks.clear();
+            s.load_base(built);
+            return built;
+        }
+    }
+    throw Error(where + ": gave up committing: other writers kept changing the file");
+}
+
+} // namespace zarr3::icechunk

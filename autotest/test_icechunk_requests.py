@@ -89,3 +89,20 @@ def test_second_open_reads_repo_file_again(nginx, served):  # noqa: F811
         assert ds is not None
         ds = None
         assert len(repo_file_requests(nginx, mark)) == 1
+
+
+def test_prefixed_open_of_spec1_repository_asks_for_repo_once(nginx):  # noqa: F811
+    """A spec-1 repository has no `repo` file: the 404 of the GET sent with zarr.json's is
+    remembered by the detection, which then looks for the spec-1 files only. (The second GET of
+    `repo` is Repository::open's own in core, which tells spec 2 from spec 1 the same way.)"""
+    dst = nginx.root / "req" / "test-repo-v1"
+    if not dst.exists():
+        shutil.copytree(UPSTREAM / "test-repo-v1", dst)
+    gdal.VSICurlClearCache()
+    mark = nginx.mark()
+    ds = gdal.Open(f'ZARR3:"/vsicurl/{nginx.url}/req/test-repo-v1":{ARRAY}')
+    got = ds.ReadAsArray(0, 5, 10, 5)
+    assert got.shape == (5, 10) and np.all(got == 42.0), got
+    reqs = nginx.requests(mark)
+    assert [(r.method, r.status) for r in reqs if r.uri.endswith("/test-repo-v1/repo")] == [("GET", 404)] * 2, reqs
+    assert [(r.method, r.status) for r in reqs if r.uri.endswith("/test-repo-v1/zarr.json")] == [("GET", 404)], reqs

@@ -2,11 +2,11 @@
 #include "zarr3_driver.hpp"
 #include "error_boundary.hpp"
 
+#include "storage/consolidation.hpp"
+#include "options/driver_options.hpp"
+#include "storage/icechunk_open.hpp"
 #include "classic/raster_append.hpp"
 #include "classic/raster_dataset.hpp"
-#include "options/driver_options.hpp"
-#include "storage/consolidation.hpp"
-#include "storage/icechunk_open.hpp"
 #include "storage/store_replace.hpp"
 #include "storage/unfinished_copy.hpp"
 #include "storage/vsi_store.hpp"
@@ -310,7 +310,8 @@ GDALDataset* Open(GDALOpenInfo* oi) {
             return nullptr;
         const auto& root_json = found.root_json;
         if (!root_json) {
-            IcechunkProbe probe = found.probe ? std::move(*found.probe) : ProbeIcechunkRepo(t.root);
+            IcechunkProbe probe = found.probe ? std::move(*found.probe)
+                                              : ProbeIcechunkRepo(t.root, found.repo_absent);
             if (probe.is_repo) return OpenIcechunk(oi, t, version, std::move(probe.repo_file));
         }
         if (!root_json) {

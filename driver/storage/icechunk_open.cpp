@@ -152,11 +152,12 @@ bool ApplyVersionOptions(CSLConstList options, IcechunkVersion& v, std::string& 
     return true;
 }
 
-IcechunkProbe ProbeIcechunkRepo(const std::string& root) {
+IcechunkProbe ProbeIcechunkRepo(const std::string& root, bool repo_absent) {
     IcechunkProbe probe;
     NoDirListingScope one_request(root);
-    const RepoFile remote =
-        IsRemoteVSIPath(root) ? RemoteRepoFile(root, probe.repo_file) : RepoFile::Undecided;
+    const RepoFile remote = repo_absent             ? RepoFile::Absent
+                            : IsRemoteVSIPath(root) ? RemoteRepoFile(root, probe.repo_file)
+                                                    : RepoFile::Undecided;
     if (remote == RepoFile::Icechunk || remote == RepoFile::Other) {
         probe.is_repo = remote == RepoFile::Icechunk;
         return probe;
@@ -212,6 +213,7 @@ PrefixedRoot ReadPrefixedRoot(VSIStore& store, const std::string& root) {
         return out;
     }
     if (failed) std::rethrow_exception(failed);
+    out.repo_absent = kind == RepoFile::Absent;
     return out;
 }
 

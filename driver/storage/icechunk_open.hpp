@@ -51,7 +51,8 @@ struct IcechunkProbe {
     bool is_repo = false;
     std::optional<std::vector<unsigned char>> repo_file; // remote spec 2 only
 };
-IcechunkProbe ProbeIcechunkRepo(const std::string& root);
+// `repo_absent`: the caller has just found no `repo` file (only spec 1 is left to look for).
+IcechunkProbe ProbeIcechunkRepo(const std::string& root, bool repo_absent = false);
 inline bool LooksLikeIcechunkRepo(const std::string& root) {
     return ProbeIcechunkRepo(root).is_repo;
 }
@@ -67,6 +68,7 @@ class VSIStore;
 struct PrefixedRoot {
     std::optional<zarr3::Bytes> root_json;
     std::optional<IcechunkProbe> probe;
+    bool repo_absent = false; // that GET found no `repo` file
 };
 // Throws what reading zarr.json throws (the probe's own failures are quiet).
 PrefixedRoot ReadPrefixedRoot(VSIStore& store, const std::string& root);

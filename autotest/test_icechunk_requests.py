@@ -1,6 +1,7 @@
 """Requests an Icechunk repository costs over HTTP (issue 29, "Fast"): the `repo` file is fetched
-once per open (the detection's GET is reused by the open, icechunk_open.cpp TakeRepoFileSeen), and
-a later open reads it again (a new version of the repository is seen). On the upstream
+once per open (the detection's GET is handed to the open, icechunk_open.cpp ProbeIcechunkRepo), a
+prefixed open asks for zarr.json and `repo` together (one round trip, ReadPrefixedRoot), and a
+later open reads `repo` again (a new version of the repository is seen). On the upstream
 compatibility repository test-repo-v2 (../shared/icechunk/upstream-test-repos), served by nginx.
 """
 import os
@@ -50,6 +51,33 @@ def test_remote_open_fetches_repo_file_once(nginx, served, api):  # noqa: F811
     assert got.shape == (5, 10) and np.all(got == 42.0), got
     reqs = repo_file_requests(nginx, mark)
     assert [(r.method, r.range) for r in reqs] == [("GET", "")], reqs
+    # The exact list: zarr.json (404) and repo in flight together, then the snapshot, the one
+    # manifest of the array and the two native chunks of rows 5-9; the multidimensional API
+    # also asks GDAL's PAM for a .gmac file beside the repository (a HEAD, 404).
+    snap, manifest = "2768FV3XW5ZXYM84XNNG", "WTMRMCW414QYFTX7JJPG"
+    got = [(r.method, r.uri.split("/test-repo-v2", 1)[1], r.range, r.status)
+           for r in nginx.requests(mark)]
+    assert sorted(got[:2]) == [("GET", "/repo", "", 200), ("GET", "/zarr.json", "", 404)], got
+    rest = [("GET", f"/snapshots/{snap}", "", 200)]
+    if api == "multidim":
+        rest.append(("HEAD", f"@{snap}.gmac", "", 404))
+    rest += [("GET", f"/manifests/{manifest}", "", 200)]
+    assert got[2:2 + len(rest)] == rest, got
+    chunks = sorted(got[2 + len(rest):])
+    assert chunks == [("GET", "/chunks/WJM4MA33JK9EBY6T7500", "bytes=0-18", 206),
+                      ("GET", "/chunks/Y6147HDSWH0C8FF9NRZ0", "bytes=0-18", 206)], got
+
+
+def test_prefixed_open_asks_zarr_json_and_repo_together(nginx, served):  # noqa: F811
+    """ZARR3:"repo":/node over HTTP: the GET of zarr.json (a 404 for a repository) no longer
+    comes before the GET of `repo`: both are in flight at once (their log times overlap or the
+    second starts before the first's answer could have been acted on: two connections)."""
+    gdal.VSICurlClearCache()
+    mark = nginx.mark()
+    assert gdal.Open(f'ZARR3:"{served}":{ARRAY}') is not None
+    first_two = nginx.requests(mark)[:2]
+    assert sorted(r.uri.rsplit("/", 1)[1] for r in first_two) == ["repo", "zarr.json"], first_two
+    assert first_two[0].connection != first_two[1].connection, first_two
 
 
 def test_second_open_reads_repo_file_again(nginx, served):  # noqa: F811
@@ -61,3 +89,20 @@ def test_second_open_reads_repo_file_again(nginx, served):  # noqa: F811
         assert ds is not None
         ds = None
         assert len(repo_file_requests(nginx, mark)) == 1
+
+
+def test_prefixed_open_of_spec1_repository_asks_for_repo_once(nginx):  # noqa: F811
+    """A spec-1 repository has no `repo` file: the 404 of the GET sent with zarr.json's is
+    remembered by the detection, which then looks for the spec-1 files only. (The second GET of
+    `repo` is Repository::open's own in core, which tells spec 2 from spec 1 the same way.)"""
+    dst = nginx.root / "req" / "test-repo-v1"
+    if not dst.exists():
+        shutil.copytree(UPSTREAM / "test-repo-v1", dst)
+    gdal.VSICurlClearCache()
+    mark = nginx.mark()
+    ds = gdal.Open(f'ZARR3:"/vsicurl/{nginx.url}/req/test-repo-v1":{ARRAY}')
+    got = ds.ReadAsArray(0, 5, 10, 5)
+    assert got.shape == (5, 10) and np.all(got == 42.0), got
+    reqs = nginx.requests(mark)
+    assert [(r.method, r.status) for r in reqs if r.uri.endswith("/test-repo-v1/repo")] == [("GET", 404)] * 2, reqs
+    assert [(r.method, r.status) for r in reqs if r.uri.endswith("/test-repo-v1/zarr.json")] == [("GET", 404)], reqs

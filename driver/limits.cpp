@@ -68,9 +68,10 @@ std::pair<uint64_t, uint64_t> LocalFolderId(const std::string& store_uri, const 
     return {static_cast<uint64_t>(st.st_dev), static_cast<uint64_t>(st.st_ino)};
 }
 
-zarr3::WalkBudget WalkBudgetFor(const std::string& store_uri) {
-    return zarr3::WalkBudget(store_uri, PositiveOption(zarr3::kWalkNodesOption),
-                             PositiveOption(zarr3::kWalkSecondsOption));
+zarr3::WalkBudget WalkBudgetFor(const std::string& store_uri, bool per_node_requests) {
+    auto nodes = PositiveOption(zarr3::kWalkNodesOption);
+    if (!nodes && !per_node_requests) nodes = zarr3::kDefaultMaxWalkNodes;
+    return zarr3::WalkBudget(store_uri, nodes, PositiveOption(zarr3::kWalkSecondsOption));
 }
 
 zarr3::HierarchyVisitor WalkVisitorFor(const std::string& store_uri) {

@@ -30,8 +30,10 @@ std::pair<uint64_t, uint64_t> LocalFolderId(const std::string& store_uri, const 
 
 // The budget of one walk of the hierarchy of `store_uri` (zarr3::WalkBudget,
 // the rule shared with the zarr3 tool) with the configured bounds
-// (ZARR3_MAX_GROUP_NODES, ZARR3_MAX_WALK_SECONDS).
-zarr3::WalkBudget WalkBudgetFor(const std::string& store_uri);
+// (ZARR3_MAX_GROUP_NODES, ZARR3_MAX_WALK_SECONDS). `per_node_requests`
+// false: every node's metadata is already in memory (an Icechunk snapshot,
+// even of a remote repository), so the local node bound applies.
+zarr3::WalkBudget WalkBudgetFor(const std::string& store_uri, bool per_node_requests = true);
 // The driver's part of a walk (zarr3::walk_hierarchy): LocalFolderId for the
 // cycle check, and each refusal (a folder already visited on this walk, a
 // path deeper than kMaxWalkDepth, the node budget) as a CE_Warning naming the

@@ -221,7 +221,9 @@ GDALDataset* OpenDataset(GDALOpenInfo* oi, std::shared_ptr<zarr3::Store> store,
 }
 
 // The Icechunk repository at t.root, at the version chosen, read-only.
-GDALDataset* OpenIcechunk(GDALOpenInfo* oi, const OpenTarget& t, const IcechunkVersion& v) {
+// `repo_file`: root/repo's bytes when ProbeIcechunkRepo has just read them.
+GDALDataset* OpenIcechunk(GDALOpenInfo* oi, const OpenTarget& t, const IcechunkVersion& v,
+                          std::optional<std::vector<unsigned char>> repo_file = std::nullopt) {
     if (oi->eAccess == GA_Update) {
         CPLError(CE_Failure, CPLE_OpenFailed,
                  "%s: Icechunk repositories open read-only (writing them is not supported yet)",
@@ -229,7 +231,9 @@ GDALDataset* OpenIcechunk(GDALOpenInfo* oi, const OpenTarget& t, const IcechunkV
         return nullptr;
     }
     std::shared_ptr<zarr3::icechunk::IcechunkStore> store;
-    if (!ErrorBoundary(t.root, [&] { store = OpenIcechunkStore(t.root, v, oi->papszOpenOptions); }))
+    if (!ErrorBoundary(t.root, [&] {
+            store = OpenIcechunkStore(t.root, v, oi->papszOpenOptions, std::move(repo_file));
+        }))
         return nullptr;
     OpenTarget pinned = t;
     if (v.any()) pinned.version_query = "snapshot=" + store->snapshot().id;
@@ -293,18 +297,23 @@ GDALDataset* Open(GDALOpenInfo* oi) {
         return nullptr;
     if (!t.prefixed) {
         const RootKind kind = ClassifyRoot(*store);
-        if (kind == RootKind::NotOurs && LooksLikeIcechunkRepo(t.root))
-            return OpenIcechunk(oi, t, version);
-        if (kind == RootKind::NotOurs) ReportIncomplete(t.root);
+        if (kind == RootKind::NotOurs) {
+            IcechunkProbe probe = ProbeIcechunkRepo(t.root);
+            if (probe.is_repo) return OpenIcechunk(oi, t, version, std::move(probe.repo_file));
+            ReportIncomplete(t.root);
+        }
         if (kind != RootKind::ZarrV3) return nullptr;
     } else {
         const std::string where = store->uri() + "/zarr.json";
-        std::optional<zarr3::Bytes> root_json;
-        if (!ErrorBoundary(where, [&] {
-                root_json = store->get_bounded("zarr.json", zarr3::kMaxMetadataBytes);
-            }))
+        PrefixedRoot found;
+        if (!ErrorBoundary(where, [&] { found = ReadPrefixedRoot(*store, t.root); }))
             return nullptr;
-        if (!root_json && LooksLikeIcechunkRepo(t.root)) return OpenIcechunk(oi, t, version);
+        const auto& root_json = found.root_json;
+        if (!root_json) {
+            IcechunkProbe probe = found.probe ? std::move(*found.probe)
+                                              : ProbeIcechunkRepo(t.root, found.repo_absent);
+            if (probe.is_repo) return OpenIcechunk(oi, t, version, std::move(probe.repo_file));
+        }
         if (!root_json) {
             CPLError(CE_Failure, CPLE_OpenFailed, "%s: not found (no Zarr v3 store at %s)",
                      where.c_str(), t.root.c_str());

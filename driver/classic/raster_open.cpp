@@ -13,6 +13,7 @@
 #include "zarr3_driver.hpp"
 
 #include "zarr3/hierarchy.hpp"
+#include "zarr3/icechunk.hpp"
 
 #include "cpl_string.h"
 
@@ -54,8 +55,8 @@ std::string Describe(const zarr3::ArrayMetadata& meta, const std::string& node) 
 
 // Arrays of the hierarchy under `top` (zarr3::walk_hierarchy: depth first,
 // stopped at symbolic link cycles, kMaxWalkDepth and the node budget with a
-// warning), at most kMaxSubdatasets.
-std::vector<ArrayEntry> WalkArrays(const zarr3::Group& top) {
+// warning), at most kMaxSubdatasets. `per_node_requests`: WalkBudgetFor.
+std::vector<ArrayEntry> WalkArrays(const zarr3::Group& top, bool per_node_requests) {
     std::vector<ArrayEntry> out;
     const std::string uri = top.store()->uri();
     auto visit = WalkVisitorFor(uri);
@@ -64,7 +65,7 @@ std::vector<ArrayEntry> WalkArrays(const zarr3::Group& top) {
         out.push_back({a->path(), a->metadata()});
         return out.size() < kMaxSubdatasets;
     };
-    auto budget = WalkBudgetFor(uri);
+    auto budget = WalkBudgetFor(uri, per_node_requests);
     zarr3::walk_hierarchy(top, budget, visit);
     return out;
 }
@@ -114,7 +115,10 @@ GDALDataset* Zarr3OpenClassic(GDALOpenInfo* poOpenInfo, std::shared_ptr<zarr3::S
             const auto listing = MakeListingStore(store);
             const auto top = zarr3::Group::open(AsStore(listing), node);
             WarnInvalidConsolidatedKeys(*top); // as the multidimensional open does
-            arrays = WalkArrays(*top);
+            // An Icechunk snapshot holds every node's metadata: no request per node.
+            const bool snapshot =
+                dynamic_cast<const zarr3::icechunk::IcechunkStore*>(store.get()) != nullptr;
+            arrays = WalkArrays(*top, !snapshot);
             // Rasters only: coordinate (1-D) and auxiliary arrays are no
             // subdatasets, as in GDAL's own driver.
             // Coarser levels of a multiscales pyramid are overviews of its base.

@@ -5,15 +5,18 @@
 #include "storage/vsi_store.hpp"
 #include "zarr3/icechunk.hpp"
 #include "zarr3/icechunk_virtual.hpp"
+#include "zarr3/metadata.hpp"
 
 #include "cpl_conv.h"
+#include "cpl_error.h"
 #include "cpl_string.h"
 #include "cpl_vsi.h"
 
 #include <algorithm>
 #include <array>
-#include <chrono>
+#include <atomic>
 #include <cstring>
+#include <exception>
 
 namespace zarr3drv {
 
@@ -57,28 +60,20 @@ bool SetByKey(const std::string& key, const std::string& value, IcechunkVersion&
     return false;
 }
 
-// The `repo` file a remote LooksLikeIcechunkRepo read, for TakeRepoFileSeen.
-struct RepoFileSeen {
-    std::string root;
-    std::vector<unsigned char> bytes;
-    std::chrono::steady_clock::time_point at;
-};
-thread_local std::optional<RepoFileSeen> t_repo_file_seen;
-
 bool HasMagic(const unsigned char* data, size_t n) {
     return n >= kMagic.size() && std::equal(kMagic.begin(), kMagic.end(), data);
 }
 
 enum class RepoFile { Icechunk, Other, Absent, Undecided };
 
-// Remote spec-2 detection with one GET of `repo`, remembered for the open
-// that follows; Undecided when that GET failed or the file is too large.
-RepoFile RemoteRepoFile(const std::string& root) {
+// Remote spec-2 detection with one GET of `repo`, kept in `bytes` for the
+// open that follows; Undecided when that GET failed or the file is too large.
+RepoFile RemoteRepoFile(const std::string& root, std::optional<std::vector<unsigned char>>& bytes) {
     try {
-        auto file = VSIStore(root, false).get_bounded("repo", kRepoFileSeenBytes);
+        auto file = VSIStore(root, false).get_bounded("repo", kRepoFileProbeBytes);
         if (!file) return RepoFile::Absent;
         if (!HasMagic(file->data(), file->size())) return RepoFile::Other;
-        t_repo_file_seen = RepoFileSeen{root, std::move(*file), std::chrono::steady_clock::now()};
+        bytes = std::move(*file);
         return RepoFile::Icechunk;
     } catch (const std::exception&) {
         return RepoFile::Undecided;
@@ -86,16 +81,6 @@ RepoFile RemoteRepoFile(const std::string& root) {
 }
 
 } // namespace
-
-std::optional<std::vector<unsigned char>> TakeRepoFileSeen(const std::string& root) {
-    std::optional<RepoFileSeen> seen;
-    seen.swap(t_repo_file_seen);
-    if (!seen || seen->root != root) return std::nullopt;
-    const auto age = std::chrono::duration_cast<std::chrono::milliseconds>(
-        std::chrono::steady_clock::now() - seen->at);
-    if (age.count() > kRepoFileSeenMaxAgeMs) return std::nullopt;
-    return std::move(seen->bytes);
-}
 
 std::optional<IcechunkName> ParseIcechunkName(const std::string& name, bool& ok,
                                               std::string& error) {
@@ -167,25 +152,69 @@ bool ApplyVersionOptions(CSLConstList options, IcechunkVersion& v, std::string& 
     return true;
 }
 
-bool LooksLikeIcechunkRepo(const std::string& root) {
-    t_repo_file_seen.reset();
+IcechunkProbe ProbeIcechunkRepo(const std::string& root, bool repo_absent) {
+    IcechunkProbe probe;
     NoDirListingScope one_request(root);
-    const RepoFile remote = IsRemoteVSIPath(root) ? RemoteRepoFile(root) : RepoFile::Undecided;
-    if (remote == RepoFile::Icechunk || remote == RepoFile::Other)
-        return remote == RepoFile::Icechunk;
+    const RepoFile remote = repo_absent             ? RepoFile::Absent
+                            : IsRemoteVSIPath(root) ? RemoteRepoFile(root, probe.repo_file)
+                                                    : RepoFile::Undecided;
+    if (remote == RepoFile::Icechunk || remote == RepoFile::Other) {
+        probe.is_repo = remote == RepoFile::Icechunk;
+        return probe;
+    }
     VSILFILE* f = remote == RepoFile::Absent ? nullptr : VSIFOpenL((root + "/repo").c_str(), "rb");
     if (f) {
         std::array<unsigned char, 12> head{};
         const size_t n = VSIFReadL(head.data(), 1, head.size(), f);
         VSIFCloseL(f);
-        return HasMagic(head.data(), n);
+        probe.is_repo = HasMagic(head.data(), n);
+        return probe;
     }
     // Spec 1: the main branch's ref (config.yaml is optional), or any refs/
     // folder beside a config.yaml.
     VSIStatBufL st;
-    if (VSIStatL((root + "/refs/branch.main/ref.json").c_str(), &st) == 0) return true;
-    return VSIStatL((root + "/config.yaml").c_str(), &st) == 0 &&
-           VSIStatL((root + "/refs").c_str(), &st) == 0 && VSI_ISDIR(st.st_mode);
+    probe.is_repo = VSIStatL((root + "/refs/branch.main/ref.json").c_str(), &st) == 0 ||
+                    (VSIStatL((root + "/config.yaml").c_str(), &st) == 0 &&
+                     VSIStatL((root + "/refs").c_str(), &st) == 0 && VSI_ISDIR(st.st_mode));
+    return probe;
+}
+
+PrefixedRoot ReadPrefixedRoot(VSIStore& store, const std::string& root) {
+    PrefixedRoot out;
+    if (!IsRemoteVSIPath(root)) {
+        out.root_json = store.get_bounded("zarr.json", zarr3::kMaxMetadataBytes);
+        return out;
+    }
+    std::exception_ptr failed;
+    std::optional<std::vector<unsigned char>> repo_file;
+    RepoFile kind = RepoFile::Undecided;
+    std::atomic<int> next{0};
+    store.run_requests(2, [&] {
+        for (int task = next++; task < 2; task = next++) {
+            if (task == 0) {
+                try {
+                    out.root_json = store.get_bounded("zarr.json", zarr3::kMaxMetadataBytes);
+                } catch (...) {
+                    failed = std::current_exception();
+                }
+            } else {
+                // A plain store has no `repo`: its 404 (or an object store's
+                // 403) is no error of the open.
+                CPLErrorStateBackuper keep_state;
+                CPLErrorHandlerPusher quiet(CPLQuietErrorHandler);
+                NoDirListingScope one_request(root);
+                kind = RemoteRepoFile(root, repo_file);
+            }
+        }
+    });
+    if (kind == RepoFile::Icechunk) { // an object store may answer 403 for the missing zarr.json
+        out.root_json.reset();
+        out.probe = IcechunkProbe{true, std::move(repo_file)};
+        return out;
+    }
+    if (failed) std::rethrow_exception(failed);
+    out.repo_absent = kind == RepoFile::Absent;
+    return out;
 }
 
 std::pair<std::string, std::string> VirtualUrlToGdal(const std::string& url) {

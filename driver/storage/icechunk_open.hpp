@@ -6,6 +6,7 @@
 #pragma once
 
 #include "cpl_port.h"
+#include "zarr3/common.hpp"
 
 #include <optional>
 #include <string>
@@ -43,17 +44,34 @@ bool ApplyVersionOptions(CSLConstList options, IcechunkVersion& v, std::string& 
 // Whether `root` holds an Icechunk repository: a `repo` file starting with
 // the Icechunk magic (spec 2) or `config.yaml` beside `refs/` (spec 1). One
 // small read (and one stat for spec 1). For a remote root that one read is a
-// GET of the whole `repo` file (at most kRepoFileSeenBytes), which the next
-// OpenIcechunkStore of the same root on this thread uses instead of reading
-// it again (TakeRepoFileSeen): the open costs one round trip for it, not three.
-bool LooksLikeIcechunkRepo(const std::string& root);
+// GET of the whole `repo` file (at most kRepoFileProbeBytes), returned in
+// `repo_file` so that the open that follows (OpenIcechunkStore) does not ask
+// for it again: the open costs one round trip for it, not three.
+struct IcechunkProbe {
+    bool is_repo = false;
+    std::optional<std::vector<unsigned char>> repo_file; // remote spec 2 only
+};
+// `repo_absent`: the caller has just found no `repo` file (only spec 1 is left to look for).
+IcechunkProbe ProbeIcechunkRepo(const std::string& root, bool repo_absent = false);
+inline bool LooksLikeIcechunkRepo(const std::string& root) {
+    return ProbeIcechunkRepo(root).is_repo;
+}
+constexpr unsigned long long kRepoFileProbeBytes = 16ull << 20;
 
-// The `repo` file LooksLikeIcechunkRepo just read from remote `root` on this
-// thread (at most kRepoFileSeenMaxAgeMs ago), handed over once; nullopt when
-// there is none for `root`.
-std::optional<std::vector<unsigned char>> TakeRepoFileSeen(const std::string& root);
-constexpr unsigned long long kRepoFileSeenBytes = 16ull << 20;
-constexpr long long kRepoFileSeenMaxAgeMs = 5000;
+class VSIStore;
+
+// What a prefixed open (ZARR3:"root":/node) finds at `root`: the root
+// zarr.json (a plain store) and, for a remote root, the `repo` file asked for
+// at the same time (both GETs in flight together: one round trip whichever
+// kind of root it is). `probe` is set only when that GET found an Icechunk
+// `repo` file; otherwise the caller probes as for any root.
+struct PrefixedRoot {
+    std::optional<zarr3::Bytes> root_json;
+    std::optional<IcechunkProbe> probe;
+    bool repo_absent = false; // that GET found no `repo` file
+};
+// Throws what reading zarr.json throws (the probe's own failures are quiet).
+PrefixedRoot ReadPrefixedRoot(VSIStore& store, const std::string& root);
 
 // A virtual chunk URL as a GDAL folder and a file name in it:
 // "s3://b/k/f.nc" -> {"/vsis3/b/k", "f.nc"}, gs:// -> /vsigs/, az:// ->
@@ -82,8 +100,11 @@ namespace zarr3drv {
 // allows (containers the repository declares; the user's
 // VIRTUAL_ALLOWED_PREFIXES; a local repository's file:// containers). Throws
 // zarr3::Error naming the repository and the problem (unknown version, ...).
+// `repo_file`: the bytes of root/repo when the caller has just read them
+// (ProbeIcechunkRepo), else read here.
 std::shared_ptr<zarr3::icechunk::IcechunkStore>
-OpenIcechunkStore(const std::string& root, const IcechunkVersion& version, CSLConstList options);
+OpenIcechunkStore(const std::string& root, const IcechunkVersion& version, CSLConstList options,
+                  std::optional<std::vector<unsigned char>> repo_file = std::nullopt);
 
 // Shows which snapshot `ds` reads in its ICECHUNK metadata domain
 // (SNAPSHOT_ID, SNAPSHOT_MESSAGE, SNAPSHOT_TIME, VERSION, SPEC_VERSION) and,

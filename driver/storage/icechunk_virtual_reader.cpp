@@ -114,11 +114,11 @@ bool IsLocalRoot(const std::string& root) {
 } // namespace
 
 std::shared_ptr<zarr3::icechunk::IcechunkStore>
-OpenIcechunkStore(const std::string& root, const IcechunkVersion& version, CSLConstList options) {
+OpenIcechunkStore(const std::string& root, const IcechunkVersion& version, CSLConstList options,
+                  std::optional<std::vector<unsigned char>> repo_file) {
     auto storage = std::make_shared<VSIStore>(root, false);
-    auto seen = TakeRepoFileSeen(root);
-    auto repo = seen ? zarr3::icechunk::Repository::open(storage, std::move(*seen))
-                     : zarr3::icechunk::Repository::open(storage);
+    auto repo = repo_file ? zarr3::icechunk::Repository::open(storage, std::move(*repo_file))
+                          : zarr3::icechunk::Repository::open(storage);
     zarr3::icechunk::VirtualAccess access(repo->virtual_chunk_containers(),
                                           AllowedVirtualPrefixes(options), IsLocalRoot(root),
                                           "VIRTUAL_ALLOWED_PREFIXES");

@@ -207,6 +207,32 @@ EOF
   printf '%s\n' "${COMPAT_PACKAGES[@]}" >"$root/$COMPAT_READY"
 }
 
+# chroot_pick_root REUSE [FRESH]: sets ROOT for a script that reuses a prepared chroot or makes a
+# fresh one. REUSE non-empty: that chroot (resolved; the caller checks what it must hold), KEEP=1 (it
+# is only unmounted afterwards). Else FRESH (default /tmp/zarr3-trixie-$$), created with the marker
+# file, debootstrap installed on the host; KEEP stays the caller's (0: removed afterwards).
+chroot_pick_root() {
+  if [ -n "${1:-}" ]; then
+    ROOT=$(realpath "$1")
+    KEEP=1
+  else
+    ROOT=${2:-/tmp/zarr3-trixie-$$}
+    mkdir -p "$ROOT"
+    touch "$ROOT/$COMPAT_MARKER"
+    command -v debootstrap >/dev/null || apt-get install -y -q debootstrap >/dev/null
+  fi
+}
+
+# chroot_release: the outer EXIT clean-up of ROOT: unmount a kept chroot, remove a fresh one.
+chroot_release() {
+  if [ "${KEEP:-0}" = 1 ]; then chroot_umount_all "$ROOT" || true; else chroot_safe_remove "$ROOT" || true; fi
+}
+
+# chroot_inner_trap: the EXIT trap of the part inside the private mount namespace.
+chroot_inner_trap() {
+  trap 'chroot_umount_all "$ROOT" || clog "warning: mounts remain below $ROOT"' EXIT
+}
+
 # chroot_is_ready ROOT: packages installed with the current package list.
 chroot_is_ready() {
   [ -e "$1/$COMPAT_READY" ] && [ "$(cat "$1/$COMPAT_READY")" = "$(printf '%s\n' "${COMPAT_PACKAGES[@]}")" ]

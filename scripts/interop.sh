@@ -57,15 +57,11 @@ if [ "${_INTEROP_INNER:-0}" != 1 ]; then
   fi
   TMPD=$(mktemp -d /tmp/zarr3-interop-XXXXXX)
   cleanup() {
-    local rc=$?
-    chroot_release
     # TMPD was only bind-mounted inside the (now gone) private namespace
     if [ -z "$(mounts_below "$TMPD")" ]; then rm -rf --one-file-system "$TMPD"; fi
     clog "total wall time: $(($(date +%s) - T0))s"
-    exit $rc
   }
-  trap cleanup EXIT
-  trap 'exit 130' INT TERM
+  chroot_outer_traps cleanup
   MIRROR=${COMPAT_MIRROR:-$(host_debian_mirror || true)}
   require_mirror "$MIRROR"
   _INTEROP_INNER=1 ROOT="$ROOT" TMPD="$TMPD" COMPAT_MIRROR="$MIRROR" \

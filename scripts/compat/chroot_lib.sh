@@ -228,6 +228,20 @@ chroot_release() {
   if [ "${KEEP:-0}" = 1 ]; then chroot_umount_all "$ROOT" || true; else chroot_safe_remove "$ROOT" || true; fi
 }
 
+# chroot_outer_traps [FN]: the outer part's traps: on exit chroot_release, then the caller's own
+# clean-up function FN if named, keeping the exit status; INT and TERM exit with 130 (through it).
+chroot_outer_traps() {
+  _CHROOT_OUTER_FN=${1:-}
+  trap _chroot_outer_exit EXIT
+  trap 'exit 130' INT TERM
+}
+_chroot_outer_exit() {
+  local rc=$?
+  chroot_release
+  if [ -n "${_CHROOT_OUTER_FN:-}" ]; then "$_CHROOT_OUTER_FN" || true; fi
+  exit $rc
+}
+
 # chroot_inner_trap: the EXIT trap of the part inside the private mount namespace.
 chroot_inner_trap() {
   trap 'chroot_umount_all "$ROOT" || clog "warning: mounts remain below $ROOT"' EXIT

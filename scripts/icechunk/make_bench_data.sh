@@ -47,13 +47,7 @@ if [ "${_ICEBENCH_INNER:-0}" != 1 ]; then
     13* | trixie*) ;;
     *) clog "$ROOT is not Debian 13 ($(cat "$ROOT/etc/debian_version" 2>/dev/null || echo ?))"; exit 2 ;;
   esac
-  cleanup() {
-    local rc=$?
-    chroot_release
-    exit $rc
-  }
-  trap cleanup EXIT
-  trap 'exit 130' INT TERM
+  chroot_outer_traps
   _ICEBENCH_INNER=1 ROOT="$ROOT" OUT="$OUT" unshare --mount --propagation private bash "$0" "$@"
   exit $?
 fi

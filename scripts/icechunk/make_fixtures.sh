@@ -34,13 +34,7 @@ if [ "${_ICECHUNK_INNER:-0}" != 1 ]; then
   if [ -n "${INTEROP_CHROOT:-}" ] && ! chroot_is_ready "$ROOT"; then
     clog "$ROOT is not a prepared compat chroot"; exit 2
   fi
-  cleanup() {
-    local rc=$?
-    chroot_release
-    exit $rc
-  }
-  trap cleanup EXIT
-  trap 'exit 130' INT TERM
+  chroot_outer_traps
   MIRROR=${COMPAT_MIRROR:-$(host_debian_mirror || true)}
   require_mirror "$MIRROR"
   _ICECHUNK_INNER=1 ROOT="$ROOT" OUT="$OUT" COMPAT_MIRROR="$MIRROR" \

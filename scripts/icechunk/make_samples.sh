@@ -49,14 +49,8 @@ if [ "${_SAMPLES_INNER:-0}" != 1 ]; then
     # shellcheck disable=SC2034 # read by chroot_release
     KEEP=1
   fi
-  cleanup() {
-    local rc=$?
-    chroot_release
-    rm -rf "$STAGE"
-    exit $rc
-  }
-  trap cleanup EXIT
-  trap 'exit 130' INT TERM
+  remove_stage() { rm -rf "$STAGE"; }
+  chroot_outer_traps remove_stage
   MIRROR=${COMPAT_MIRROR:-$(host_debian_mirror || true)}
   require_mirror "$MIRROR"
   step source-values /usr/bin/python3 "$HERE/check_samples.py" source "$REPO/data/daily_t2m_2023.zarr" "$STAGE/src"

@@ -51,10 +51,7 @@ if [ "${_INTEROP_INNER:-0}" != 1 ]; then
       clog "warning: plugin build failed in $BUILD_DIR; the GDAL-side tests will fail"
   fi
   # ---- chroot with zarr-python
-  chroot_pick_root "${INTEROP_CHROOT:-}"
-  if [ -n "${INTEROP_CHROOT:-}" ] && ! chroot_is_ready "$ROOT"; then
-    clog "$ROOT is not a prepared compat chroot"; exit 2
-  fi
+  chroot_pick_prepared "${INTEROP_CHROOT:-}"
   TMPD=$(mktemp -d /tmp/zarr3-interop-XXXXXX)
   cleanup() {
     # TMPD was only bind-mounted inside the (now gone) private namespace
@@ -62,8 +59,7 @@ if [ "${_INTEROP_INNER:-0}" != 1 ]; then
     clog "total wall time: $(($(date +%s) - T0))s"
   }
   chroot_outer_traps cleanup
-  MIRROR=${COMPAT_MIRROR:-$(host_debian_mirror || true)}
-  require_mirror "$MIRROR"
+  chroot_mirror
   _INTEROP_INNER=1 ROOT="$ROOT" TMPD="$TMPD" COMPAT_MIRROR="$MIRROR" \
     unshare --mount --propagation private bash "$0" "$@"
   exit $?

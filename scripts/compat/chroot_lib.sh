@@ -223,6 +223,21 @@ chroot_pick_root() {
   fi
 }
 
+# chroot_pick_prepared REUSE: chroot_pick_root; a reused chroot must be a prepared compat chroot.
+chroot_pick_prepared() {
+  chroot_pick_root "${1:-}"
+  if [ -n "${1:-}" ] && ! chroot_is_ready "$ROOT"; then
+    clog "$ROOT is not a prepared compat chroot"
+    exit 2
+  fi
+}
+
+# chroot_mirror: sets MIRROR to COMPAT_MIRROR or the host's Debian mirror; stops without one.
+chroot_mirror() {
+  MIRROR=${COMPAT_MIRROR:-$(host_debian_mirror || true)}
+  require_mirror "$MIRROR"
+}
+
 # chroot_release: the outer EXIT clean-up of ROOT: unmount a kept chroot, remove a fresh one.
 chroot_release() {
   if [ "${KEEP:-0}" = 1 ]; then chroot_umount_all "$ROOT" || true; else chroot_safe_remove "$ROOT" || true; fi

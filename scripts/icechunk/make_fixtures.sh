@@ -30,13 +30,9 @@ if [ "${_ICECHUNK_INNER:-0}" != 1 ]; then
   mkdir -p "$OUT"
   # shellcheck disable=SC2034 # read by chroot_release
   KEEP=0
-  chroot_pick_root "${INTEROP_CHROOT:-}"
-  if [ -n "${INTEROP_CHROOT:-}" ] && ! chroot_is_ready "$ROOT"; then
-    clog "$ROOT is not a prepared compat chroot"; exit 2
-  fi
+  chroot_pick_prepared "${INTEROP_CHROOT:-}"
   chroot_outer_traps
-  MIRROR=${COMPAT_MIRROR:-$(host_debian_mirror || true)}
-  require_mirror "$MIRROR"
+  chroot_mirror
   _ICECHUNK_INNER=1 ROOT="$ROOT" OUT="$OUT" COMPAT_MIRROR="$MIRROR" \
     unshare --mount --propagation private bash "$0" "$@"
   exit $?

@@ -51,8 +51,7 @@ if [ "${_SAMPLES_INNER:-0}" != 1 ]; then
   fi
   remove_stage() { rm -rf "$STAGE"; }
   chroot_outer_traps remove_stage
-  MIRROR=${COMPAT_MIRROR:-$(host_debian_mirror || true)}
-  require_mirror "$MIRROR"
+  chroot_mirror
   step source-values /usr/bin/python3 "$HERE/check_samples.py" source "$REPO/data/daily_t2m_2023.zarr" "$STAGE/src"
   _SAMPLES_INNER=1 ROOT="$ROOT" STAGE="$STAGE" COMPAT_MIRROR="$MIRROR" \
     unshare --mount --propagation private bash "$0" "$@"

@@ -1,6 +1,7 @@
 # shellcheck shell=bash
-# Helpers shared by scripts/compat.sh and scripts/interop.sh: create, mount, enter and safely
-# remove a Debian (trixie) chroot.  Source this file; it defines functions only.
+# Helpers shared by the scripts that work in a Debian chroot (compat.sh, interop.sh, test-package.sh,
+# zp_dev.sh, bench.sh, icechunk/make_*.sh): create, mount, enter and safely remove a Debian (trixie)
+# chroot.  Source this file; it defines functions only.
 #
 # Safety model
 # - The chroot root always holds a marker file (.zarr3-compat-root); nothing is ever deleted in a

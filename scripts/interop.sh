@@ -30,6 +30,7 @@ SUITE=${COMPAT_SUITE:-trixie}
 BUILD_DIR=${ZARR3_BUILD_DIR:-$REPO/build}
 SHARED=$(realpath -m "$REPO/../shared")
 PY=${INTEROP_PYTHON:-/usr/bin/python3}
+# shellcheck disable=SC2034 # read by chroot_release
 KEEP=${COMPAT_KEEP:-0}
 
 if [ "${_INTEROP_INNER:-0}" != 1 ]; then
@@ -50,36 +51,22 @@ if [ "${_INTEROP_INNER:-0}" != 1 ]; then
       clog "warning: plugin build failed in $BUILD_DIR; the GDAL-side tests will fail"
   fi
   # ---- chroot with zarr-python
-  if [ -n "${INTEROP_CHROOT:-}" ]; then
-    ROOT=$(realpath "$INTEROP_CHROOT")
-    chroot_is_ready "$ROOT" || { clog "$ROOT is not a prepared compat chroot"; exit 2; }
-    KEEP=1
-  else
-    ROOT=/tmp/zarr3-trixie-$$
-    mkdir -p "$ROOT"
-    touch "$ROOT/$COMPAT_MARKER"
-    command -v debootstrap >/dev/null || apt-get install -y -q debootstrap >/dev/null
-  fi
+  chroot_pick_prepared "${INTEROP_CHROOT:-}"
   TMPD=$(mktemp -d /tmp/zarr3-interop-XXXXXX)
   cleanup() {
-    local rc=$?
-    if [ "$KEEP" = 1 ]; then chroot_umount_all "$ROOT" || true; else chroot_safe_remove "$ROOT" || true; fi
     # TMPD was only bind-mounted inside the (now gone) private namespace
     if [ -z "$(mounts_below "$TMPD")" ]; then rm -rf --one-file-system "$TMPD"; fi
     clog "total wall time: $(($(date +%s) - T0))s"
-    exit $rc
   }
-  trap cleanup EXIT
-  trap 'exit 130' INT TERM
-  MIRROR=${COMPAT_MIRROR:-$(host_debian_mirror || true)}
-  require_mirror "$MIRROR"
+  chroot_outer_traps cleanup
+  chroot_mirror
   _INTEROP_INNER=1 ROOT="$ROOT" TMPD="$TMPD" COMPAT_MIRROR="$MIRROR" \
     unshare --mount --propagation private bash "$0" "$@"
   exit $?
 fi
 
 # ------------------------------------------------------------------ inner: private mount namespace
-trap 'chroot_umount_all "$ROOT" || clog "warning: mounts remain below $ROOT"' EXIT
+chroot_inner_trap
 chroot_prepare "$ROOT" "$SUITE" "$COMPAT_MIRROR" || exit 1
 bind_same "$ROOT" "$REPO" ro
 bind_shared "$ROOT" "$REPO" "$SHARED"

@@ -3,15 +3,16 @@
 // merging) is core's zarr3::appended_metadata.
 #include "classic/raster_append.hpp"
 
-#include "storage/consolidation.hpp"
+#include "classic/raster_dataset.hpp"
 #include "error_boundary.hpp"
 #include "mapping/gdal_types.hpp"
 #include "options/io_options.hpp"
-#include "classic/raster_dataset.hpp"
+#include "storage/consolidation.hpp"
 #include "storage/unfinished_copy.hpp"
 #include "storage/vsi_store.hpp"
 #include "zarr3/array_lock.hpp"
 #include "zarr3/builder.hpp"
+#include "zarr3/cf_time.hpp"
 #include "zarr3/compact.hpp"
 #include "zarr3/consolidated.hpp"
 
@@ -78,26 +79,33 @@ double CoordinateValue(const std::string& text, const nlohmann::json& attrs,
                               : "not a number (the coordinate has no CF time units)"));
 }
 
-// `v` as one little-endian element of `dt`.
+// `v` as one little-endian element of `dt`. An integer type takes only an
+// integral value in its range: checked before any cast (a cast of 1e30 or NaN
+// is undefined behaviour and gives INT64_MIN, numpy's NaT, on x86).
 zarr3::Bytes Encode(double v, const zarr3::DataType& dt, const std::string& where) {
     zarr3::Bytes b(dt.size);
     auto put = [&](auto x) { std::memcpy(b.data(), &x, sizeof x); };
-    const bool integral = std::floor(v) == v;
+    auto in = [&](auto lo, auto hi) {
+        const auto i = zarr3::exact_int64(v);
+        return i && *i >= static_cast<int64_t>(lo) && *i <= static_cast<int64_t>(hi);
+    };
+    constexpr double kTwo64 = 18446744073709551616.0; // exact; uint64 values are below
     if (dt.name == "float64")
         put(v);
-    else if (dt.name == "float32")
+    else if (dt.name == "float32" && !(std::fabs(v) > std::numeric_limits<float>::max()))
         put(static_cast<float>(v));
-    else if (integral && dt.name == "int64")
-        put(static_cast<int64_t>(v));
-    else if (integral && dt.name == "int32")
+    else if (dt.name == "int64" && zarr3::exact_int64(v))
+        put(*zarr3::exact_int64(v));
+    else if (dt.name == "int32" && in(INT32_MIN, INT32_MAX))
         put(static_cast<int32_t>(v));
-    else if (integral && dt.name == "uint32" && v >= 0)
+    else if (dt.name == "uint32" && in(0, UINT32_MAX))
         put(static_cast<uint32_t>(v));
-    else if (integral && dt.name == "uint64" && v >= 0)
+    else if (dt.name == "uint64" && v >= 0 && v < kTwo64 && std::trunc(v) == v)
         put(static_cast<uint64_t>(v));
     else
-        throw zarr3::Error(where + ": the value " + std::to_string(v) + " cannot be stored as " +
-                           dt.name);
+        throw zarr3::Error(where + ": the value " + CPLSPrintf("%.17g", v) +
+                           " cannot be stored as " + dt.name +
+                           " (not an integer, or out of its range)");
     return b;
 }
 

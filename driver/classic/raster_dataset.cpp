@@ -5,13 +5,13 @@
 
 #include "mapping/band_axis_labels.hpp"
 
-#include "mapping/array_mapping.hpp"
 #include "error_boundary.hpp"
+#include "limits.hpp"
+#include "mapping/array_mapping.hpp"
 #include "mapping/gdal_types.hpp"
 #include "mapping/georef.hpp"
-#include "options/io_options.hpp"
-#include "limits.hpp"
 #include "mapping/temporal.hpp"
+#include "options/io_options.hpp"
 
 #include "zarr3/hierarchy.hpp"
 
@@ -163,8 +163,9 @@ void Zarr3RasterDataset::LoadBandCoordinates() {
             if (var && var->metadata().rank() == 1 && var->metadata().shape[0] == m.shape[a]) {
                 ConfigureArray(*var);
                 ax.values = ReadCoordinateValues(*var, 1000000);
-                ax.texts = TemporalCoordinateText(*var, 1000000);
-                ax.temporal_dtype = ax.texts.has_value();
+                ax.counts = TemporalCoordinateCounts(*var, 1000000);
+                if (ax.counts) ax.texts = TemporalCoordinateText(*ax.counts, var->metadata().dtype);
+                ax.temporal_dtype = ax.counts.has_value();
                 if (var->metadata().dtype.is_variable() && m.shape[a] <= 1000000) { // labels
                     ax.texts = var->read_strings(zarr3::Selection::all(var->metadata().shape));
                     ax.values.emplace();
@@ -184,6 +185,7 @@ void Zarr3RasterDataset::LoadBandCoordinates() {
                      e.what(), ax.name.c_str());
             axes[k].values.reset();
             axes[k].texts.reset();
+            axes[k].counts.reset();
         }
     }
     for (int b = 1; b <= nBands; ++b)
@@ -226,7 +228,7 @@ void Zarr3RasterDataset::LabelBand(
             props.derived[ax.name] = v;
             if (!ax.units.empty()) props.derived[ax.name + "#units"] = ax.units;
             if (!ax.texts || ax.temporal_dtype)
-                props.derived["NETCDF_DIM_" + ax.name] = CPLSPrintf("%.17g", (*ax.values)[idx[k]]);
+                props.derived["NETCDF_DIM_" + ax.name] = AxisNumberText(ax, idx[k]);
             item += dates[k] ? (*dates[k])[idx[k]] : v;
         } else {
             item += std::to_string(idx[k]);

@@ -33,8 +33,8 @@ CPLStringList NetcdfDimDatasetItems(const std::vector<BandAxisCoordinate>& axes)
         md.SetNameValue(("NETCDF_DIM_" + a.name + "_DEF").c_str(),
                         CPLSPrintf("{%zu,6}", a.values->size()));
         std::string list;
-        for (double v : *a.values)
-            list += (list.empty() ? "" : ",") + std::string(CPLSPrintf("%.17g", v));
+        for (size_t i = 0; i < a.values->size(); ++i)
+            list += (list.empty() ? "" : ",") + AxisNumberText(a, i);
         md.SetNameValue(("NETCDF_DIM_" + a.name + "_VALUES").c_str(), ("{" + list + "}").c_str());
         if (!a.nc_units.empty()) md.SetNameValue((a.name + "#units").c_str(), a.nc_units.c_str());
         if (!a.calendar.empty())
@@ -42,6 +42,11 @@ CPLStringList NetcdfDimDatasetItems(const std::vector<BandAxisCoordinate>& axes)
     }
     if (!extra.empty()) md.SetNameValue("NETCDF_DIM_EXTRA", ("{" + extra + "}").c_str());
     return md;
+}
+
+std::string AxisNumberText(const BandAxisCoordinate& axis, size_t i) {
+    if (axis.counts && i < axis.counts->size()) return std::to_string((*axis.counts)[i]);
+    return CPLSPrintf("%.17g", (*axis.values)[i]);
 }
 
 } // namespace zarr3drv

@@ -116,17 +116,22 @@ std::string TemporalText(int64_t v, const zarr3::DataType& dt) {
     return std::to_string(v) + " " + u;
 }
 
-std::optional<std::vector<std::string>> TemporalCoordinateText(const zarr3::Array& a,
-                                                               uint64_t max_elements) {
+std::optional<std::vector<int64_t>> TemporalCoordinateCounts(const zarr3::Array& a,
+                                                             uint64_t max_elements) {
     const auto& m = a.metadata();
     if (!m.dtype.is_temporal() || m.rank() != 1 || m.shape[0] > max_elements) return std::nullopt;
-    const size_t n = static_cast<size_t>(m.shape[0]);
-    std::vector<int64_t> raw(n);
-    if (n) a.read(zarr3::Selection::all(m.shape), reinterpret_cast<uint8_t*>(raw.data()));
+    std::vector<int64_t> raw(static_cast<size_t>(m.shape[0]));
+    if (!raw.empty())
+        a.read(zarr3::Selection::all(m.shape), reinterpret_cast<uint8_t*>(raw.data()));
+    return raw;
+}
+
+std::vector<std::string> TemporalCoordinateText(const std::vector<int64_t>& counts,
+                                                const zarr3::DataType& dt) {
     std::vector<std::string> out;
-    out.reserve(n);
-    for (int64_t v : raw)
-        out.push_back(TemporalText(v, m.dtype));
+    out.reserve(counts.size());
+    for (int64_t v : counts)
+        out.push_back(TemporalText(v, dt));
     return out;
 }
 

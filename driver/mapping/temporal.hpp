@@ -16,9 +16,13 @@ std::string TemporalUnit(const zarr3::DataType& dt);
 // ISO 8601 text of one datetime64 value ("2024-01-01T00:00:00", "NaT"); for a
 // timedelta64 the count with its unit ("90 s").
 std::string TemporalText(int64_t v, const zarr3::DataType& dt);
-// Every value of a 1-D datetime64/timedelta64 array as text; nullopt for another
-// type or more than `max_elements` values.
-std::optional<std::vector<std::string>> TemporalCoordinateText(const zarr3::Array& a,
-                                                               uint64_t max_elements);
+// Every stored count of a 1-D datetime64/timedelta64 array (exact int64, in the
+// stored unit: never converted, so never overflowing); nullopt for another type
+// or more than `max_elements` values.
+std::optional<std::vector<int64_t>> TemporalCoordinateCounts(const zarr3::Array& a,
+                                                             uint64_t max_elements);
+// The same values as text (TemporalText).
+std::vector<std::string> TemporalCoordinateText(const std::vector<int64_t>& counts,
+                                                const zarr3::DataType& dt);
 
 } // namespace zarr3drv

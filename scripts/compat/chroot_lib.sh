@@ -1,6 +1,7 @@
 # shellcheck shell=bash
-# Helpers shared by scripts/compat.sh and scripts/interop.sh: create, mount, enter and safely
-# remove a Debian (trixie) chroot.  Source this file; it defines functions only.
+# Helpers shared by the scripts that work in a Debian chroot (compat.sh, interop.sh, test-package.sh,
+# zp_dev.sh, bench.sh, icechunk/make_*.sh): create, mount, enter and safely remove a Debian (trixie)
+# chroot.  Source this file; it defines functions only.
 #
 # Safety model
 # - The chroot root always holds a marker file (.zarr3-compat-root); nothing is ever deleted in a
@@ -205,6 +206,61 @@ EOF
   }
   in_chroot "$root" apt-get clean
   printf '%s\n' "${COMPAT_PACKAGES[@]}" >"$root/$COMPAT_READY"
+}
+
+# chroot_pick_root REUSE [FRESH]: sets ROOT for a script that reuses a prepared chroot or makes a
+# fresh one. REUSE non-empty: that chroot (resolved; the caller checks what it must hold), KEEP=1 (it
+# is only unmounted afterwards). Else FRESH (default /tmp/zarr3-trixie-$$), created with the marker
+# file, debootstrap installed on the host; KEEP stays the caller's (0: removed afterwards).
+chroot_pick_root() {
+  if [ -n "${1:-}" ]; then
+    ROOT=$(realpath "$1")
+    KEEP=1
+  else
+    ROOT=${2:-/tmp/zarr3-trixie-$$}
+    mkdir -p "$ROOT"
+    touch "$ROOT/$COMPAT_MARKER"
+    command -v debootstrap >/dev/null || apt-get install -y -q debootstrap >/dev/null
+  fi
+}
+
+# chroot_pick_prepared REUSE: chroot_pick_root; a reused chroot must be a prepared compat chroot.
+chroot_pick_prepared() {
+  chroot_pick_root "${1:-}"
+  if [ -n "${1:-}" ] && ! chroot_is_ready "$ROOT"; then
+    clog "$ROOT is not a prepared compat chroot"
+    exit 2
+  fi
+}
+
+# chroot_mirror: sets MIRROR to COMPAT_MIRROR or the host's Debian mirror; stops without one.
+chroot_mirror() {
+  MIRROR=${COMPAT_MIRROR:-$(host_debian_mirror || true)}
+  require_mirror "$MIRROR"
+}
+
+# chroot_release: the outer EXIT clean-up of ROOT: unmount a kept chroot, remove a fresh one.
+chroot_release() {
+  if [ "${KEEP:-0}" = 1 ]; then chroot_umount_all "$ROOT" || true; else chroot_safe_remove "$ROOT" || true; fi
+}
+
+# chroot_outer_traps [FN]: the outer part's traps: on exit chroot_release, then the caller's own
+# clean-up function FN if named, keeping the exit status; INT and TERM exit with 130 (through it).
+chroot_outer_traps() {
+  _CHROOT_OUTER_FN=${1:-}
+  trap _chroot_outer_exit EXIT
+  trap 'exit 130' INT TERM
+}
+_chroot_outer_exit() {
+  local rc=$?
+  chroot_release
+  if [ -n "${_CHROOT_OUTER_FN:-}" ]; then "$_CHROOT_OUTER_FN" || true; fi
+  exit $rc
+}
+
+# chroot_inner_trap: the EXIT trap of the part inside the private mount namespace.
+chroot_inner_trap() {
+  trap 'chroot_umount_all "$ROOT" || clog "warning: mounts remain below $ROOT"' EXIT
 }
 
 # chroot_is_ready ROOT: packages installed with the current package list.

@@ -34,36 +34,26 @@ if [ "${_ICEBENCH_INNER:-0}" != 1 ]; then
   if [ -e "$OUT" ] && [ -n "$(ls -A "$OUT")" ]; then clog "$OUT is not empty"; exit 2; fi
   mkdir -p "$OUT"
   MIRROR=${COMPAT_MIRROR:-$(host_debian_mirror || true)}
+  # shellcheck disable=SC2034 # read by chroot_release
+  KEEP=0
+  [ -n "${BENCH_TRIXIE_CHROOT:-}" ] || require_mirror "$MIRROR"
+  chroot_pick_root "${BENCH_TRIXIE_CHROOT:-}"
   if [ -n "${BENCH_TRIXIE_CHROOT:-}" ]; then
-    ROOT=$(realpath "$BENCH_TRIXIE_CHROOT")
     [ -x "$ROOT/usr/bin/apt-get" ] || { clog "$ROOT has no apt-get (not a Debian chroot)"; exit 2; }
-    KEEP=1
   else
-    require_mirror "$MIRROR"
-    ROOT=/tmp/zarr3-trixie-$$
-    mkdir -p "$ROOT"
-    touch "$ROOT/$COMPAT_MARKER"
-    command -v debootstrap >/dev/null || apt-get install -y -q debootstrap >/dev/null
     step debootstrap chroot_bootstrap "$ROOT" trixie "$MIRROR" || exit 1
-    KEEP=0
   fi
   case "$(cat "$ROOT/etc/debian_version" 2>/dev/null)" in
     13* | trixie*) ;;
     *) clog "$ROOT is not Debian 13 ($(cat "$ROOT/etc/debian_version" 2>/dev/null || echo ?))"; exit 2 ;;
   esac
-  cleanup() {
-    local rc=$?
-    if [ "$KEEP" = 1 ]; then chroot_umount_all "$ROOT" || true; else chroot_safe_remove "$ROOT" || true; fi
-    exit $rc
-  }
-  trap cleanup EXIT
-  trap 'exit 130' INT TERM
+  chroot_outer_traps
   _ICEBENCH_INNER=1 ROOT="$ROOT" OUT="$OUT" unshare --mount --propagation private bash "$0" "$@"
   exit $?
 fi
 
 # ------------------------------------------------------------------ inner: private mount namespace
-trap 'chroot_umount_all "$ROOT" || clog "warning: mounts remain below $ROOT"' EXIT
+chroot_inner_trap
 chroot_mount "$ROOT"
 bind_same "$ROOT" "$REPO" ro
 bind_same "$ROOT" "$OUT" rw

@@ -28,33 +28,18 @@ if [ "${_ICECHUNK_INNER:-0}" != 1 ]; then
   OUT=$(realpath -m "$1")
   if [ -e "$OUT" ] && [ -n "$(ls -A "$OUT")" ]; then clog "$OUT is not empty"; exit 2; fi
   mkdir -p "$OUT"
+  # shellcheck disable=SC2034 # read by chroot_release
   KEEP=0
-  if [ -n "${INTEROP_CHROOT:-}" ]; then
-    ROOT=$(realpath "$INTEROP_CHROOT")
-    chroot_is_ready "$ROOT" || { clog "$ROOT is not a prepared compat chroot"; exit 2; }
-    KEEP=1
-  else
-    ROOT=/tmp/zarr3-trixie-$$
-    mkdir -p "$ROOT"
-    touch "$ROOT/$COMPAT_MARKER"
-    command -v debootstrap >/dev/null || apt-get install -y -q debootstrap >/dev/null
-  fi
-  cleanup() {
-    local rc=$?
-    if [ "$KEEP" = 1 ]; then chroot_umount_all "$ROOT" || true; else chroot_safe_remove "$ROOT" || true; fi
-    exit $rc
-  }
-  trap cleanup EXIT
-  trap 'exit 130' INT TERM
-  MIRROR=${COMPAT_MIRROR:-$(host_debian_mirror || true)}
-  require_mirror "$MIRROR"
+  chroot_pick_prepared "${INTEROP_CHROOT:-}"
+  chroot_outer_traps
+  chroot_mirror
   _ICECHUNK_INNER=1 ROOT="$ROOT" OUT="$OUT" COMPAT_MIRROR="$MIRROR" \
     unshare --mount --propagation private bash "$0" "$@"
   exit $?
 fi
 
 # ------------------------------------------------------------------ inner: private mount namespace
-trap 'chroot_umount_all "$ROOT" || clog "warning: mounts remain below $ROOT"' EXIT
+chroot_inner_trap
 chroot_prepare "$ROOT" "$SUITE" "$COMPAT_MIRROR" || exit 1
 bind_same "$ROOT" "$REPO" ro
 bind_same "$ROOT" "$OUT" rw

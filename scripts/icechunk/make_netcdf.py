@@ -61,17 +61,18 @@ def write_month(path, first_day, values):
         v[:] = values
 
 
-def chunk_table(path):
-    """Every HDF5 chunk of t2m: element offset, byte offset, stored size (filters all applied)."""
+def chunk_table(path, var="t2m"):
+    """Every HDF5 chunk of `var` (little-endian float32, shuffle + deflate): element offset, byte offset,
+    stored size (all filters applied), and the HDF5 chunk shape. Shared with make_sample_netcdf.py."""
     with h5py.File(path, "r") as f:
-        ds = f["t2m"]
+        ds = f[var]
         dcpl = ds.id.get_create_plist()
         filters = [dcpl.get_filter(i)[0] for i in range(dcpl.get_nfilters())]
         # H5Z_FILTER_SHUFFLE = 2, H5Z_FILTER_DEFLATE = 1, in pipeline (write) order
         if filters != [2, 1]:
             raise SystemExit(f"{path}: unexpected HDF5 filter pipeline {filters} (want shuffle, deflate)")
         if ds.dtype != np.dtype("<f4"):
-            raise SystemExit(f"{path}: t2m is {ds.dtype}, want little-endian float32")
+            raise SystemExit(f"{path}: {var} is {ds.dtype}, want little-endian float32")
         out = []
         for i in range(ds.id.get_num_chunks()):
             info = ds.id.get_chunk_info(i)

@@ -6,15 +6,17 @@ SRC holds the source values (check_samples.py source). Writes OUT/archive/t2m_20
 -03.nc: t2m(time, lat, lon) float32 of 31, 28, 31 days, HDF5 chunks of one month x 16 lat x 32 lon,
 shuffle + zlib level 4, with the source's coordinates and CRS (a `spatial_ref` grid-mapping variable),
 and OUT/archive/chunks.json: each file's HDF5 chunks of t2m (element offset, byte offset, stored size,
-from h5py's get_chunk_info) that write_samples.mjs turns into Icechunk virtual references.
+from h5py's get_chunk_info through make_netcdf.chunk_table) that write_samples.mjs turns into Icechunk
+virtual references.
 """
 import json
 import sys
 from pathlib import Path
 
-import h5py
 import netCDF4
 import numpy as np
+
+from make_netcdf import chunk_table  # the HDF5 chunk offsets, shared with the fixture writer
 
 CLAT, CLON = 16, 32
 NAMES = ["2023-01", "2023-02", "2023-03"]
@@ -59,26 +61,6 @@ def write_month(path, doc, arrays, first, ndays):
         v[:] = arrays["t2m"][first:first + ndays]
 
 
-def chunk_table(path):
-    """Every HDF5 chunk of t2m: element offset, byte offset, stored size (all filters applied)."""
-    with h5py.File(path, "r") as f:
-        ds = f["t2m"]
-        dcpl = ds.id.get_create_plist()
-        filters = [dcpl.get_filter(i)[0] for i in range(dcpl.get_nfilters())]
-        if filters != [2, 1]:  # H5Z_FILTER_SHUFFLE, H5Z_FILTER_DEFLATE in pipeline order
-            raise SystemExit(f"{path}: unexpected HDF5 filter pipeline {filters} (want shuffle, deflate)")
-        if ds.dtype != np.dtype("<f4"):
-            raise SystemExit(f"{path}: t2m is {ds.dtype}, want little-endian float32")
-        out = []
-        for i in range(ds.id.get_num_chunks()):
-            info = ds.id.get_chunk_info(i)
-            if info.filter_mask != 0:
-                raise SystemExit(f"{path}: chunk {i} skipped a filter (mask {info.filter_mask})")
-            out.append({"chunk_offset": [int(o) for o in info.chunk_offset],
-                        "byte_offset": int(info.byte_offset), "size": int(info.size)})
-        return out
-
-
 def main():
     src, out = Path(sys.argv[1]), Path(sys.argv[2]) / "archive"
     out.mkdir(parents=True, exist_ok=True)
@@ -87,8 +69,8 @@ def main():
     for name, ndays in zip(NAMES, doc["months"]):
         path = out / f"t2m_{name}.nc"
         write_month(str(path), doc, arrays, first, ndays)
-        files.append({"name": path.name, "first_day": first, "ndays": ndays, "chunk_shape": [ndays, CLAT, CLON],
-                      "chunks": chunk_table(str(path))})
+        files.append({"name": path.name, "first_day": first, "ndays": ndays,
+                      "chunk_shape": [ndays, CLAT, CLON], "chunks": chunk_table(str(path))["items"]})
         first += ndays
     (out / "chunks.json").write_text(json.dumps({"files": files}, indent=1))
     print(f"netcdf: {len(files)} files, {sum(len(f['chunks']) for f in files)} HDF5 chunks in {out}")

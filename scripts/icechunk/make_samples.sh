@@ -40,28 +40,18 @@ if [ "${_SAMPLES_INNER:-0}" != 1 ]; then
   export GDAL_DRIVER_PATH=${GDAL_DRIVER_PATH:-$REPO/build}
   [ -f "$GDAL_DRIVER_PATH/gdal_Zarr3.so" ] || { clog "no plugin in $GDAL_DRIVER_PATH (set GDAL_DRIVER_PATH)"; exit 2; }
   STAGE=$(mktemp -d /tmp/zarr3-samples-XXXXXX)
+  # shellcheck disable=SC2034 # read by chroot_release
   KEEP=0
+  chroot_pick_root "${SAMPLES_CHROOT:-}" "/tmp/zarr3-trixie-samples-$$"
   if [ -n "${SAMPLES_CHROOT:-}" ]; then
-    ROOT=$(realpath "$SAMPLES_CHROOT")
     [ -e "$ROOT/$COMPAT_MARKER" ] || { clog "$ROOT is not a compat chroot (no marker)"; exit 2; }
+  elif [ "${SAMPLES_KEEP_CHROOT:-0}" = 1 ]; then
+    # shellcheck disable=SC2034 # read by chroot_release
     KEEP=1
-  else
-    ROOT=/tmp/zarr3-trixie-samples-$$
-    mkdir -p "$ROOT"
-    touch "$ROOT/$COMPAT_MARKER"
-    [ "${SAMPLES_KEEP_CHROOT:-0}" = 1 ] && KEEP=1
-    command -v debootstrap >/dev/null || apt-get install -y -q debootstrap >/dev/null
   fi
-  cleanup() {
-    local rc=$?
-    if [ "$KEEP" = 1 ]; then chroot_umount_all "$ROOT" || true; else chroot_safe_remove "$ROOT" || true; fi
-    rm -rf "$STAGE"
-    exit $rc
-  }
-  trap cleanup EXIT
-  trap 'exit 130' INT TERM
-  MIRROR=${COMPAT_MIRROR:-$(host_debian_mirror || true)}
-  require_mirror "$MIRROR"
+  remove_stage() { rm -rf "$STAGE"; }
+  chroot_outer_traps remove_stage
+  chroot_mirror
   step source-values /usr/bin/python3 "$HERE/check_samples.py" source "$REPO/data/daily_t2m_2023.zarr" "$STAGE/src"
   _SAMPLES_INNER=1 ROOT="$ROOT" STAGE="$STAGE" COMPAT_MIRROR="$MIRROR" \
     unshare --mount --propagation private bash "$0" "$@"
@@ -76,7 +66,7 @@ if [ "${_SAMPLES_INNER:-0}" != 1 ]; then
 fi
 
 # ------------------------------------------------------------------ inner: private mount namespace
-trap 'chroot_umount_all "$ROOT" || clog "warning: mounts remain below $ROOT"' EXIT
+chroot_inner_trap
 chroot_prepare "$ROOT" "$SUITE" "$COMPAT_MIRROR" || exit 1
 bind_same "$ROOT" "$REPO" ro
 bind_same "$ROOT" "$STAGE" rw

@@ -41,7 +41,14 @@ std::optional<CfTimeUnits> parse_cf_time_units(std::string_view units);
 double cf_value_of(const CfTimeUnits& units, const CivilTime& t);
 CivilTime cf_civil_of(const CfTimeUnits& units, double value);
 
-// "YYYY-MM-DD" (and "THH:MM:SS" when not midnight).
+// "YYYY-MM-DD" (and "THH:MM:SS" when not midnight). zarr3::Error when t.seconds
+// is no time of day (NaN, negative, past 24:00:00 + a leap second).
 std::string format_civil(const CivilTime& t);
+
+// The int64 equal to `v`; nullopt for NaN, infinities, fractions and values
+// outside int64. Every conversion of a computed time value (or any double) to an
+// int64 count goes through it: a plain cast of such a value is undefined
+// behaviour and gives INT64_MIN (NaT) on x86.
+std::optional<int64_t> exact_int64(double v);
 
 } // namespace zarr3

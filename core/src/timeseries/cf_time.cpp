@@ -153,6 +153,12 @@ CivilTime cf_civil_of(const CfTimeUnits& u, double value) {
 
 std::string format_civil(const CivilTime& t) {
     char buf[64];
+    // Checked before the cast (NaN or a huge value would be undefined behaviour).
+    if (!(t.seconds >= 0 && t.seconds < 86400.5)) {
+        std::snprintf(buf, sizeof buf, "%.17g", t.seconds);
+        throw Error(std::string("calendar time: ") + buf +
+                    " seconds since midnight is no time of day (0 to 86400)");
+    }
     const auto s = static_cast<long>(std::llround(t.seconds));
     if (s == 0)
         std::snprintf(buf, sizeof buf, "%04lld-%02u-%02u", static_cast<long long>(t.year), t.month,
@@ -162,6 +168,13 @@ std::string format_civil(const CivilTime& t) {
                       static_cast<long long>(t.year), t.month, t.day, s / 3600, s / 60 % 60,
                       s % 60);
     return buf;
+}
+
+std::optional<int64_t> exact_int64(double v) {
+    // [-2^63, 2^63): both bounds are exact doubles; NaN fails both comparisons.
+    constexpr double kTwo63 = 9223372036854775808.0;
+    if (!(v >= -kTwo63 && v < kTwo63) || std::trunc(v) != v) return std::nullopt;
+    return static_cast<int64_t>(v);
 }
 
 } // namespace zarr3

@@ -5,6 +5,8 @@
 
 #include <nlohmann/json_fwd.hpp>
 
+#include <optional>
+
 namespace zarr3 {
 
 class ChunkKeyEncoding {
@@ -14,6 +16,10 @@ class ChunkKeyEncoding {
     ChunkKeyEncoding(Kind k, char sep) : kind_(k), sep_(sep) {}
     static ChunkKeyEncoding parse(const nlohmann::json& j, const std::string& where);
     std::string key(const std::vector<uint64_t>& idx) const;
+    // The chunk coordinates `key` (relative to the array) names under this
+    // encoding, or nullopt when it is not the canonical key of a chunk of an
+    // `ndim`-dimensional array (key(coords(k)) == k).
+    std::optional<std::vector<uint64_t>> coords(const std::string& key, size_t ndim) const;
     nlohmann::json to_json() const;
     Kind kind() const { return kind_; }
     char separator() const { return sep_; }

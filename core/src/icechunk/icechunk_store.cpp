@@ -31,28 +31,7 @@ ArrayInfo array_info(const Node& n, const std::string& where) {
 // The coordinates `rest` encodes under `a`'s chunk key encoding, or nullopt
 // when it is not a canonical chunk key of an `a.ndim`-dimensional array.
 std::optional<std::vector<uint64_t>> parse_coords(const std::string& rest, const ArrayInfo& a) {
-    std::vector<uint64_t> idx;
-    const bool dflt = a.enc.kind() == ChunkKeyEncoding::Kind::Default;
-    size_t pos = 0;
-    if (dflt) {
-        if (rest.rfind("c", 0) != 0) return std::nullopt;
-        pos = 1;
-        if (rest.size() > 1) {
-            if (rest[1] != a.enc.separator()) return std::nullopt;
-            pos = 2;
-        }
-    }
-    while (pos < rest.size() && idx.size() < a.ndim) {
-        size_t end = rest.find(a.enc.separator(), pos);
-        if (end == std::string::npos) end = rest.size();
-        uint64_t v = 0;
-        auto r = std::from_chars(rest.data() + pos, rest.data() + end, v);
-        if (r.ec != std::errc() || r.ptr != rest.data() + end) return std::nullopt;
-        idx.push_back(v);
-        pos = end + 1;
-    }
-    if (idx.size() != a.ndim || a.enc.key(idx) != rest) return std::nullopt;
-    return idx;
+    return a.enc.coords(rest, a.ndim);
 }
 
 std::vector<Bytes> slice(ByteView whole, const std::vector<ByteRange>& ranges,

@@ -37,25 +37,9 @@ std::optional<Coords> parse_coords(const std::string& rest, const std::string& z
     auto j = nlohmann::json::parse(zarr_json, nullptr, false);
     if (!j.is_object() || !j.contains("shape") || !j["shape"].is_array()) return std::nullopt;
     const size_t ndim = j["shape"].size();
-    const ChunkKeyEncoding enc = encoding_of(zarr_json);
-    const bool dflt = enc.kind() == ChunkKeyEncoding::Kind::Default;
-    size_t pos = 0;
-    if (dflt) {
-        if (rest.rfind("c", 0) != 0) return std::nullopt;
-        pos = rest.size() > 1 ? 2 : 1;
-    }
-    Coords idx;
-    while (pos < rest.size() && idx.size() < ndim) {
-        size_t end = rest.find(enc.separator(), pos);
-        if (end == std::string::npos) end = rest.size();
-        uint64_t v = 0;
-        auto r = std::from_chars(rest.data() + pos, rest.data() + end, v);
-        if (r.ec != std::errc() || r.ptr != rest.data() + end) return std::nullopt;
-        idx.push_back(v);
-        pos = end + 1;
-    }
-    if (idx.size() != ndim || enc.key(idx) != rest) return std::nullopt;
-    for (uint64_t c : idx)
+    auto idx = encoding_of(zarr_json).coords(rest, ndim);
+    if (!idx) return std::nullopt;
+    for (uint64_t c : *idx)
         if (c > UINT32_MAX) return std::nullopt;
     return idx;
 }

@@ -1,6 +1,8 @@
 // Chunk key encodings: "default" (c/0/1, c.0.1) and "v2" (0.1, 0/1).
 #include "zarr3/key_encoding.hpp"
 
+#include <charconv>
+
 #include <nlohmann/json.hpp>
 
 namespace zarr3 {
@@ -88,6 +90,27 @@ std::string ChunkKeyEncoding::key(const std::vector<uint64_t>& idx) const {
 json ChunkKeyEncoding::to_json() const {
     return {{"name", kind_ == Kind::Default ? "default" : "v2"},
             {"configuration", {{"separator", std::string(1, sep_)}}}};
+}
+
+std::optional<std::vector<uint64_t>> ChunkKeyEncoding::coords(const std::string& key,
+                                                              size_t ndim) const {
+    std::vector<uint64_t> idx;
+    size_t pos = 0;
+    if (kind_ == Kind::Default) {
+        if (key.rfind("c", 0) != 0) return std::nullopt;
+        pos = key.size() > 1 ? 2 : 1;
+    }
+    while (pos < key.size() && idx.size() < ndim) {
+        size_t end = key.find(sep_, pos);
+        if (end == std::string::npos) end = key.size();
+        uint64_t v = 0;
+        const auto r = std::from_chars(key.data() + pos, key.data() + end, v);
+        if (r.ec != std::errc() || r.ptr != key.data() + end) return std::nullopt;
+        idx.push_back(v);
+        pos = end + 1;
+    }
+    if (idx.size() != ndim || this->key(idx) != key) return std::nullopt;
+    return idx;
 }
 
 } // namespace zarr3

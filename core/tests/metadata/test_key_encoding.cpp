@@ -58,3 +58,18 @@ TEST(KeyEncoding, Refused) {
         }
     }
 }
+
+// coords() is key()'s inverse on canonical keys and refuses everything else.
+TEST(KeyEncoding, CoordsInvertsKey) {
+    using K = ChunkKeyEncoding;
+    using V = std::vector<uint64_t>;
+    EXPECT_EQ(K(K::Kind::Default, '/').coords("c/3/0/12", 3), V({3, 0, 12}));
+    EXPECT_EQ(K(K::Kind::Default, '.').coords("c.3.4", 2), V({3, 4}));
+    EXPECT_EQ(K(K::Kind::Default, '/').coords("c", 0), V{});
+    EXPECT_EQ(K(K::Kind::V2, '.').coords("7.1", 2), V({7, 1}));
+    EXPECT_EQ(K(K::Kind::V2, '/').coords("7/1", 2), V({7, 1}));
+    for (const char* bad : {"c/3/0", "c/3/0/12/1", "c.3.0.12", "3/0/12", "c/03/0/12", "c/3//12",
+                            "c/-1/0/12", "c/3/0/x", "c/18446744073709551616/0/0", "d/3/0/12"})
+        EXPECT_FALSE(K(K::Kind::Default, '/').coords(bad, 3)) << bad;
+    EXPECT_FALSE(K(K::Kind::V2, '.').coords("c.7.1", 2));
+}

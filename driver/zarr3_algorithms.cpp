@@ -21,11 +21,16 @@ namespace {
 
 constexpr const char* kHelpUrl = "README.md of gdal-zarr3 (the zarr3 tool)";
 
-// Text without its trailing newlines.
-std::string Trimmed(std::string s) {
-    while (!s.empty() && (s.back() == '\n' || s.back() == '\r'))
-        s.pop_back();
-    return s;
+// The tool's messages for GDAL: without their "zarr3: " prefix (GDAL names
+// the algorithm) and the trailing newline.
+std::string AsGdalMessage(const std::string& text) {
+    std::string out, line;
+    std::istringstream in(text);
+    while (std::getline(in, line)) {
+        if (line.rfind("zarr3: ", 0) == 0) line.erase(0, 7);
+        out += (out.empty() ? "" : "\n") + line;
+    }
+    return out;
 }
 
 class VerbAlgorithm final : public GDALAlgorithm {
@@ -51,7 +56,7 @@ class VerbAlgorithm final : public GDALAlgorithm {
         std::ostringstream out, err;
         const int rc = zarr3cli::run(args, out, err);
         output_ = out.str();
-        std::string problems = Trimmed(err.str());
+        std::string problems = AsGdalMessage(err.str());
         // A usage error (exit 2) carries the program's usage text: GDAL prints its own.
         if (rc == 2) problems = problems.substr(0, problems.find('\n'));
         if (!problems.empty())

@@ -59,7 +59,7 @@ clog "load before: $(uptime)"
 set +e
 # `times` prints the CPU time (user, system) of everything make ran: less sensitive to the
 # machine's load than the wall time.
-in_chroot "$ROOT" bash -c 'cd /root/gdal-zarr3 && make demo; rc=$?; echo "CPU time of make demo (user, system):"; times | tail -n 1; echo "make demo exit $rc"' 2>&1 | stamp >"$LOG"
+in_chroot "$ROOT" bash -c 'cd /root/gdal-zarr3 && make demo; rc=$?; echo "CPU time of make demo (user, system):"; times >/tmp/times.txt; tail -n 1 /tmp/times.txt; echo "make demo exit $rc"' 2>&1 | stamp >"$LOG"
 set -e
 rc=$(sed -nE 's/.*make demo exit ([0-9]+)$/\1/p' "$LOG" | tail -1)
 t_end=$(tail -1 "$LOG" | awk '{print $1}')

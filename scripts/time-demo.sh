@@ -6,6 +6,7 @@
 # demo run, and the machine load. The chroot is removed at exit (DEMO_KEEP=1 keeps it, unmounted).
 #   scripts/time-demo.sh          needs root (debootstrap, chroot, mount, unshare)
 # DEMO_CHROOT: chroot root (default /tmp/zarr3-demo-$$; must not exist). DEMO_LOG: the time-stamped log.
+# DEMO_REV: the commit to time (default HEAD), e.g. an older one for a before/after comparison.
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 REPO=$(pwd)
@@ -50,7 +51,8 @@ prep() {
 }
 step "apt update + make" prep
 git clone -q --no-hardlinks "$REPO" "$ROOT/root/gdal-zarr3"
-clog "clean clone of $(git -C "$REPO" rev-parse --short HEAD) in /root/gdal-zarr3"
+git -C "$ROOT/root/gdal-zarr3" checkout -q "${DEMO_REV:-HEAD}"
+clog "clean clone of $(git -C "$ROOT/root/gdal-zarr3" rev-parse --short HEAD) in /root/gdal-zarr3"
 
 # Each output line prefixed with the seconds since the start.
 t0=$EPOCHREALTIME

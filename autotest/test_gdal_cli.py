@@ -1,8 +1,10 @@
 """The `gdal` command line (GDAL >= 3.11: the sid leg) with the plugin: `gdal raster info`,
 `gdal raster convert --of Zarr3 --co ...` (and `--overwrite` replacing a store), `gdal mdim info`,
-`gdal mdim convert`, and an Icechunk version through `--oo` (issue 32, issue 29).
+`gdal mdim convert`, and an Icechunk version through `--oo` (issue 32, issue 29); on GDAL >= 3.12
+the zarr3 tool's verbs as GDAL driver algorithms, `gdal driver zarr3 VERB` (issue 32).
 
-Skipped where the `gdal` program is missing or older than 3.11 (Debian 12 and 13).
+Skipped where the `gdal` program is missing or older than 3.11 (Debian 12 and 13), the driver
+algorithms where GDAL is older than 3.12.
 """
 import json
 import os
@@ -87,3 +89,77 @@ def test_icechunk_version_through_open_options(tmp_path):
     run("raster", "convert", "--oo", "TAG=january", repo, out)
     want = gdal.OpenEx(str(repo), gdal.OF_RASTER, open_options=["TAG=january"]).ReadAsArray()
     assert np.array_equal(gdal.Open(str(out)).ReadAsArray(), want)
+
+
+# ---------------------------------------------------------------- gdal driver zarr3 VERB (GDAL >= 3.12)
+driver_algorithms = pytest.mark.skipif(
+    gdal_version() < (3, 12), reason="`gdal driver NAME VERB` (driver algorithms) needs GDAL >= 3.12")
+
+
+def run_rc(*args):
+    return subprocess.run([GDAL, *map(str, args)], capture_output=True, text=True, timeout=300,
+                          env=dict(os.environ))
+
+
+def zarr3_tool(*args):
+    exe = Path(os.environ["GDAL_DRIVER_PATH"]) / "zarr3"
+    return subprocess.run([str(exe), *map(str, args)], capture_output=True, text=True, timeout=300)
+
+
+@driver_algorithms
+def test_driver_zarr3_lists_the_tools_verbs():
+    out = run("driver", "zarr3", "--help")
+    for verb in ("info", "verify", "compact", "log"):
+        assert f"  {verb} " in out or f"- {verb}:" in out or f"\n{verb}" in out, out
+    assert "Re-chunk an array along one dimension" in out, out
+    compact = run("driver", "zarr3", "compact", "--help")
+    assert "--dim" in compact and "--edges" in compact and "--coord" in compact, compact
+
+
+@driver_algorithms
+def test_driver_zarr3_verify_and_info_print_what_the_tool_prints(sample):
+    out = run("driver", "zarr3", "verify", sample)
+    assert "5 array(s), every stored chunk reads, none lies outside the extent" in out, out
+    assert out == zarr3_tool("verify", sample).stdout
+    info = run("driver", "zarr3", "info", sample / "t2m")
+    assert info == zarr3_tool("info", sample / "t2m").stdout
+    assert "365" in info and "shard" in info, info
+
+
+@driver_algorithms
+def test_driver_zarr3_verify_fails_naming_a_chunk_outside_the_extent(sample):
+    (sample / "t2m" / "c" / "12" / "0").mkdir(parents=True)
+    shutil.copy(sample / "t2m" / "c" / "3" / "0" / "0", sample / "t2m" / "c" / "12" / "0" / "0")
+    p = run_rc("driver", "zarr3", "verify", sample)
+    assert p.returncode != 0, p.stdout
+    assert "t2m/c/12/0/0: stored chunk outside the array's extent" in p.stderr, p.stderr
+    assert "every stored chunk reads" not in p.stdout
+
+
+@driver_algorithms
+def test_driver_zarr3_compact_rechunks_and_keeps_the_values(sample):
+    before = gdal.Open(str(sample)).ReadAsArray()
+    out = run("driver", "zarr3", "compact", sample / "t2m", "--dim", "time", "--edges", "73")
+    assert "axis 0 (time)" in out and "-> 73" in out, out
+    meta = json.loads((sample / "t2m" / "zarr.json").read_text())
+    assert meta["chunk_grid"]["configuration"]["chunk_shapes"][0] == 73
+    chunks = [p for p in (sample / "t2m").rglob("*") if p.is_file() and p.name != "zarr.json"]
+    assert len(chunks) == 5, chunks
+    assert np.array_equal(gdal.Open(str(sample)).ReadAsArray(), before)
+    # A missing required option is refused by GDAL's own argument checking.
+    p = run_rc("driver", "zarr3", "compact", sample / "t2m", "--dim", "time")
+    assert p.returncode != 0 and "edges" in p.stderr, p.stderr
+
+
+@driver_algorithms
+def test_driver_zarr3_log_lists_branches_tags_and_history(tmp_path):
+    repo = tmp_path / "q1.icechunk"
+    shutil.copytree(REPO / "data" / "t2m_2023q1.icechunk", repo)
+    out = run("driver", "zarr3", "log", repo, "--branch", "qc")
+    assert out == zarr3_tool("log", repo, "--branch", "qc").stdout
+    assert "branches:" in out and "tag: january" in out and "history of branch qc" in out, out
+    p = run_rc("driver", "zarr3", "log", tmp_path / "missing")
+    assert p.returncode != 0 and "missing" in p.stderr, p.stderr
+    p = run_rc("driver", "zarr3", "info", "/vsis3/bucket/x.zarr")
+    assert p.returncode != 0 and "zarr3: /vsis3" not in p.stderr, p.stderr
+    assert "info: /vsis3/bucket/x.zarr: zarr3 info works on local folders only" in p.stderr, p.stderr

@@ -1,12 +1,12 @@
 // `zarr3 compact`: argument handling, the time coordinate for monthly edges,
-// and removing the empty folders the old chunks leave (zarr3_main.cpp).
+// and removing the empty folders the old chunks leave (zarr3_run.cpp).
 #include "zarr3/compact.hpp"
 #include "zarr3/hierarchy.hpp"
 
 #include <charconv>
 #include <cstring>
 #include <filesystem>
-#include <iostream>
+#include <ostream>
 #include <sys/stat.h>
 
 namespace fs = std::filesystem;
@@ -53,12 +53,12 @@ struct Args {
     std::string dim, edges, coord;
 };
 
-Args parse_args(int argc, char** argv) {
+Args parse_args(const std::vector<std::string>& opts) {
     Args a;
-    for (int i = 0; i < argc; ++i) {
-        const std::string k = argv[i];
-        if (i + 1 >= argc) throw zarr3::Error("compact: " + k + " needs a value");
-        const std::string v = argv[++i];
+    for (size_t i = 0; i < opts.size(); ++i) {
+        const std::string& k = opts[i];
+        if (i + 1 >= opts.size()) throw zarr3::Error("compact: " + k + " needs a value");
+        const std::string& v = opts[++i];
         if (k == "--dim")
             a.dim = v;
         else if (k == "--edges")
@@ -224,8 +224,8 @@ void update_parents(const fs::path& dir, const zarr3::ArrayMetadata& m) {
 
 } // namespace
 
-int cmd_compact(const std::string& path, int argc, char** argv) {
-    const Args a = parse_args(argc, argv);
+int cmd_compact(const std::string& path, const std::vector<std::string>& opts, std::ostream& out) {
+    const Args a = parse_args(opts);
     require_local_folder(path);
     const fs::path dir = fs::absolute(path).lexically_normal();
     refuse_links(dir);
@@ -236,8 +236,7 @@ int cmd_compact(const std::string& path, int argc, char** argv) {
         zarr3::compact_array(*arr, axis, plan(a, *arr, axis, dir),
                              [&](const zarr3::ArrayMetadata& m) { update_parents(dir, m); });
     remove_empty_chunk_folders(dir);
-    std::cout << path << ": axis " << axis << " (" << a.dim << ") " << res.old_axis.dump() << " -> "
-              << res.new_axis.dump() << "; " << res.old_chunks << " chunks -> " << res.new_chunks
-              << "\n";
+    out << path << ": axis " << axis << " (" << a.dim << ") " << res.old_axis.dump() << " -> "
+        << res.new_axis.dump() << "; " << res.old_chunks << " chunks -> " << res.new_chunks << "\n";
     return 0;
 }

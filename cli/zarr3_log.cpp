@@ -2,7 +2,7 @@
 #include "zarr3/icechunk.hpp"
 
 #include <filesystem>
-#include <iostream>
+#include <ostream>
 
 namespace fs = std::filesystem;
 
@@ -17,23 +17,24 @@ std::string joined(const std::vector<std::string>& names, const char* prefix) {
     return out;
 }
 
-void print_refs(const char* what, const std::vector<zarr3::icechunk::Ref>& refs) {
-    std::cout << what << ":";
-    if (refs.empty()) std::cout << " (none)";
-    std::cout << "\n";
+void print_refs(std::ostream& out, const char* what,
+                const std::vector<zarr3::icechunk::Ref>& refs) {
+    out << what << ":";
+    if (refs.empty()) out << " (none)";
+    out << "\n";
     for (const auto& r : refs)
-        std::cout << "  " << r.name << " -> " << r.snapshot << "\n";
+        out << "  " << r.name << " -> " << r.snapshot << "\n";
 }
 
 } // namespace
 
 // zarr3 log REPO [--branch NAME]: refs, then the branch's history, newest first.
-int cmd_log(const std::string& path, int argc, char** argv) {
+int cmd_log(const std::string& path, const std::vector<std::string>& opts, std::ostream& out) {
     std::string branch = "main";
-    for (int i = 0; i < argc; ++i) {
-        const std::string a = argv[i];
-        if (a == "--branch" && i + 1 < argc) {
-            branch = argv[++i];
+    for (size_t i = 0; i < opts.size(); ++i) {
+        const std::string& a = opts[i];
+        if (a == "--branch" && i + 1 < opts.size()) {
+            branch = opts[++i];
         } else {
             throw zarr3::Error("log: unexpected argument '" + a + "' (expected --branch NAME)");
         }
@@ -42,20 +43,20 @@ int cmd_log(const std::string& path, int argc, char** argv) {
     auto storage =
         std::make_shared<zarr3::FileStore>(fs::absolute(path).lexically_normal().string(), false);
     auto repo = zarr3::icechunk::Repository::open(storage);
-    std::cout << "repository: " << path << " (Icechunk spec " << repo->spec_version() << ")\n";
-    print_refs("branches", repo->branches());
-    print_refs("tags", repo->tags());
+    out << "repository: " << path << " (Icechunk spec " << repo->spec_version() << ")\n";
+    print_refs(out, "branches", repo->branches());
+    print_refs(out, "tags", repo->tags());
     zarr3::icechunk::VersionSpec v;
     v.branch = branch;
     const std::string head = repo->resolve(v);
-    std::cout << "history of branch " << branch << " (newest first):\n";
+    out << "history of branch " << branch << " (newest first):\n";
     for (const auto& e : repo->history(head)) {
-        std::cout << e.id << "  " << zarr3::icechunk::format_iso_time(e.flushed_at_us);
+        out << e.id << "  " << zarr3::icechunk::format_iso_time(e.flushed_at_us);
         const std::string refs = joined(e.branches, "") +
                                  (e.branches.empty() || e.tags.empty() ? "" : ", ") +
                                  joined(e.tags, "tag: ");
-        if (!refs.empty()) std::cout << "  (" << refs << ")";
-        std::cout << "  " << e.message << "\n";
+        if (!refs.empty()) out << "  (" << refs << ")";
+        out << "  " << e.message << "\n";
     }
     return 0;
 }

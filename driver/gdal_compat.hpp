@@ -25,6 +25,14 @@ class CPLWorkerThreadPool {
 #define ZARR3_HAVE_GDT_INT8 ZARR3_GDAL_AT_LEAST(3, 7)     // GDT_Int8
 #define ZARR3_HAVE_GDT_FLOAT16 ZARR3_GDAL_AT_LEAST(3, 11) // GDT_Float16
 
+// ---- driver algorithms, `gdal driver zarr3 VERB` (GDAL 3.12): GDALAlgorithm,
+// GDALDriver::DeclareAlgorithm and pfnInstantiateAlgorithm.
+#if ZARR3_GDAL_AT_LEAST(3, 12) && __has_include(<gdalalgorithm.h>)
+#define ZARR3_HAVE_DRIVER_ALGORITHMS 1
+#else
+#define ZARR3_HAVE_DRIVER_ALGORITHMS 0
+#endif
+
 // ---- multidimensional API
 #define ZARR3_HAVE_MDARRAY_RESIZE ZARR3_GDAL_AT_LEAST(3, 7) // GDALMDArray::Resize
 

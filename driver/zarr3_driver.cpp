@@ -2,15 +2,16 @@
 #include "zarr3_driver.hpp"
 #include "error_boundary.hpp"
 
-#include "storage/consolidation.hpp"
-#include "options/driver_options.hpp"
-#include "storage/icechunk_open.hpp"
 #include "classic/raster_append.hpp"
 #include "classic/raster_dataset.hpp"
+#include "options/driver_options.hpp"
+#include "storage/consolidation.hpp"
+#include "storage/icechunk_open.hpp"
 #include "storage/store_replace.hpp"
 #include "storage/unfinished_copy.hpp"
 #include "storage/vsi_store.hpp"
 #include "zarr3/metadata.hpp"
+#include "zarr3_algorithms.hpp"
 
 #include "cpl_conv.h"
 #include "cpl_string.h"
@@ -458,6 +459,7 @@ extern "C" ZARR3_EXPORT void GDALRegister_Zarr3() {
     drv->pfnCreateCopy = zarr3drv::CreateCopy; // gdal_translate / gdalmdimtranslate
     drv->pfnDelete = zarr3drv::DeleteStore;    // unfinished_copy.cpp
     drv->pfnCreateMultiDimensional = zarr3drv::CreateMultidim;
+    zarr3drv::RegisterAlgorithms(drv); // `gdal driver zarr3 VERB` (zarr3_algorithms.cpp)
 
     auto* dm = GetGDALDriverManager();
     dm->RegisterDriver(drv);

@@ -1,0 +1,200 @@
+// zarr3: a small command-line tool over the core library for local stores
+// (zarr3cli::run, zarr3_cli.hpp; main() is in zarr3_main.cpp).
+//   zarr3 info PATH                     grid summary of an array (or every array of a group)
+//   zarr3 verify PATH                   decode every stored chunk; checksums and shard indexes;
+//                                       chunks stored past the array's end
+//   zarr3 compact PATH --dim D --edges monthly|N|JSON [--coord NAME]
+// PATH is a local folder holding a zarr.json (a store root, a group or an array).
+#include "zarr3_cli.hpp"
+
+#include "zarr3/compact.hpp"
+#include "zarr3/hierarchy.hpp"
+#include "zarr3/walk.hpp"
+
+#include <cstdlib>
+#include <filesystem>
+#include <ostream>
+
+namespace fs = std::filesystem;
+
+namespace {
+
+constexpr const char* kUsage =
+    "usage: zarr3 info PATH\n"
+    "       zarr3 verify PATH\n"
+    "       zarr3 compact PATH --dim NAME --edges monthly|N|JSON [--coord ARRAY]\n"
+    "PATH: a local folder holding zarr.json (an array, or a group for info/verify).\n"
+    "--edges: monthly (one chunk per calendar month of the coordinate array named like the\n"
+    "dimension, CF units \"days since ...\"), N (chunks of N), or a JSON list of edges and\n"
+    "[edge, count] runs as in chunk_shapes, e.g. '[[31,1],[28,1]]' or '[7,7,7]'.\n"
+    "       zarr3 log REPO [--branch NAME]   (an Icechunk repository: branches, tags, history)\n"
+    "       zarr3 --help | --version\n";
+
+struct UsageError : zarr3::Error {
+    using zarr3::Error::Error;
+};
+
+} // namespace
+
+// Object stores and GDAL paths: refused with the reason.
+void require_local(const std::string& path, const char* command) {
+    if (path.rfind("/vsi", 0) == 0 || path.find("://") != std::string::npos)
+        throw zarr3::Error(
+            path + ": zarr3 " + command +
+            " works on local folders only: it has no object-store client, and on object stores "
+            "(S3, GCS, HTTP) a listing of the old chunks to remove cannot be trusted; copy the "
+            "store locally, or append through GDAL (gdal_translate -co APPEND_DIM=...)");
+    if (!fs::is_directory(path)) throw zarr3::Error(path + ": no such folder");
+}
+
+void require_local_folder(const std::string& path) {
+    require_local(path, "compact");
+}
+
+namespace {
+
+std::shared_ptr<zarr3::Store> open_store(const std::string& path, bool writable) {
+    return std::make_shared<zarr3::FileStore>(fs::absolute(path).lexically_normal().string(),
+                                              writable);
+}
+
+// Paths of every array at or under `path` of `store` (depth first, sorted),
+// walked by the rule of every hierarchy walk (zarr3/walk.hpp: 32 levels, no
+// folder twice, ZARR3_MAX_GROUP_NODES from the environment).
+void collect_arrays(const std::shared_ptr<zarr3::Store>& store, const std::string& path,
+                    std::vector<std::string>& out, std::ostream& err) {
+    const auto j = zarr3::read_node_json(*store, path);
+    if (!j) throw zarr3::NotFound(store->uri() + "/" + path + ": no zarr.json");
+    if (zarr3::node_type_of(*j, path + "/zarr.json") == zarr3::NodeType::Array) {
+        out.push_back(path);
+        return;
+    }
+    std::optional<uint64_t> nodes;
+    if (const char* v = std::getenv(zarr3::kWalkNodesOption); v && *v && v[0] != '-')
+        nodes = std::strtoull(v, nullptr, 10);
+    zarr3::WalkBudget budget(store->uri(), nodes);
+    zarr3::HierarchyVisitor visit;
+    visit.array = [&](const zarr3::Group& g, const std::string& name) {
+        out.push_back(zarr3::join_key(g.path(), name));
+        return true;
+    };
+    visit.folder_id = [&](const std::string& group) {
+        return zarr3::local_folder_id(group.empty() ? store->uri() : store->uri() + "/" + group);
+    };
+    // The walk's stops (depth, symbolic link cycle, node budget) on stderr.
+    visit.warn = [&err](const std::string& msg) { err << "zarr3: warning: " << msg << "\n"; };
+    // Each group read from its own zarr.json (not a consolidated entry).
+    visit.open_group = [&](const zarr3::Group& g, const std::string& name) {
+        return zarr3::Group::open(store, zarr3::join_key(g.path(), name));
+    };
+    zarr3::walk_hierarchy(*zarr3::Group::open(store, path), budget, visit);
+}
+
+int cmd_info(const std::string& path, std::ostream& out, std::ostream& err) {
+    require_local(path, "info");
+    auto store = open_store(path, false);
+    std::vector<std::string> arrays;
+    collect_arrays(store, "", arrays, err);
+    for (size_t i = 0; i < arrays.size(); ++i)
+        out << (i ? "\n" : "") << zarr3::describe_array(*zarr3::Array::open(store, arrays[i]));
+    if (arrays.empty()) out << path << ": a group without arrays\n";
+    return 0;
+}
+
+int cmd_verify(const std::string& path, std::ostream& out, std::ostream& err) {
+    require_local(path, "verify");
+    auto store = open_store(path, false);
+    std::vector<std::string> arrays;
+    collect_arrays(store, "", arrays, err);
+    size_t bad = 0, outside = 0;
+    for (const auto& a : arrays) {
+        const auto array = zarr3::Array::open(store, a);
+        const auto problems = zarr3::verify_array(*array);
+        for (const auto& p : problems)
+            err << path << "/" << p << "\n";
+        bad += problems.size();
+        const auto orphans = zarr3::chunks_outside_extent(*array);
+        for (const auto& k : orphans)
+            err << path << "/" << k << ": stored chunk outside the array's extent (shape "
+                << nlohmann::json(array->metadata().shape).dump()
+                << "): never read; left by an interrupted write (an append overwrites it, "
+                   "or delete it)\n";
+        outside += orphans.size();
+    }
+    if (bad || outside) {
+        if (bad) err << path << ": " << bad << " bad chunk(s)\n";
+        if (outside) err << path << ": " << outside << " chunk(s) outside the extent\n";
+        return 1;
+    }
+    out << path << ": " << arrays.size()
+        << " array(s), every stored chunk reads, none lies outside the extent\n";
+    return 0;
+}
+
+} // namespace
+
+using Options = std::vector<std::string>;
+int cmd_compact(const std::string& path, const Options& opts, std::ostream& out);
+int cmd_log(const std::string& path, const Options& opts, std::ostream& out);
+
+namespace zarr3cli {
+
+const std::vector<Verb>& verbs() {
+    static const std::vector<Verb> v = {
+        {"info",
+         "Grid summary of a Zarr v3 array, or of every array of a group",
+         "local folder holding a zarr.json (an array or a group)",
+         {}},
+        {"verify",
+         "Decode every stored chunk (checksums, shard indexes) and report chunks stored past "
+         "the array's end",
+         "local folder holding a zarr.json (an array or a group)",
+         {}},
+        {"compact",
+         "Re-chunk an array along one dimension (rectilinear edges), e.g. one chunk per "
+         "calendar month",
+         "local folder of the array",
+         {{"dim", "dimension name or number", true},
+          {"edges",
+           "monthly (calendar months of the CF time coordinate), N (chunks of N), or a JSON list "
+           "of edges and [edge, count] runs",
+           true},
+          {"coord", "coordinate array for --edges monthly (default: named like the dimension)",
+           false}}},
+        {"log",
+         "Branches, tags and history of an Icechunk repository",
+         "local folder of the Icechunk repository",
+         {{"branch", "branch whose history is listed (default main)", false}}},
+    };
+    return v;
+}
+
+int run(const std::vector<std::string>& args, std::ostream& out, std::ostream& err) {
+    try {
+        if (args.size() == 1 && (args[0] == "--help" || args[0] == "-h")) {
+            out << kUsage;
+            return 0;
+        }
+        if (args.size() == 1 && args[0] == "--version") {
+            out << "zarr3 (gdal-zarr3) " << ZARR3_VERSION << "\n";
+            return 0;
+        }
+        if (args.size() < 2) throw UsageError("missing arguments");
+        const std::string& cmd = args[0];
+        const std::string& path = args[1];
+        const Options opts(args.begin() + 2, args.end());
+        if (cmd == "info" && opts.empty()) return cmd_info(path, out, err);
+        if (cmd == "verify" && opts.empty()) return cmd_verify(path, out, err);
+        if (cmd == "compact") return cmd_compact(path, opts, out);
+        if (cmd == "log") return cmd_log(path, opts, out);
+        throw UsageError("unknown command or arguments");
+    } catch (const UsageError& e) {
+        err << "zarr3: " << e.what() << "\n" << kUsage;
+        return 2;
+    } catch (const std::exception& e) {
+        err << "zarr3: " << e.what() << "\n";
+        return 1;
+    }
+}
+
+} // namespace zarr3cli

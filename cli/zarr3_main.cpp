@@ -3,6 +3,9 @@
 //   zarr3 verify PATH                   decode every stored chunk; checksums and shard indexes;
 //                                       chunks stored past the array's end
 //   zarr3 compact PATH --dim D --edges monthly|N|JSON [--coord NAME]
+//   zarr3 compact REPO --array PATH --dim D --edges ... [--branch B] [--message M]
+//   zarr3 log REPO [--branch NAME]
+//   zarr3 tag|branch REPO NAME [SNAPSHOT]
 // PATH is a local folder holding a zarr.json (a store root, a group or an array).
 #include "zarr3/compact.hpp"
 #include "zarr3/hierarchy.hpp"
@@ -25,7 +28,14 @@ constexpr const char* kUsage =
     "--edges: monthly (one chunk per calendar month of the coordinate array named like the\n"
     "dimension, CF units \"days since ...\"), N (chunks of N), or a JSON list of edges and\n"
     "[edge, count] runs as in chunk_shapes, e.g. '[[31,1],[28,1]]' or '[7,7,7]'.\n"
+    "       zarr3 compact REPO --array PATH --dim NAME --edges ... [--coord ARRAY]\n"
+    "                     [--branch NAME] [--message TEXT]\n"
+    "REPO: a local Icechunk repository (a folder with a repo file): the compaction of the array "
+    "at\n"
+    "PATH in it is one commit on the branch (default main); older snapshots stay readable.\n"
     "       zarr3 log REPO [--branch NAME]   (an Icechunk repository: branches, tags, history)\n"
+    "       zarr3 tag REPO NAME [SNAPSHOT]   (a new tag; SNAPSHOT: a snapshot id, a branch (its\n"
+    "       zarr3 branch REPO NAME [SNAPSHOT] tip) or a tag; default: the tip of main)\n"
     "       zarr3 --help | --version\n";
 
 struct UsageError : zarr3::Error {
@@ -134,6 +144,7 @@ int cmd_verify(const std::string& path) {
 
 int cmd_compact(const std::string& path, int argc, char** argv);
 int cmd_log(const std::string& path, int argc, char** argv);
+int cmd_ref(const std::string& kind, const std::string& path, int argc, char** argv);
 
 int main(int argc, char** argv) {
     try {
@@ -151,6 +162,7 @@ int main(int argc, char** argv) {
         if (cmd == "verify" && argc == 3) return cmd_verify(path);
         if (cmd == "compact") return cmd_compact(path, argc - 3, argv + 3);
         if (cmd == "log") return cmd_log(path, argc - 3, argv + 3);
+        if (cmd == "tag" || cmd == "branch") return cmd_ref(cmd, path, argc - 3, argv + 3);
         throw UsageError("unknown command or arguments");
     } catch (const UsageError& e) {
         std::cerr << "zarr3: " << e.what() << "\n" << kUsage;

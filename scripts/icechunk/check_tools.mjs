@@ -1,7 +1,7 @@
 // Reads a repository changed by the zarr3 tools (scripts/icechunk/tools_repo.sh: compactions as
 // commits, tags, branches) with the real Icechunk: every branch and tag, the history of every branch,
-// every key of every snapshot (hex); then commits on top of main (chunk t2m/c/0/0/0 replaced by the
-// bytes of t2m/c/2/0/0, both 31 days; an attribute added), for the plugin to read back.
+// every key of every snapshot (hex); then commits on top of main (the chunks t2m/c/0/... replaced by
+// the bytes of t2m/c/2/..., both 31 days; an attribute added), for the plugin to read back.
 // usage: node check_tools.mjs REPO  -> JSON report on stdout
 import { createRequire } from 'node:module'
 
@@ -27,8 +27,10 @@ for (const b of Object.keys(out.branches)) {
   }
 }
 const w = await repo.writableSession('main')
-const chunk2 = await w.store.get('t2m/c/2/0/0')
-await w.store.set('t2m/c/0/0/0', Buffer.from(chunk2))
+for (const key of await w.store.listPrefix('t2m')) {
+  if (!key.startsWith('t2m/c/2/')) continue
+  await w.store.set(key.replace('t2m/c/2/', 't2m/c/0/'), Buffer.from(await w.store.get(key)))
+}
 const meta = JSON.parse(Buffer.from(await w.store.get('t2m/zarr.json')).toString('utf8'))
 meta.attributes = { ...(meta.attributes ?? {}), icechunk_touched: true }
 await w.store.set('t2m/zarr.json', Buffer.from(JSON.stringify(meta)))

@@ -7,8 +7,10 @@
 #include "zarr3/metadata.hpp"
 
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <filesystem>
+#include <nlohmann/json.hpp>
 #include <sys/mount.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -78,6 +80,28 @@ void fill_disk(const std::string& file, unsigned pages) {
     fs::resize_file(file, size > pages * 4096ull ? size - pages * 4096ull : 0);
 }
 
+// With ZARR3_ICECHUNK_FAULTS_OUT set, a copy of the repository in `dir`
+// goes to $ZARR3_ICECHUNK_FAULTS_OUT/<name> and its expectation (tip of
+// every branch, history length of main) into <name>.json, for the real
+// Icechunk to open (scripts/icechunk/check_open.mjs in the interop leg).
+void keep_for_icechunk(const std::string& dir, const std::string& name) {
+    const char* out = std::getenv("ZARR3_ICECHUNK_FAULTS_OUT");
+    if (!out) return;
+    const fs::path to = fs::path(out) / name;
+    fs::create_directories(to.parent_path());
+    fs::copy(dir, to, fs::copy_options::recursive);
+    auto repo = Repository::open(std::make_shared<FileStore>(dir, false));
+    nlohmann::json j;
+    for (const auto& b : repo->branches())
+        j["branches"][b.name] = b.snapshot;
+    j["history"] = repo->history(repo->resolve({})).size();
+    const std::string text = j.dump();
+    std::FILE* f = std::fopen((to.string() + ".json").c_str(), "w");
+    ASSERT_NE(f, nullptr);
+    std::fwrite(text.data(), 1, text.size(), f);
+    std::fclose(f);
+}
+
 } // namespace
 
 // With 0, 1, 2 ... free pages the commit fails at each of its steps (chunk,
@@ -111,6 +135,7 @@ TEST(IcechunkFaults, FullDiskAtEveryStepOfACommit) {
         EXPECT_EQ(read(st, "r"), std::vector<float>(10, ok ? 7.f : 0.f)) << pages;
         EXPECT_EQ(repo->history(tip).size(), ok ? 3u : 2u) << pages;
         fs::remove(disk.dir.str() + "/filler");
+        keep_for_icechunk(root, "full-disk-" + std::to_string(pages));
         auto s = IcechunkSession::open(st);
         fill(s, "r", 0, 2, 9);
         s->commit("space is back");
@@ -245,4 +270,5 @@ TEST(IcechunkFaults, TwoWritersAndAReaderLoseNothing) {
     EXPECT_EQ(read(st, "r"), std::vector<float>(10, float(kRounds - 1)));
     EXPECT_EQ(read(st, "s"), std::vector<float>(10, float(1000 + kRounds - 1)));
     EXPECT_EQ(icetest::names(repo->branches()), std::vector<std::string>{"main"});
+    keep_for_icechunk(dir.str(), "two-writers");
 }

@@ -208,3 +208,27 @@ def test_compact_options_for_repositories_only(exe, repo, tmp_path):
     r = run(exe, "compact", repo, "--array", "t2m", "--dim", "time", "--edges", "45",
             "--branch", "nope")
     assert r.returncode == 1 and "nope" in r.stderr, r.stderr
+
+
+def test_readers_of_the_old_snapshot_during_a_compaction(exe, repo):
+    """A dataset opened on the tip reads the same values while a compaction to daily chunks (360
+    new chunk objects) commits, and after it."""
+    tip = refs(exe, repo)["branches"]["main"]
+    ds = gdal.OpenEx(str(repo), gdal.OF_MULTIDIM_RASTER | gdal.OF_READONLY,
+                     open_options=[f"SNAPSHOT={tip}"])
+    t2m = ds.GetRootGroup().OpenMDArray("t2m")
+    want = t2m.ReadAsArray().view(np.uint32)
+    p = subprocess.Popen([str(exe), "compact", str(repo), "--array", "t2m", "--dim", "time",
+                          "--edges", "1"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    reads = 0
+    while p.poll() is None or reads == 0:
+        fresh = gdal.OpenEx(str(repo), gdal.OF_MULTIDIM_RASTER | gdal.OF_READONLY,
+                            open_options=[f"SNAPSHOT={tip}"])
+        for a in (t2m, fresh.GetRootGroup().OpenMDArray("t2m")):
+            assert np.array_equal(a.ReadAsArray().view(np.uint32), want)
+        reads += 1
+    out, err = p.communicate(timeout=120)
+    assert p.returncode == 0, err
+    assert refs(exe, repo)["main"][1][0] == tip
+    assert np.array_equal(t2m.ReadAsArray().view(np.uint32), want)
+    assert np.array_equal(read_t2m(repo).view(np.uint32), want)

@@ -109,7 +109,7 @@ def zarr3_tool(*args):
 @driver_algorithms
 def test_driver_zarr3_lists_the_tools_verbs():
     out = run("driver", "zarr3", "--help")
-    for verb in ("info", "verify", "compact", "log"):
+    for verb in ("info", "verify", "compact", "log", "tag", "branch"):
         assert f"  {verb} " in out or f"- {verb}:" in out or f"\n{verb}" in out, out
     assert "Re-chunk an array along one dimension" in out, out
     compact = run("driver", "zarr3", "compact", "--help")
@@ -163,3 +163,19 @@ def test_driver_zarr3_log_lists_branches_tags_and_history(tmp_path):
     p = run_rc("driver", "zarr3", "info", "/vsis3/bucket/x.zarr")
     assert p.returncode != 0 and "zarr3: /vsis3" not in p.stderr, p.stderr
     assert "info: /vsis3/bucket/x.zarr: zarr3 info works on local folders only" in p.stderr, p.stderr
+
+
+@driver_algorithms
+def test_driver_zarr3_tag_and_branch_add_references(tmp_path):
+    """`gdal driver zarr3 tag|branch REPO NAME [SNAPSHOT]`: the tool's positional arguments."""
+    repo = tmp_path / "q1.icechunk"
+    shutil.copytree(REPO / "data" / "t2m_2023q1.icechunk", repo)
+    out = run("driver", "zarr3", "tag", repo, "v1", "january")
+    assert "tag v1 -> " in out, out
+    run("driver", "zarr3", "branch", repo, "work")
+    log = zarr3_tool("log", repo).stdout
+    assert "  v1 -> " in log and "  work -> " in log, log
+    jan = gdal.OpenEx(str(repo), gdal.OF_RASTER, open_options=["TAG=january"]).ReadAsArray()
+    assert np.array_equal(gdal.OpenEx(str(repo), gdal.OF_RASTER, open_options=["TAG=v1"]).ReadAsArray(), jan)
+    p = run_rc("driver", "zarr3", "tag", repo, "v1")
+    assert p.returncode != 0 and "already exists" in p.stderr, p.stderr

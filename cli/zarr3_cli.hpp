@@ -28,6 +28,9 @@ struct Verb {
     const char* summary;
     const char* path_help; // the one positional argument
     std::vector<VerbOption> options;
+    // Positional arguments after the path, in order (`zarr3 tag REPO NAME
+    // [SNAPSHOT]`); an optional one may be left out only at the end.
+    std::vector<VerbOption> positionals = {};
 };
 
 // Every verb run() knows, in the order of `zarr3 --help`.

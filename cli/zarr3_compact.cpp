@@ -2,10 +2,12 @@
 // and removing the empty folders the old chunks leave (zarr3_run.cpp).
 #include "zarr3/compact.hpp"
 #include "zarr3/hierarchy.hpp"
+#include "zarr3/icechunk_write.hpp"
 
 #include <charconv>
 #include <cstring>
 #include <filesystem>
+#include <functional>
 #include <ostream>
 #include <sys/stat.h>
 
@@ -51,6 +53,9 @@ class NoLinkStore : public zarr3::FileStore {
 
 struct Args {
     std::string dim, edges, coord;
+    // Icechunk repositories only.
+    std::string array, branch, message;
+    bool repo_option = false;
 };
 
 Args parse_args(const std::vector<std::string>& opts) {
@@ -65,7 +70,10 @@ Args parse_args(const std::vector<std::string>& opts) {
             a.edges = v;
         else if (k == "--coord")
             a.coord = v;
-        else
+        else if (k == "--array" || k == "--branch" || k == "--message") {
+            (k == "--array" ? a.array : k == "--branch" ? a.branch : a.message) = v;
+            a.repo_option = true;
+        } else
             throw zarr3::Error("compact: unknown option " + k);
     }
     if (a.dim.empty() || a.edges.empty())
@@ -153,11 +161,14 @@ std::shared_ptr<zarr3::Array> find_coordinate(const fs::path& dir, const std::st
                        " beside the array (or give --coord)");
 }
 
+using CoordinateFinder =
+    std::function<std::shared_ptr<zarr3::Array>(const std::string& name, uint64_t length)>;
+
 zarr3::AxisPartition plan(const Args& a, const zarr3::Array& arr, size_t axis,
-                          const fs::path& dir) {
+                          const CoordinateFinder& find) {
     const uint64_t len = arr.metadata().shape[axis];
     if (a.edges == "monthly") {
-        auto c = find_coordinate(dir, a.coord.empty() ? a.dim : a.coord, len);
+        auto c = find(a.coord.empty() ? a.dim : a.coord, len);
         const auto it = c->metadata().attributes.find("units");
         const auto u = it != c->metadata().attributes.end() && it->is_string()
                            ? zarr3::parse_cf_time_units(it->get<std::string>())
@@ -222,18 +233,84 @@ void update_parents(const fs::path& dir, const zarr3::ArrayMetadata& m) {
     }
 }
 
+// The coordinate array `name` in the group of array `path` of `store` or
+// in a group above it (nearest first).
+std::shared_ptr<zarr3::Array> find_in_store(const std::shared_ptr<zarr3::Store>& store,
+                                            const std::string& path, const std::string& name,
+                                            uint64_t length) {
+    std::string group = path;
+    do {
+        const size_t slash = group.rfind('/');
+        group = slash == std::string::npos ? std::string() : group.substr(0, slash);
+        const std::string key = zarr3::join_key(group, name);
+        if (!zarr3::read_node_json(*store, key)) continue;
+        auto a = zarr3::Array::open(store, key);
+        if (a->metadata().rank() != 1 || a->metadata().shape[0] != length)
+            throw zarr3::Error(a->describe() + ": not a 1-D coordinate of length " +
+                               std::to_string(length));
+        return a;
+    } while (!group.empty());
+    throw zarr3::Error(store->uri() + "/" + path +
+                       ": --edges monthly needs a coordinate array named " + name +
+                       " beside the array (or give --coord)");
+}
+
+// An Icechunk repository (a folder with a `repo` file): the compaction is one
+// commit on the branch through a session; nothing is deleted or overwritten.
+int compact_repository(const std::string& path, const fs::path& dir, const Args& a,
+                       std::ostream& out) {
+    if (a.array.empty())
+        throw zarr3::Error("compact: " + path +
+                           " is an Icechunk repository: give the array with --array PATH "
+                           "(its path in the repository, e.g. t2m)");
+    auto storage = std::make_shared<zarr3::FileStore>(dir.string(), true);
+    auto session =
+        zarr3::icechunk::IcechunkSession::open(storage, a.branch.empty() ? "main" : a.branch);
+    const std::string base = session->base_snapshot();
+    std::shared_ptr<zarr3::Store> snap = zarr3::icechunk::IcechunkStore::open(
+        std::make_shared<zarr3::FileStore>(dir.string(), false), {.snapshot = base});
+    std::string apath = a.array;
+    while (!apath.empty() && apath.front() == '/')
+        apath.erase(0, 1);
+    auto arr = zarr3::Array::open(snap, apath);
+    const size_t axis = axis_of(arr->metadata(), a.dim, path + " " + apath);
+    const auto edges = plan(a, *arr, axis, [&](const std::string& name, uint64_t len) {
+        return find_in_store(snap, apath, name, len);
+    });
+    const auto res = zarr3::compact_array_into(*arr, *session, axis, edges);
+    const std::string msg = a.message.empty()
+                                ? "zarr3 compact: /" + apath + " axis " + std::to_string(axis) +
+                                      " " + res.old_axis.dump() + " -> " + res.new_axis.dump()
+                                : a.message;
+    const std::string id = session->commit(msg);
+    out << path << " /" << apath << ": axis " << axis << " (" << a.dim << ") "
+        << res.old_axis.dump() << " -> " << res.new_axis.dump() << "; " << res.old_chunks
+        << " chunks -> " << res.new_chunks << "; commit " << id << " on branch "
+        << session->branch() << " (parent " << base << ")\n";
+    return 0;
+}
+
 } // namespace
 
 int cmd_compact(const std::string& path, const std::vector<std::string>& opts, std::ostream& out) {
     const Args a = parse_args(opts);
     require_local_folder(path);
     const fs::path dir = fs::absolute(path).lexically_normal();
+    if (fs::is_regular_file(dir / "repo") && !fs::exists(dir / "zarr.json"))
+        return compact_repository(path, dir, a, out);
+    if (a.repo_option)
+        throw zarr3::Error("compact: --array, --branch and --message apply to Icechunk "
+                           "repositories only; " +
+                           path + " holds no repo file");
     refuse_links(dir);
     auto store = std::make_shared<NoLinkStore>(dir.string());
     auto arr = zarr3::Array::open(store, "");
     const size_t axis = axis_of(arr->metadata(), a.dim, path);
+    const auto finder = [&](const std::string& name, uint64_t len) {
+        return find_coordinate(dir, name, len);
+    };
     const auto res =
-        zarr3::compact_array(*arr, axis, plan(a, *arr, axis, dir),
+        zarr3::compact_array(*arr, axis, plan(a, *arr, axis, finder),
                              [&](const zarr3::ArrayMetadata& m) { update_parents(dir, m); });
     remove_empty_chunk_folders(dir);
     out << path << ": axis " << axis << " (" << a.dim << ") " << res.old_axis.dump() << " -> "

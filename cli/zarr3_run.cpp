@@ -27,7 +27,14 @@ constexpr const char* kUsage =
     "--edges: monthly (one chunk per calendar month of the coordinate array named like the\n"
     "dimension, CF units \"days since ...\"), N (chunks of N), or a JSON list of edges and\n"
     "[edge, count] runs as in chunk_shapes, e.g. '[[31,1],[28,1]]' or '[7,7,7]'.\n"
+    "       zarr3 compact REPO --array PATH --dim NAME --edges ... [--coord ARRAY]\n"
+    "                     [--branch NAME] [--message TEXT]\n"
+    "REPO: a local Icechunk repository (a folder with a repo file): the compaction of the array "
+    "at\n"
+    "PATH in it is one commit on the branch (default main); older snapshots stay readable.\n"
     "       zarr3 log REPO [--branch NAME]   (an Icechunk repository: branches, tags, history)\n"
+    "       zarr3 tag REPO NAME [SNAPSHOT]   (a new tag; SNAPSHOT: a snapshot id, a branch (its\n"
+    "       zarr3 branch REPO NAME [SNAPSHOT] tip) or a tag; default: the tip of main)\n"
     "       zarr3 --help | --version\n";
 
 struct UsageError : zarr3::Error {
@@ -136,6 +143,8 @@ int cmd_verify(const std::string& path, std::ostream& out, std::ostream& err) {
 using Options = std::vector<std::string>;
 int cmd_compact(const std::string& path, const Options& opts, std::ostream& out);
 int cmd_log(const std::string& path, const Options& opts, std::ostream& out);
+int cmd_ref(const std::string& kind, const std::string& path, const Options& opts,
+            std::ostream& out);
 
 namespace zarr3cli {
 
@@ -160,11 +169,26 @@ const std::vector<Verb>& verbs() {
            "of edges and [edge, count] runs",
            true},
           {"coord", "coordinate array for --edges monthly (default: named like the dimension)",
-           false}}},
+           false},
+          {"array", "Icechunk repositories: the array's path in the repository", false},
+          {"branch", "Icechunk repositories: the branch to commit on (default main)", false},
+          {"message", "Icechunk repositories: the commit message", false}}},
         {"log",
          "Branches, tags and history of an Icechunk repository",
          "local folder of the Icechunk repository",
          {{"branch", "branch whose history is listed (default main)", false}}},
+        {"tag",
+         "Add a tag to an Icechunk repository",
+         "local folder of the Icechunk repository",
+         {},
+         {{"name", "name of the new tag", true},
+          {"snapshot", "snapshot id, branch (its tip) or tag (default: the tip of main)", false}}},
+        {"branch",
+         "Add a branch to an Icechunk repository",
+         "local folder of the Icechunk repository",
+         {},
+         {{"name", "name of the new branch", true},
+          {"snapshot", "snapshot id, branch (its tip) or tag (default: the tip of main)", false}}},
     };
     return v;
 }
@@ -187,6 +211,7 @@ int run(const std::vector<std::string>& args, std::ostream& out, std::ostream& e
         if (cmd == "verify" && opts.empty()) return cmd_verify(path, out, err);
         if (cmd == "compact") return cmd_compact(path, opts, out);
         if (cmd == "log") return cmd_log(path, opts, out);
+        if (cmd == "tag" || cmd == "branch") return cmd_ref(cmd, path, opts, out);
         throw UsageError("unknown command or arguments");
     } catch (const UsageError& e) {
         err << "zarr3: " << e.what() << "\n" << kUsage;

@@ -38,6 +38,10 @@ class VerbAlgorithm final : public GDALAlgorithm {
     explicit VerbAlgorithm(const zarr3cli::Verb& verb)
         : GDALAlgorithm(verb.name, verb.summary, kHelpUrl), verb_(verb) {
         AddArg("store", 0, verb.path_help, &path_).SetPositional().SetRequired();
+        for (const auto& p : verb.positionals) {
+            auto& arg = AddArg(p.name, 0, p.help, &positionals_.emplace_back()).SetPositional();
+            if (p.required) arg.SetRequired();
+        }
         for (const auto& o : verb.options) {
             auto& arg = AddArg(o.name, 0, o.help, &values_.emplace_back());
             if (o.required) arg.SetRequired();
@@ -48,6 +52,8 @@ class VerbAlgorithm final : public GDALAlgorithm {
   protected:
     bool RunImpl(GDALProgressFunc, void*) override {
         std::vector<std::string> args{verb_.name, path_};
+        for (const auto& p : positionals_)
+            if (!p.empty()) args.push_back(p);
         for (size_t i = 0; i < verb_.options.size(); ++i) {
             if (values_[i].empty()) continue;
             args.push_back(std::string("--") + verb_.options[i].name);
@@ -67,7 +73,8 @@ class VerbAlgorithm final : public GDALAlgorithm {
   private:
     const zarr3cli::Verb& verb_;
     std::string path_;
-    std::deque<std::string> values_; // stable addresses for AddArg
+    std::deque<std::string> positionals_; // stable addresses for AddArg
+    std::deque<std::string> values_;
     std::string output_;
 };
 

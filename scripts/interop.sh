@@ -4,7 +4,9 @@
 # the newer data types and codecs) and zarrita.js (npm, host node), and the reverse; then runs
 # autotest/test_interop.py with the host's GDAL + the plugin built in $ZARR3_BUILD_DIR.
 # Also writes Icechunk repositories with the real Icechunk (npm @earthmover/icechunk, run in the
-# chroot: scripts/icechunk/) and runs autotest/test_icechunk_interop.py on them.
+# chroot: scripts/icechunk/) and runs autotest/test_icechunk_interop.py on them, and has Icechunk read
+# and commit on repositories this plugin wrote (core writer and zarr3 tools: icechunk_check_written);
+# this needs zarr3_tests and zarr3 in $ZARR3_BUILD_DIR (`make test-interop` builds them).
 #
 # usage: scripts/interop.sh [extra pytest args, e.g. -k plugin_written]
 # environment:
@@ -86,6 +88,11 @@ if [ "${INTEROP_ICECHUNK:-1}" = 1 ]; then
   # Set even when writing failed: the tests then fail on the missing fixtures.json instead of skipping.
   export ZARR3_ICECHUNK_FIXTURES="$TMPD/icechunk/fixtures"
   icechunk_fixtures "$ROOT" "$REPO" "$TMPD/icechunk" || { clog "Icechunk fixtures FAILED"; rc=1; }
+  # What the plugin writes (core writer, zarr3 tools), read and committed on by the real Icechunk.
+  T_WRITTEN=$(date +%s)
+  icechunk_check_written "$ROOT" "$REPO" "$TMPD/icechunk/written" "$TMPD/icechunk/node" \
+    "$BUILD_DIR" || { clog "Icechunk reading what the plugin wrote FAILED"; rc=1; }
+  clog "Icechunk reading what the plugin wrote: $(($(date +%s) - T_WRITTEN))s"
   TESTS+=("$REPO/autotest/test_icechunk_interop.py")
 fi
 step pytest "$PY" -m pytest -p no:cacheprovider -q -rfEs --basetemp="$TMPD/pytest" \

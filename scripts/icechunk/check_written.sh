@@ -1,11 +1,14 @@
 #!/usr/bin/env bash
 # Checks that the real Icechunk (npm @earthmover/icechunk, pinned in package-lock.json, run in the
-# Debian 13 chroot as for the fixtures) reads a repository written by this library, and that this
-# library reads Icechunk's commit on top of it (gtests IcechunkWrite.Interop*):
+# Debian 13 chroot as for the fixtures) reads repositories written by this library and by the zarr3
+# tools (compactions as commits, tags, branches), and that this library reads Icechunk's commits on
+# top of them (gtests IcechunkWrite.Interop*, IcechunkWrite.ToolsInteropCheck; fixtures_lib.sh's
+# icechunk_check_written, which scripts/interop.sh runs in CI):
 #
 #   scripts/icechunk/check_written.sh OUTDIR BUILD/zarr3_tests
 #
-# OUTDIR must be absent or empty; it keeps repo/ and report.json (what Icechunk read).
+# The zarr3 tool is taken beside zarr3_tests. OUTDIR must be absent or empty; it keeps repo/ and
+# report.json (the core writer), tools/ and tools.json (the tools).
 # environment: INTEROP_CHROOT (a prepared chroot to reuse), COMPAT_MIRROR, as make_fixtures.sh.
 set -euo pipefail
 
@@ -13,6 +16,8 @@ HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 REPO=$(cd "$HERE/../.." && pwd)
 # shellcheck source=../compat/chroot_lib.sh
 source "$HERE/../compat/chroot_lib.sh"
+# shellcheck source=fixtures_lib.sh
+source "$HERE/fixtures_lib.sh"
 COMPAT_LOG_TAG=icechunk-write
 SUITE=${COMPAT_SUITE:-trixie}
 
@@ -57,13 +62,10 @@ node=$OUT/node
 mkdir -p "$node"
 step icechunk-apt _to_log "$ROOT/tmp/icechunk-apt.log" in_chroot "$ROOT" apt-get install -y -q nodejs ||
   { tail -n 20 "$ROOT/tmp/icechunk-apt.log" >&2; exit 1; }
-cp "$HERE/package.json" "$HERE/package-lock.json" "$HERE/check_written.mjs" "$node/"
+cp "$HERE/package.json" "$HERE/package-lock.json" "$node/"
 step icechunk-npm-ci _to_log "$OUT/npm.log" npm ci --prefix "$node" --no-audit --no-fund ||
   { cat "$OUT/npm.log" >&2; exit 1; }
-ZARR3_ICECHUNK_WRITE_OUT=$OUT/repo step write "$TESTS" --gtest_brief=1 \
-  --gtest_filter=IcechunkWrite.InteropWrite >&2
-step icechunk-read in_chroot "$ROOT" node "$node/check_written.mjs" "$OUT/repo" >"$OUT/report.json"
-ZARR3_ICECHUNK_WRITE_OUT=$OUT/repo ZARR3_ICECHUNK_CHECK=$OUT/report.json step check "$TESTS" \
-  --gtest_brief=1 --gtest_filter=IcechunkWrite.InteropCheck >&2
+T_WRITTEN=$(date +%s)
+icechunk_check_written "$ROOT" "$REPO" "$OUT" "$node" "$(dirname "$TESTS")" || exit 1
 print_step_times
-clog "Icechunk read the repository; report: $OUT/report.json"
+clog "Icechunk read the repositories in $(($(date +%s) - T_WRITTEN))s; reports: $OUT/report.json, $OUT/tools.json"

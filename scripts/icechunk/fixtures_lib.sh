@@ -27,3 +27,40 @@ icechunk_fixtures() {
   step icechunk-netcdf in_chroot "$root" python3 "$src/make_netcdf.py" "$fx" >&2 || return 1
   step icechunk-write in_chroot "$root" node "$node/write_fixtures.mjs" "$fx" >&2 || return 1
 }
+
+# icechunk_check_written ROOT REPO OUT NODE BUILD
+#   What this plugin writes, read by the real Icechunk (issue 30):
+#   1. the core writer: gtest IcechunkWrite.InteropWrite writes OUT/repo, check_written.mjs reads it
+#      and commits on top, IcechunkWrite.InteropCheck compares and reads that commit;
+#   2. the zarr3 tools: tools_repo.sh (compactions as commits, tags, branches on a copy of
+#      data/t2m_2023q1.icechunk) writes OUT/tools, check_tools.mjs reads every branch, tag and
+#      snapshot and commits on top, IcechunkWrite.ToolsInteropCheck compares and reads that commit;
+#   3. the fault tests (IcechunkFaults.*: a full disk at each step of a commit, two writers and a
+#      reader) leave their repositories in OUT/faults; check_open.mjs opens them with Icechunk, checks
+#      the branches and reads every snapshot of main.
+#   ROOT: a prepared chroot where OUT is mounted at the same path; NODE: a folder holding the
+#   installed npm package (node_modules; icechunk_fixtures' OUT/node); BUILD: holds zarr3_tests and
+#   zarr3. Step times are printed by print_step_times.
+icechunk_check_written() {
+  local root=$1 repo=$2 out=$3 node=$4 build=$5
+  local src=$repo/scripts/icechunk tests=$build/zarr3_tests
+  cp "$src/check_written.mjs" "$src/check_tools.mjs" "$src/check_open.mjs" "$node/"
+  mkdir -p "$out"
+  ZARR3_ICECHUNK_WRITE_OUT=$out/repo step icechunk-core-write "$tests" --gtest_brief=1 \
+    --gtest_filter=IcechunkWrite.InteropWrite >&2 || return 1
+  step icechunk-core-read in_chroot "$root" node "$node/check_written.mjs" "$out/repo" \
+    >"$out/report.json" || return 1
+  ZARR3_ICECHUNK_WRITE_OUT=$out/repo ZARR3_ICECHUNK_CHECK=$out/report.json \
+    step icechunk-core-check "$tests" --gtest_brief=1 --gtest_filter=IcechunkWrite.InteropCheck >&2 ||
+    return 1
+  step icechunk-tools-write _to_log "$out/tools.log" bash "$src/tools_repo.sh" "$build/zarr3" \
+    "$repo/data/t2m_2023q1.icechunk" "$out/tools" || { cat "$out/tools.log" >&2; return 1; }
+  step icechunk-tools-read in_chroot "$root" node "$node/check_tools.mjs" "$out/tools" \
+    >"$out/tools.json" || return 1
+  ZARR3_ICECHUNK_TOOLS_REPO=$out/tools ZARR3_ICECHUNK_TOOLS_CHECK=$out/tools.json \
+    step icechunk-tools-check "$tests" --gtest_brief=1 \
+    --gtest_filter=IcechunkWrite.ToolsInteropCheck >&2 || return 1
+  ZARR3_ICECHUNK_FAULTS_OUT=$out/faults step icechunk-faults-write "$tests" --gtest_brief=1 \
+    --gtest_filter='IcechunkFaults.*' >&2 || return 1
+  step icechunk-faults-open in_chroot "$root" node "$node/check_open.mjs" "$out/faults" >&2 || return 1
+}

@@ -77,6 +77,18 @@ struct CompactResult {
 CompactResult compact_array(Array& array, size_t axis, AxisPartition edges,
                             const std::function<void(const ArrayMetadata&)>& after_switch = {});
 
+// The same inside a transaction: `target` is a writable store of the same
+// hierarchy whose changes nobody sees before it commits (an Icechunk
+// session), `array` is opened on the snapshot it is based on (read-only).
+// The node is replaced: its zarr.json erased, then written with the new grid
+// (same chunk key encoding), so no reference to an old chunk remains; every
+// chunk is written anew (new objects: nothing is overwritten, readers of
+// the old snapshot are undisturbed); the entries of consolidated metadata in
+// the groups above are updated. No lock, no switch file, no deletion: the
+// commit is the switch. Kill point compact-chunks after the chunks.
+CompactResult compact_array_into(const Array& array, Store& target, size_t axis,
+                                 AxisPartition edges);
+
 // Reads every stored chunk (every inner chunk and the index of a shard),
 // checking checksums and shard indexes. Returns one "key: problem" line per
 // bad chunk (empty when all are good).

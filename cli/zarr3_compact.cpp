@@ -137,6 +137,14 @@ std::vector<double> read_values(const zarr3::Array& a) {
     return out;
 }
 
+// A 1-D coordinate array `a` of `length` values, or an error naming it.
+std::shared_ptr<zarr3::Array> checked_coordinate(std::shared_ptr<zarr3::Array> a, uint64_t length) {
+    if (a->metadata().rank() != 1 || a->metadata().shape[0] != length)
+        throw zarr3::Error(a->describe() + ": not a 1-D coordinate of length " +
+                           std::to_string(length));
+    return a;
+}
+
 // The coordinate array named `name` beside the array folder `dir` or in a
 // folder above it (nearest first).
 std::shared_ptr<zarr3::Array> find_coordinate(const fs::path& dir, const std::string& name,
@@ -149,14 +157,10 @@ std::shared_ptr<zarr3::Array> find_coordinate(const fs::path& dir, const std::st
                 return std::nullopt;
             return p.parent_path();
         });
-    if (holder && !holder->empty()) {
-        auto store = std::make_shared<zarr3::FileStore>(holder->string(), false);
-        auto a = zarr3::Array::open(store, name);
-        if (a->metadata().rank() != 1 || a->metadata().shape[0] != length)
-            throw zarr3::Error(a->describe() + ": not a 1-D coordinate of length " +
-                               std::to_string(length));
-        return a;
-    }
+    if (holder && !holder->empty())
+        return checked_coordinate(
+            zarr3::Array::open(std::make_shared<zarr3::FileStore>(holder->string(), false), name),
+            length);
     throw zarr3::Error(dir.string() + ": --edges monthly needs a coordinate array named " + name +
                        " beside the array (or give --coord)");
 }
@@ -238,21 +242,15 @@ void update_parents(const fs::path& dir, const zarr3::ArrayMetadata& m) {
 std::shared_ptr<zarr3::Array> find_in_store(const std::shared_ptr<zarr3::Store>& store,
                                             const std::string& path, const std::string& name,
                                             uint64_t length) {
-    std::string group = path;
-    do {
-        const size_t slash = group.rfind('/');
-        group = slash == std::string::npos ? std::string() : group.substr(0, slash);
-        const std::string key = zarr3::join_key(group, name);
-        if (!zarr3::read_node_json(*store, key)) continue;
-        auto a = zarr3::Array::open(store, key);
-        if (a->metadata().rank() != 1 || a->metadata().shape[0] != length)
-            throw zarr3::Error(a->describe() + ": not a 1-D coordinate of length " +
-                               std::to_string(length));
-        return a;
-    } while (!group.empty());
-    throw zarr3::Error(store->uri() + "/" + path +
-                       ": --edges monthly needs a coordinate array named " + name +
-                       " beside the array (or give --coord)");
+    const auto group =
+        zarr3::nearest_ancestor_path(zarr3::parent_path(path), [&](const std::string& g) {
+            return zarr3::read_node_json(*store, zarr3::join_key(g, name)).has_value();
+        });
+    if (!group)
+        throw zarr3::Error(store->uri() + "/" + path +
+                           ": --edges monthly needs a coordinate array named " + name +
+                           " beside the array (or give --coord)");
+    return checked_coordinate(zarr3::Array::open(store, zarr3::join_key(*group, name)), length);
 }
 
 // An Icechunk repository (a folder with a `repo` file): the compaction is one

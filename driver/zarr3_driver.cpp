@@ -2,11 +2,13 @@
 #include "zarr3_driver.hpp"
 #include "error_boundary.hpp"
 
-#include "storage/consolidation.hpp"
-#include "options/driver_options.hpp"
-#include "storage/icechunk_open.hpp"
 #include "classic/raster_append.hpp"
 #include "classic/raster_dataset.hpp"
+#include "options/driver_options.hpp"
+#include "storage/consolidation.hpp"
+#include "storage/icechunk_commit.hpp"
+#include "storage/icechunk_create.hpp"
+#include "storage/icechunk_open.hpp"
 #include "storage/store_replace.hpp"
 #include "storage/unfinished_copy.hpp"
 #include "storage/vsi_store.hpp"
@@ -224,11 +226,14 @@ GDALDataset* OpenDataset(GDALOpenInfo* oi, std::shared_ptr<zarr3::Store> store,
 // `repo_file`: root/repo's bytes when ProbeIcechunkRepo has just read them.
 GDALDataset* OpenIcechunk(GDALOpenInfo* oi, const OpenTarget& t, const IcechunkVersion& v,
                           std::optional<std::vector<unsigned char>> repo_file = std::nullopt) {
-    if (oi->eAccess == GA_Update) {
-        CPLError(CE_Failure, CPLE_OpenFailed,
-                 "%s: Icechunk repositories open read-only (writing them is not supported yet)",
-                 t.root.c_str());
-        return nullptr;
+    if (oi->eAccess == GA_Update) { // update = a commit on a branch when the dataset closes
+        std::shared_ptr<CommittingStore> session;
+        if (!ErrorBoundary(t.root, [&] {
+                session = OpenRepositoryForUpdate(
+                    t.root, v, CSLFetchNameValue(oi->papszOpenOptions, "COMMIT_MESSAGE"));
+            }))
+            return nullptr;
+        return OpenDataset(oi, session, t);
     }
     std::shared_ptr<zarr3::icechunk::IcechunkStore> store;
     if (!ErrorBoundary(t.root, [&] {
@@ -342,6 +347,11 @@ bool TargetReady(const char* name) {
 // Multidimensional sources (a root group, no bands) go to the hierarchy copy.
 GDALDataset* CreateCopy(const char* name, GDALDataset* src, int strict, DriverOptionList options,
                         GDALProgressFunc progress, void* progress_data) {
+    if (WantsIcechunk(name, options)) // a plain copy beside, then one commit
+        return IcechunkCreateCopy(name, src, options, [&](const char* staging, CSLConstList o) {
+            return CreateCopy(staging, src, strict, const_cast<DriverOptionList>(o), progress,
+                              progress_data);
+        });
     if (AppendsToExistingStore(name, options)) // -co APPEND_DIM: raster_append.cpp
         return Zarr3AppendCopy(name, src, options, progress, progress_data);
     if (!TargetReady(name)) return nullptr;
@@ -358,6 +368,7 @@ GDALDataset* Create(const char* name, int xsize, int ysize, int bands, GDALDataT
 
 GDALDataset* CreateMultidim(const char* name, CSLConstList root_group_options,
                             CSLConstList options) {
+    if (WantsIcechunk(name, options)) return IcechunkCreateMultidim(name, options);
     if (!TargetReady(name)) return nullptr;
     return Zarr3CreateMultidim(name, root_group_options, options);
 }

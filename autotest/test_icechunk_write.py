@@ -298,3 +298,118 @@ def test_object_stores_are_refused_before_anything_is_written(tmp_path):
     assert p.returncode != 0
     assert "/vsis3/bucket/x.icechunk" in p.stderr and "conditional" in p.stderr, p.stderr
     assert "nothing was written" in p.stderr
+
+
+# ------------------------------------------------------------------ step 3: appends as commits
+def day_tif(tmp_path, d, w=20, h=10):
+    path = tmp_path / f"day{d}.tif"
+    ds = gdal.GetDriverByName("GTiff").Create(str(path), w, h, 1, gdal.GDT_Float32)
+    ds.SetGeoTransform([0, 1, 0, 10, 0, -1])
+    ds.GetRasterBand(1).WriteArray(np.full((h, w), d, "f4"))
+    ds = None
+    return str(path)
+
+
+def date_of(d):
+    return f"2024-01-{d:02d}"
+
+
+def append(tmp_path, repo, d, *extra, env=None, check=True):
+    return run("gdal_translate", "-q", "-of", "Zarr3", "-co", "APPEND_DIM=time", "-co",
+               f"APPEND_COORD={date_of(d)}", *extra, day_tif(tmp_path, d), repo, env=env, check=check)
+
+
+def coordinate(repo, **opts):
+    ds = gdal.OpenEx(repo, gdal.OF_MULTIDIM_RASTER, open_options=[f"{k}={v}" for k, v in opts.items()])
+    return list(ds.GetRootGroup().OpenMDArray("time").ReadAsArray())
+
+
+def files_of(repo):
+    return {str(p.relative_to(repo)) for p in Path(repo).rglob("*") if p.is_file()}
+
+
+@pytest.fixture
+def series(tmp_path):
+    repo = str(tmp_path / "ts.icechunk")
+    append(tmp_path, repo, 1, "-co", "ICECHUNK=YES", "-co", "COMMIT_MESSAGE=day 1")
+    return repo
+
+
+def test_append_is_one_commit_and_old_snapshots_read_unchanged(tmp_path, series):
+    first = history(series)
+    reader = gdal.OpenEx(series, open_options=[f"SNAPSHOT={first[0][0]}"])
+    before = files_of(series)
+    append(tmp_path, series, 2, "-co", "COMMIT_MESSAGE=day 2")
+    h = history(series)
+    assert [m for _, m in h] == ["day 2", "day 1", "Repository initialized"]
+    added = files_of(series) - before
+    # The day's chunk and the coordinate's, one manifest per changed array, the snapshot, its
+    # transaction log and the previous repo file: nothing else, no staging folder beside.
+    kinds = sorted(p.split("/")[0] for p in added)
+    assert kinds.count("chunks") == 2 and kinds.count("snapshots") == 1, added
+    assert set(kinds) <= {"chunks", "manifests", "snapshots", "transactions", "overwritten"}, added
+    assert sorted(p.name for p in tmp_path.iterdir() if p.name.startswith(".")) == []
+    ds = gdal.Open(series)
+    assert ds.RasterCount == 2
+    assert [ds.GetRasterBand(b).ReadAsArray()[0, 0] for b in (1, 2)] == [1, 2]
+    assert coordinate(series) == [19723, 19724]
+    # The reader of the first snapshot, opened before the append, reads what it read.
+    assert reader.RasterCount == 1 and reader.ReadAsArray()[0, 0] == 1
+    assert coordinate(series, SNAPSHOT=first[0][0]) == [19723]
+    # A second append adds the same kinds of objects (independent of the history).
+    before = files_of(series)
+    append(tmp_path, series, 3)
+    kinds3 = sorted(p.split("/")[0] for p in files_of(series) - before)
+    assert kinds3 == kinds
+    assert history(series)[0][1] == "gdal-zarr3: append along time"
+
+
+def test_refused_append_commits_nothing(tmp_path, series):
+    before = history(series)
+    p = run("gdal_translate", "-q", "-of", "Zarr3", "-co", "APPEND_DIM=time", "-co", "APPEND_COORD=2024-01-05",
+            day_tif(tmp_path, 9, w=7), series, check=False)
+    assert p.returncode != 0 and "ts.icechunk" in p.stderr
+    p = append(tmp_path, series, 1, check=False)  # the date is already there
+    assert p.returncode != 0
+    assert history(series) == before
+
+
+@pytest.mark.parametrize("step", ["icechunk-chunks", "icechunk-snapshot", "icechunk-repo"])
+def test_killed_append_leaves_the_branch_where_it_was(tmp_path, series, step):
+    before = history(series)
+    p = append(tmp_path, series, 2, env=dict(ENV, ZARR3_TEST_KILL_AT=step), check=False)
+    assert p.returncode != 0
+    assert history(series) == before
+    assert gdal.Open(series).RasterCount == 1 and coordinate(series) == [19723]
+    append(tmp_path, series, 2)
+    assert coordinate(series) == [19723, 19724]
+    ds = gdal.Open(series)  # kept: GDAL 3.6's bands do not keep their dataset alive
+    assert ds.GetRasterBand(2).ReadAsArray()[0, 0] == 2
+
+
+def test_racing_appends_keep_every_day(tmp_path, series):
+    """Two processes append at once, for 3 rounds: the loser of each commit retries on the new tip."""
+    env = dict(ENV, CPL_DEBUG="Zarr3")
+    retried = 0
+    days = [1]
+    for r in range(3):
+        a, b = 2 + 2 * r, 3 + 2 * r
+        procs = [subprocess.Popen(["gdal_translate", "-q", "-of", "Zarr3", "-co", "APPEND_DIM=time",
+                                   "-co", f"APPEND_COORD={date_of(d)}", "-co", "APPEND_ORDER=ANY",
+                                   day_tif(tmp_path, d), series], env=env, stdout=subprocess.PIPE,
+                                  stderr=subprocess.PIPE, text=True) for d in (a, b)]
+        for p in procs:
+            _, err = p.communicate(timeout=120)
+            assert p.returncode == 0, err
+            retried += err.count("lost to another commit")
+        days += [a, b]
+    h = history(series)
+    assert len(h) == 2 + 6
+    coord = coordinate(series)
+    assert sorted(coord) == [19722 + d for d in days]
+    ds = gdal.Open(series)
+    assert ds.RasterCount == 7
+    # Each step holds the values of its own day.
+    for i, c in enumerate(coord):
+        assert ds.GetRasterBand(i + 1).ReadAsArray()[0, 0] == c - 19722
+    print(f"retries: {retried}")

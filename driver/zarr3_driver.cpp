@@ -347,6 +347,8 @@ bool TargetReady(const char* name) {
 // Multidimensional sources (a root group, no bands) go to the hierarchy copy.
 GDALDataset* CreateCopy(const char* name, GDALDataset* src, int strict, DriverOptionList options,
                         GDALProgressFunc progress, void* progress_data) {
+    if (AppendsToRepository(name, options)) // one commit, retried when another writer won
+        return IcechunkAppendCopy(name, src, options, progress, progress_data);
     if (WantsIcechunk(name, options)) // a plain copy beside, then one commit
         return IcechunkCreateCopy(name, src, options, [&](const char* staging, CSLConstList o) {
             return CreateCopy(staging, src, strict, const_cast<DriverOptionList>(o), progress,

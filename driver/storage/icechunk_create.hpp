@@ -25,4 +25,13 @@ GDALDataset* IcechunkCreateCopy(const char* name, GDALDataset* src, CSLConstList
                                 const PlainCopy& copy);
 GDALDataset* IcechunkCreateMultidim(const char* name, CSLConstList options);
 
+// -co APPEND_DIM into an existing repository (icechunk_append.cpp): the
+// append (raster_append.cpp) in a session, then ONE commit (message
+// COMMIT_MESSAGE, default "gdal-zarr3: append along <dim>"); lost to another
+// writer's commit, it is made again on the new tip (at most
+// ZARR3_ICECHUNK_APPEND_RETRIES times, default 8).
+bool AppendsToRepository(const char* name, CSLConstList options);
+GDALDataset* IcechunkAppendCopy(const char* name, GDALDataset* src, CSLConstList options,
+                                GDALProgressFunc progress, void* progress_data);
+
 } // namespace zarr3drv

@@ -307,6 +307,33 @@ def test_update_killed_while_committing_leaves_the_branch(repo, step):
     assert gdal.Open(repo).ReadAsArray()[0, 0, 0] == 0
 
 
+def test_a_failed_write_commits_nothing(repo):
+    """A chunk that cannot be stored (here: chunks/ replaced by a file) fails the close, which then
+    commits none of the other changes."""
+    before = history(repo)
+    chunks = Path(repo) / "chunks"
+    chunks.rename(Path(repo) / "chunks.aside")
+    chunks.write_text("not a folder")
+    try:
+        ds = gdal.OpenEx(repo, gdal.OF_RASTER | gdal.OF_UPDATE)
+        ds.SetMetadataItem("changed", "yes")
+        werrs = errors_of(lambda: ds.GetRasterBand(1).WriteArray(np.full((16, 16), 5, "f4"), 0, 0))
+        assert any("Not a directory" in e for e in werrs), werrs
+
+        def close():
+            nonlocal ds
+            ds = None
+
+        errs = errors_of(close)
+    finally:
+        chunks.unlink()
+        (Path(repo) / "chunks.aside").rename(chunks)
+    assert any("nothing was committed" in e and repo in e for e in errs), errs
+    assert history(repo) == before
+    ds = gdal.Open(repo)
+    assert ds.GetMetadataItem("changed") is None and ds.ReadAsArray()[0, 0, 0] == 0
+
+
 def test_repository_in_vsimem(tmp_path):
     src = source_tif(tmp_path / "src.tif")
     out = "/vsimem/test_icechunk_write/m.icechunk"

@@ -6,6 +6,8 @@
 #include "classic/raster_dataset.hpp"
 #include "options/driver_options.hpp"
 #include "storage/consolidation.hpp"
+#include "storage/icechunk_commit.hpp"
+#include "storage/icechunk_create.hpp"
 #include "storage/icechunk_open.hpp"
 #include "storage/store_replace.hpp"
 #include "storage/unfinished_copy.hpp"
@@ -225,11 +227,14 @@ GDALDataset* OpenDataset(GDALOpenInfo* oi, std::shared_ptr<zarr3::Store> store,
 // `repo_file`: root/repo's bytes when ProbeIcechunkRepo has just read them.
 GDALDataset* OpenIcechunk(GDALOpenInfo* oi, const OpenTarget& t, const IcechunkVersion& v,
                           std::optional<std::vector<unsigned char>> repo_file = std::nullopt) {
-    if (oi->eAccess == GA_Update) {
-        CPLError(CE_Failure, CPLE_OpenFailed,
-                 "%s: Icechunk repositories open read-only (writing them is not supported yet)",
-                 t.root.c_str());
-        return nullptr;
+    if (oi->eAccess == GA_Update) { // update = a commit on a branch when the dataset closes
+        std::shared_ptr<CommittingStore> session;
+        if (!ErrorBoundary(t.root, [&] {
+                session = OpenRepositoryForUpdate(
+                    t.root, v, CSLFetchNameValue(oi->papszOpenOptions, "COMMIT_MESSAGE"));
+            }))
+            return nullptr;
+        return OpenDataset(oi, session, t);
     }
     std::shared_ptr<zarr3::icechunk::IcechunkStore> store;
     if (!ErrorBoundary(t.root, [&] {
@@ -343,6 +348,13 @@ bool TargetReady(const char* name) {
 // Multidimensional sources (a root group, no bands) go to the hierarchy copy.
 GDALDataset* CreateCopy(const char* name, GDALDataset* src, int strict, DriverOptionList options,
                         GDALProgressFunc progress, void* progress_data) {
+    if (AppendsToRepository(name, options)) // one commit, retried when another writer won
+        return IcechunkAppendCopy(name, src, options, progress, progress_data);
+    if (WantsIcechunk(name, options)) // a plain copy beside, then one commit
+        return IcechunkCreateCopy(name, src, options, [&](const char* staging, CSLConstList o) {
+            return CreateCopy(staging, src, strict, const_cast<DriverOptionList>(o), progress,
+                              progress_data);
+        });
     if (AppendsToExistingStore(name, options)) // -co APPEND_DIM: raster_append.cpp
         return Zarr3AppendCopy(name, src, options, progress, progress_data);
     if (!TargetReady(name)) return nullptr;
@@ -353,12 +365,20 @@ GDALDataset* CreateCopy(const char* name, GDALDataset* src, int strict, DriverOp
 
 GDALDataset* Create(const char* name, int xsize, int ysize, int bands, GDALDataType type,
                     DriverOptionList options) {
+    if (WantsIcechunk(name, options)) {
+        CPLError(CE_Failure, CPLE_NotSupported,
+                 "%s: Create cannot make an Icechunk repository yet; use CreateCopy "
+                 "(gdal_translate -co ICECHUNK=YES) or CreateMultiDimensional with ICECHUNK=YES",
+                 name);
+        return nullptr;
+    }
     if (!TargetReady(name)) return nullptr;
     return Zarr3Create(name, xsize, ysize, bands, type, options);
 }
 
 GDALDataset* CreateMultidim(const char* name, CSLConstList root_group_options,
                             CSLConstList options) {
+    if (WantsIcechunk(name, options)) return IcechunkCreateMultidim(name, options);
     if (!TargetReady(name)) return nullptr;
     return Zarr3CreateMultidim(name, root_group_options, options);
 }

@@ -21,6 +21,7 @@
 
 #include <cmath>
 #include <cstring>
+#include <functional>
 #include <limits>
 
 namespace zarr3drv {
@@ -293,9 +294,10 @@ std::shared_ptr<zarr3::Store> FreshStore(const std::string& root) {
 // The path of the array to append to: ARRAY_NAME, or the one array of the
 // root group with dimension `dim` (names only: the listing may come from
 // consolidated metadata; nothing read here decides where to write).
-std::string TargetPath(const std::string& root, const std::string& dim, CSLConstList options) {
+std::string TargetPath(const std::string& root, const std::shared_ptr<zarr3::Store>& fresh,
+                       const std::string& dim, CSLConstList options) {
     if (const char* given = CSLFetchNameValue(options, "ARRAY_NAME")) return given;
-    auto g = zarr3::Group::open(FreshStore(root), "");
+    auto g = zarr3::Group::open(fresh, "");
     std::vector<std::string> names;
     for (const auto& n : g->array_names()) {
         const auto a = g->open_array(n);
@@ -574,9 +576,12 @@ CoordinateStep PrepareCoordinate(const Target& t, GDALDataset* src, CSLConstList
 // Error naming the node unless its zarr.json still reads as `seen`, read
 // through a store with nothing cached (stores without locks: another writer
 // appended meanwhile).
-void RequireUnchanged(const std::string& root, const std::string& path,
+// `fresh` gives such a store (FreshStore; an Icechunk session: itself, its
+// commit detects the other writers).
+using FreshStoreFn = std::function<std::shared_ptr<zarr3::Store>()>;
+void RequireUnchanged(const FreshStoreFn& fresh, const std::string& path,
                       const zarr3::NodeSnapshot& seen) {
-    zarr3::require_node_unchanged(*FreshStore(root), path, seen, "append");
+    zarr3::require_node_unchanged(*fresh(), path, seen, "append");
 }
 
 // The per-band attribute lists (band_descriptions, band_metadata;
@@ -618,17 +623,17 @@ void ExtendBandAttributes(nlohmann::json& attrs, GDALDataset* src, uint64_t old_
 // array's (its new length), each after checking that no other writer changed
 // either node since it was read; then the root's consolidated metadata,
 // rewritten from the nodes as stored (RefreshConsolidated).
-void Switch(const std::string& root, const Target& t, CoordinateStep& coord, zarr3::Array& out,
+void Switch(const FreshStoreFn& fresh, const Target& t, CoordinateStep& coord, zarr3::Array& out,
             bool& switched) {
     zarr3::test_pause_point("append-switch");
-    RequireUnchanged(root, t.array->path(), t.seen);
+    RequireUnchanged(fresh, t.array->path(), t.seen);
     if (coord.out) {
-        RequireUnchanged(root, t.dim, coord.seen);
+        RequireUnchanged(fresh, t.dim, coord.seen);
         zarr3::test_kill_point("append-coord-chunks");
         coord.out->write_metadata();
     }
     zarr3::test_kill_point("append-coord");
-    RequireUnchanged(root, t.array->path(), t.seen);
+    RequireUnchanged(fresh, t.array->path(), t.seen);
     out.write_metadata(); // last: the array's new length
     switched = true;
     RefreshConsolidated(*t.store);
@@ -658,16 +663,19 @@ void RemoveUnswitchedChunks(const Target& t, zarr3::Array& out) {
 
 } // namespace
 
-GDALDataset* Zarr3AppendCopy(const char* name, GDALDataset* src, CSLConstList options,
-                             GDALProgressFunc progress, void* progress_data) {
+namespace {
+
+// The append itself into the store `fresh` gives (the root's, or an
+// Icechunk session); `root` names the store in errors.
+GDALDataset* AppendWith(const std::string& root, const FreshStoreFn& fresh, GDALDataset* src,
+                        CSLConstList options, GDALProgressFunc progress, void* progress_data) {
     if (!progress) progress = GDALDummyProgress;
-    const std::string root = StoreRoot(name);
     std::unique_ptr<Zarr3RasterDataset> ds;
     const bool ok = ErrorBoundary(root, [&] {
         if (src->GetRasterCount() == 0) throw zarr3::Error("the source has no raster bands");
         const std::string dim = DimOf(options);
-        const std::string path = TargetPath(root, dim, options);
-        auto store = FreshStore(root);
+        const std::string path = TargetPath(root, fresh(), dim, options);
+        auto store = fresh();
         // Held across reading the length, writing and the switch: appends
         // to this array (other processes on local stores, other threads of
         // this process everywhere) wait for each other.
@@ -689,7 +697,7 @@ GDALDataset* Zarr3AppendCopy(const char* name, GDALDataset* src, CSLConstList op
             WritePixels(src, *out, start, progress, progress_data);
             zarr3::test_kill_point("append-chunks");
             coord.Write();
-            Switch(root, t, coord, *out, switched);
+            Switch(fresh, t, coord, *out, switched);
         } catch (...) {
             if (!switched && lock->across_processes()) RemoveUnswitchedChunks(t, *out);
             throw;
@@ -699,6 +707,22 @@ GDALDataset* Zarr3AppendCopy(const char* name, GDALDataset* src, CSLConstList op
         progress(1.0, "", progress_data);
     });
     return ok ? ds.release() : nullptr;
+}
+
+} // namespace
+
+GDALDataset* Zarr3AppendCopy(const char* name, GDALDataset* src, CSLConstList options,
+                             GDALProgressFunc progress, void* progress_data) {
+    const std::string root = StoreRoot(name);
+    return AppendWith(
+        root, [&] { return FreshStore(root); }, src, options, progress, progress_data);
+}
+
+GDALDataset* Zarr3AppendInto(const std::string& root, std::shared_ptr<zarr3::Store> store,
+                             GDALDataset* src, CSLConstList options, GDALProgressFunc progress,
+                             void* progress_data) {
+    return AppendWith(
+        root, [&] { return store; }, src, options, progress, progress_data);
 }
 
 } // namespace zarr3drv

@@ -27,6 +27,13 @@ bool AppendsToExistingStore(const char* name, CSLConstList options);
 GDALDataset* Zarr3AppendCopy(const char* name, GDALDataset* src, CSLConstList options,
                              GDALProgressFunc progress, void* progress_data);
 
+// The same append into `store` (an Icechunk session, whose commit the caller
+// makes: icechunk_append.cpp); `root` names it in errors. The dataset
+// returned reads the session.
+GDALDataset* Zarr3AppendInto(const std::string& root, std::shared_ptr<zarr3::Store> store,
+                             GDALDataset* src, CSLConstList options, GDALProgressFunc progress,
+                             void* progress_data);
+
 // A metadata item of the source about its own position along <dim> or
 // another band axis, which an append does not copy (the store's coordinate
 // dates each step, and the item would contradict it): <dim>, <dim>#units

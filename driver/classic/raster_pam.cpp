@@ -7,6 +7,7 @@
 #include "zarr3/icechunk.hpp"
 
 #include "open_target.hpp"
+#include "storage/icechunk_commit.hpp"
 #include "storage/vsi_store.hpp"
 
 #include "cpl_minixml.h"
@@ -90,7 +91,7 @@ void Zarr3RasterDataset::SetDescription(const char* name) {
     // Remote stores: no .aux.xml requests (no GET beside the store).
     // Icechunk repositories: one .aux.xml beside the repository would serve
     // every version of it (statistics of main shown for a tag); none.
-    const bool icechunk = dynamic_cast<const zarr3::icechunk::IcechunkStore*>(store_.get());
+    const bool icechunk = IsIcechunkStore(store_.get());
     if (!ok || t.root.empty() || IsRemoteVSIPath(t.root) || icechunk) {
         nPamFlags |= GPF_DISABLED | GPF_NOSAVE;
         return;

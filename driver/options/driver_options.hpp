@@ -16,6 +16,9 @@ inline constexpr const char* kOpenOptionList =
     "to read'/>"
     "  <Option name='AS_OF' type='string' description='Icechunk repositories: the latest snapshot "
     "of the branch at or before this ISO 8601 time'/>"
+    "  <Option name='COMMIT_MESSAGE' type='string' description='Icechunk repositories opened "
+    "for update: the message of the commit made when the dataset closes (default gdal-zarr3: "
+    "update)'/>"
     "  <Option name='VIRTUAL_ALLOWED_PREFIXES' type='string' description='Icechunk repositories: "
     "comma-separated URL prefixes virtual chunk references may be read from (within the "
     "containers the repository declares)'/>"
@@ -80,6 +83,13 @@ inline constexpr const char* kOpenOptionList =
 
 inline constexpr const char* kCreationOptionList =
     "<CreationOptionList>" ZARR3_COMMON_CREATION_OPTIONS
+    "  <Option name='ICECHUNK' type='boolean' default='NO' description='Write an Icechunk "
+    "repository (spec 2): the whole copy is one commit on branch main; an existing repository "
+    "of that name gets it as a new commit (same as an ICECHUNK: output name)'/>"
+    "  <Option name='COMMIT_MESSAGE' type='string' description='Icechunk: the commit "
+    "message'/>"
+    "  <Option name='BRANCH' type='string' default='main' description='Icechunk: the branch "
+    "the commit goes to (it must exist, except main in a new repository)'/>"
     "  <Option name='ARRAY_NAME' type='string' description='Name of the array written in the store "
     "(default: "
     "the store name without extension)'/>"
@@ -118,6 +128,13 @@ inline constexpr const char* kCreationOptionList =
 
 inline constexpr const char* kMultidimDatasetCreationOptionList =
     "<MultiDimDatasetCreationOptionList>"
+    "  <Option name='ICECHUNK' type='boolean' default='NO' description='Write an Icechunk "
+    "repository (spec 2): the whole copy is one commit on branch main; an existing repository "
+    "of that name gets it as a new commit (same as an ICECHUNK: output name)'/>"
+    "  <Option name='COMMIT_MESSAGE' type='string' description='Icechunk: the commit "
+    "message'/>"
+    "  <Option name='BRANCH' type='string' default='main' description='Icechunk: the branch "
+    "the commit goes to (it must exist, except main in a new repository)'/>"
     "  <Option name='CREATE_CONSOLIDATED_METADATA' type='boolean' default='NO' "
     "description='Write consolidated metadata in the root zarr.json (kept up to date by later "
     "metadata writes)'/>"

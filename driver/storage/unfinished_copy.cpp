@@ -1,6 +1,7 @@
 // The life cycle of a store folder: the unfinished-copy mark, what a store
 // folder holds, Delete and the target of a new store (see unfinished_copy.hpp).
 #include "storage/unfinished_copy.hpp"
+#include "storage/icechunk_open.hpp"
 
 #include "open_target.hpp"
 #include "storage/path_guard.hpp"
@@ -562,6 +563,19 @@ std::string StoreRoot(const char* name) {
 }
 
 CPLErr DeleteStore(const char* name) {
+    // An ICECHUNK: name (gdal_translate's QuietDelete before a copy into a
+    // repository): a repository keeps its history; the copy becomes a commit.
+    if (name && STARTS_WITH_CI(name, "ICECHUNK:")) {
+        bool ok = true;
+        std::string error;
+        const auto ice = ParseIcechunkName(name, ok, error);
+        if (!ice || !ok || !LooksLikeIcechunkRepo(ice->repo)) return CE_None; // nothing there
+        CPLError(CE_Warning, CPLE_AppDefined,
+                 "%s: an Icechunk repository is not deleted (it keeps its history; a copy into "
+                 "it is a new commit); remove the folder %s to delete it",
+                 name, ice->repo.c_str());
+        return CE_Failure;
+    }
     const std::string root = RootOfName(name);
     const char* r = root.c_str();
     if (IsLink(root)) {

@@ -1,0 +1,482 @@
+"""Writing Icechunk repositories through GDAL (issue 30, driver side): update access commits when the
+dataset closes, -co ICECHUNK=YES / ICECHUNK: outputs create a repository whose first commit holds the
+whole copy, killed copies leave the branch where it was, object stores are refused.
+
+The repository format is checked by core's gtests (test_icechunk_write.cpp); here the values, the
+history (`zarr3 log`) and the files beside the repository are checked through GDAL and its tools."""
+import os
+import re
+import subprocess
+from pathlib import Path
+
+import numpy as np
+import pytest
+from osgeo import gdal, osr
+
+BUILD = Path(os.environ["GDAL_DRIVER_PATH"])
+ZARR3 = BUILD / "zarr3"
+ENV = dict(os.environ, GDAL_DRIVER_PATH=str(BUILD))
+
+
+def run(*args, env=None, check=True):
+    p = subprocess.run([str(a) for a in args], capture_output=True, text=True, env=env or ENV)
+    if check:
+        assert p.returncode == 0, p.stderr
+    return p
+
+
+def history(repo, branch="main"):
+    """[(snapshot id, message)] of `branch`, newest first (zarr3 log)."""
+    out = run(ZARR3, "log", repo, "--branch", branch).stdout
+    part = out.split("history of branch", 1)[1]
+    rows = []
+    for line in part.splitlines()[1:]:
+        m = re.match(r"^([0-9A-Z]{20})\s+\S+\s+(?:\(\S+\)\s+)?(.*)$", line.strip())
+        if m:
+            rows.append((m.group(1), m.group(2)))
+    return rows
+
+
+def source_tif(path, value_scale=1.0, w=40, h=30, bands=2):
+    ds = gdal.GetDriverByName("GTiff").Create(str(path), w, h, bands, gdal.GDT_Float32)
+    ds.SetGeoTransform([10, 0.5, 0, 50, 0, -0.5])
+    srs = osr.SpatialReference()
+    srs.ImportFromEPSG(4326)
+    ds.SetSpatialRef(srs)
+    for b in range(1, bands + 1):
+        ds.GetRasterBand(b).WriteArray((np.arange(w * h, dtype="f4").reshape(h, w) * b) * value_scale)
+    ds = None
+    return str(path)
+
+
+def errors_of(fn):
+    """The CE_Failure messages emitted while running fn()."""
+    got = []
+
+    def handler(cls, _no, msg):
+        if cls >= gdal.CE_Failure:
+            got.append(msg)
+
+    gdal.PushErrorHandler(handler)
+    try:
+        fn()
+    except RuntimeError as e:
+        got.append(str(e))
+    finally:
+        gdal.PopErrorHandler()
+    return got
+
+
+@pytest.fixture
+def repo(tmp_path):
+    src = source_tif(tmp_path / "src.tif")
+    out = tmp_path / "r.icechunk"
+    run("gdal_translate", "-q", "-of", "Zarr3", "-co", "ICECHUNK=YES", "-co", "COMMIT_MESSAGE=first copy",
+        "-co", "BLOCKSIZE=16", src, out)
+    return str(out)
+
+
+# ------------------------------------------------------------------ step 2: create
+def test_translate_creates_a_repository_whose_first_commit_holds_the_copy(repo, tmp_path):
+    h = history(repo)
+    assert [m for _, m in h] == ["first copy", "Repository initialized"]
+    ds = gdal.Open(repo)
+    assert ds.GetMetadataItem("SNAPSHOT_ID", "ICECHUNK") == h[0][0]
+    assert ds.RasterCount == 2 and ds.RasterXSize == 40 and ds.RasterYSize == 30
+    assert ds.GetGeoTransform() == (10, 0.5, 0, 50, 0, -0.5)
+    assert ds.GetSpatialRef().GetAuthorityCode(None) == "4326"
+    src = gdal.Open(str(tmp_path / "src.tif"))
+    assert np.array_equal(ds.ReadAsArray(), src.ReadAsArray())
+    # Nothing but the repository beside the source: the staging folder is gone.
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["r.icechunk", "src.tif"]
+    assert {"chunks", "manifests", "repo", "snapshots"} <= {p.name for p in Path(repo).iterdir()}
+
+
+@pytest.mark.parametrize("layout", [
+    ["-co", "CHUNK_SHAPES=[[10,20],[16,24]]"],
+    ["-co", "SHARD_CHUNK_SHAPE=8", "-co", "BLOCKSIZE=16"],
+    ["-co", "COMPRESS=GZIP"],
+    ["-co", "COMPRESS=BLOSC", "-co", "BLOCKSIZE=8"],
+])
+def test_every_layout_copies_bit_exact(tmp_path, layout):
+    src = source_tif(tmp_path / "src.tif")
+    out = str(tmp_path / "l.icechunk")
+    run("gdal_translate", "-q", "-of", "Zarr3", "-co", "ICECHUNK=YES", *layout, src, out)
+    ds = gdal.Open(out)
+    assert np.array_equal(ds.ReadAsArray(), gdal.Open(src).ReadAsArray())
+    assert len(history(out)) == 2
+
+
+def test_icechunk_output_name_and_rerun_is_a_new_commit_keeping_history(tmp_path):
+    src = source_tif(tmp_path / "src.tif")
+    out = tmp_path / "n.icechunk"
+    run("gdal_translate", "-q", "-of", "Zarr3", src, f"ICECHUNK:{out}")
+    first = history(out)
+    src2 = source_tif(tmp_path / "src2.tif", value_scale=3.0, w=20, h=10, bands=1)
+    p = run("gdal_translate", "-q", "-of", "Zarr3", "-co", "COMMIT_MESSAGE=again", src2, f"ICECHUNK:{out}")
+    assert "not deleted" in p.stderr  # GDAL's QuietDelete: a repository keeps its history
+    h = history(out)
+    assert [m for _, m in h] == ["again"] + [m for _, m in first]
+    ds = gdal.Open(str(out))
+    assert (ds.RasterXSize, ds.RasterCount) == (20, 1)
+    assert np.array_equal(ds.ReadAsArray(), gdal.Open(src2).ReadAsArray())
+    old = gdal.OpenEx(str(out), open_options=[f"SNAPSHOT={first[0][0]}"])
+    assert (old.RasterXSize, old.RasterCount) == (40, 2)
+    assert np.array_equal(old.ReadAsArray(), gdal.Open(src).ReadAsArray())
+    # The same with -co ICECHUNK=YES and the plain folder name.
+    run("gdal_translate", "-q", "-of", "Zarr3", "-co", "ICECHUNK=YES", src, out)
+    assert len(history(out)) == len(h) + 1
+    assert gdal.Open(str(out)).RasterXSize == 40
+
+
+def test_copy_into_a_plain_store_name_is_refused(tmp_path):
+    src = source_tif(tmp_path / "src.tif")
+    plain = tmp_path / "plain.zarr"
+    run("gdal_translate", "-q", "-of", "Zarr3", src, plain)
+    p = run("gdal_translate", "-q", "-of", "Zarr3", "-co", "ICECHUNK=YES", src, plain, check=False)
+    assert p.returncode != 0 and "plain Zarr store is there" in p.stderr, p.stderr
+    assert gdal.Open(str(plain)).RasterCount == 2  # untouched
+    assert not (plain / "repo").exists()
+
+
+def test_gdaladdo_on_a_repository_is_one_commit(repo):
+    before = history(repo)
+    run("gdaladdo", "-q", repo, "2", "4")
+    h = history(repo)
+    assert len(h) == len(before) + 1 and h[1] == before[0]
+    ds = gdal.Open(repo)
+    b = ds.GetRasterBand(1)
+    assert b.GetOverviewCount() == 2 and b.GetOverview(0).XSize == 20
+    old = gdal.OpenEx(repo, open_options=[f"SNAPSHOT={before[0][0]}"])
+    assert old.GetRasterBand(1).GetOverviewCount() == 0
+
+
+def test_multidim_create_and_mdimtranslate(tmp_path):
+    out = str(tmp_path / "md.icechunk")
+    ds = gdal.GetDriverByName("Zarr3").CreateMultiDimensional(out, options=["ICECHUNK=YES", "COMMIT_MESSAGE=mdc"])
+    rg = ds.GetRootGroup()
+    x = rg.CreateDimension("x", None, None, 5)
+    ar = rg.CreateMDArray("v", [x], gdal.ExtendedDataType.Create(gdal.GDT_Int16))
+    ar.Write(np.arange(5, dtype="i2") * 3)
+    del ar, x, rg
+    ds = None
+    assert [m for _, m in history(out)] == ["mdc", "Repository initialized"]
+    ds = gdal.OpenEx(out, gdal.OF_MULTIDIM_RASTER)
+    assert list(ds.GetRootGroup().OpenMDArray("v").ReadAsArray()) == [0, 3, 6, 9, 12]
+    out2 = str(tmp_path / "md2.icechunk")
+    run("gdalmdimtranslate", "-q", "-of", "Zarr3", "-co", "ICECHUNK=YES", "-co", "COMMIT_MESSAGE=mdt", out, out2)
+    assert [m for _, m in history(out2)] == ["mdt", "Repository initialized"]
+    ds = gdal.OpenEx(out2, gdal.OF_MULTIDIM_RASTER)
+    assert list(ds.GetRootGroup().OpenMDArray("v").ReadAsArray()) == [0, 3, 6, 9, 12]
+
+
+@pytest.mark.parametrize("step", ["icechunk-chunks", "icechunk-snapshot", "icechunk-repo"])
+def test_killed_copy_leaves_main_where_it_was(tmp_path, repo, step):
+    src2 = source_tif(tmp_path / "src2.tif", value_scale=5.0)
+    before = history(repo)
+    env = dict(ENV, ZARR3_TEST_KILL_AT=step)
+    p = run("gdal_translate", "-q", "-of", "Zarr3", "-co", "ICECHUNK=YES", src2, repo, env=env, check=False)
+    assert p.returncode != 0
+    assert history(repo) == before
+    ds = gdal.Open(repo)
+    assert np.array_equal(ds.ReadAsArray(), gdal.Open(str(tmp_path / "src.tif")).ReadAsArray())
+    # A fresh repository killed in its first commit: main is the initial, empty commit.
+    fresh = tmp_path / "fresh.icechunk"
+    p = run("gdal_translate", "-q", "-of", "Zarr3", "-co", "ICECHUNK=YES", src2, fresh, env=env, check=False)
+    assert p.returncode != 0
+    if fresh.exists():
+        assert [m for _, m in history(fresh)] == ["Repository initialized"]
+    # The next run (no kill) succeeds over what was left.
+    run("gdal_translate", "-q", "-of", "Zarr3", "-co", "ICECHUNK=YES", src2, fresh)
+    assert np.array_equal(gdal.Open(str(fresh)).ReadAsArray(), gdal.Open(src2).ReadAsArray())
+    # What the killed copy left beside the repository (its hidden staging folder) goes with the
+    # next copy into it.
+    assert (tmp_path / ".r.icechunk.icechunk-staging").exists()
+    run("gdal_translate", "-q", "-of", "Zarr3", "-co", "ICECHUNK=YES", src2, repo)
+    assert not [p.name for p in tmp_path.iterdir() if "staging" in p.name]
+    assert history(repo)[1] == before[0]
+
+
+def test_classic_create_of_a_repository_is_refused_clearly(tmp_path):
+    out = str(tmp_path / "c.icechunk")
+    errs = errors_of(lambda: gdal.GetDriverByName("Zarr3").Create(out, 4, 4, 1, gdal.GDT_Byte, options=["ICECHUNK=YES"]))
+    assert any("CreateCopy" in e for e in errs), errs
+    assert not os.path.exists(out)
+
+
+# ------------------------------------------------------------------ step 1: update = commit
+def test_update_commits_once_when_the_dataset_closes(repo):
+    before = history(repo)
+    ds = gdal.OpenEx(repo, gdal.OF_RASTER | gdal.OF_UPDATE, open_options=["COMMIT_MESSAGE=patch"])
+    ds.GetRasterBand(1).WriteArray(np.full((2, 3), -7, "f4"), 0, 0)
+    ds.GetRasterBand(2).WriteArray(np.full((1, 1), -9, "f4"), 39, 29)
+    ds.FlushCache()
+    assert history(repo) == before  # a flush does not commit
+    ds = None
+    h = history(repo)
+    assert [m for _, m in h[:2]] == ["patch", "first copy"]
+    a = gdal.Open(repo).ReadAsArray()
+    assert (a[0, :2, :3] == -7).all() and a[0, 2, 0] == 80 and a[1, 29, 39] == -9
+    old = gdal.OpenEx(repo, open_options=[f"SNAPSHOT={before[0][0]}"]).ReadAsArray()
+    assert old[0, 0, 0] == 0 and old[1, 29, 39] == 2 * 1199
+
+
+def test_update_without_changes_commits_nothing_and_default_message(repo):
+    before = history(repo)
+    gdal.OpenEx(repo, gdal.OF_RASTER | gdal.OF_UPDATE).ReadAsArray()
+    assert history(repo) == before
+    ds = gdal.OpenEx(repo, gdal.OF_RASTER | gdal.OF_UPDATE)
+    ds.SetMetadataItem("foo", "bar")
+    ds = None
+    assert history(repo)[0][1] == "gdal-zarr3: update"
+    assert gdal.Open(repo).GetMetadataItem("foo") == "bar"
+
+
+def test_no_aux_xml_is_written_for_a_repository(repo, tmp_path):
+    ds = gdal.OpenEx(repo, gdal.OF_RASTER | gdal.OF_UPDATE)
+    ds.GetRasterBand(1).ComputeStatistics(False)
+    ds.GetRasterBand(1).SetDescription("t2m")
+    ds = None
+    assert not list(tmp_path.rglob("*.aux.xml"))
+
+
+def test_update_of_a_tag_snapshot_or_as_of_is_refused(repo):
+    snap = history(repo)[0][0]
+    for opt in (f"SNAPSHOT={snap}", "TAG=v1", "AS_OF=2030-01-01T00:00:00Z"):
+        errs = errors_of(lambda: gdal.OpenEx(repo, gdal.OF_RASTER | gdal.OF_UPDATE, open_options=[opt]))
+        assert any("writing to a tag or a snapshot" in e for e in errs), (opt, errs)
+    errs = errors_of(lambda: gdal.OpenEx(f'ICECHUNK:"{repo}?snapshot={snap}"', gdal.OF_RASTER | gdal.OF_UPDATE))
+    assert any("writing to a tag or a snapshot" in e for e in errs), errs
+    errs = errors_of(lambda: gdal.OpenEx(repo, gdal.OF_RASTER | gdal.OF_UPDATE, open_options=["BRANCH=nope"]))
+    assert errs and "nope" in errs[-1], errs
+
+
+def test_multidim_update_commits(repo):
+    ds = gdal.OpenEx(repo, gdal.OF_MULTIDIM_RASTER | gdal.OF_UPDATE, open_options=["COMMIT_MESSAGE=md"])
+    rg = ds.GetRootGroup()
+    arr = rg.OpenMDArray("r")
+    assert arr is not None, rg.GetMDArrayNames()
+    arr.Write(np.full((1, 1, 1), 42, "f4"), array_start_idx=[1, 0, 0], count=[1, 1, 1])
+    rg.CreateAttribute("note", [], gdal.ExtendedDataType.CreateString()).Write("hi")
+    del arr, rg
+    ds = None
+    assert history(repo)[0][1] == "md"
+    assert gdal.Open(repo).ReadAsArray()[1, 0, 0] == 42
+
+
+def test_conflicting_commit_fails_the_close_and_leaves_the_winner(repo):
+    a = gdal.OpenEx(repo, gdal.OF_RASTER | gdal.OF_UPDATE, open_options=["COMMIT_MESSAGE=A"])
+    b = gdal.OpenEx(repo, gdal.OF_RASTER | gdal.OF_UPDATE, open_options=["COMMIT_MESSAGE=B"])
+    a.GetRasterBand(1).WriteArray(np.full((1, 1), 1, "f4"), 0, 0)
+    b.GetRasterBand(1).WriteArray(np.full((1, 1), 2, "f4"), 1, 0)  # same chunk
+    a = None
+    assert history(repo)[0][1] == "A"
+
+    def close_b():
+        nonlocal b
+        b = None
+
+    errs = errors_of(close_b)
+    assert any(repo in e and "failed" in e and "branch" in e for e in errs), errs
+    assert history(repo)[0][1] == "A"
+    v = gdal.Open(repo).ReadAsArray()
+    assert v[0, 0, 0] == 1 and v[0, 0, 1] == 1
+
+
+def test_disjoint_commits_are_rebased(repo):
+    a = gdal.OpenEx(repo, gdal.OF_RASTER | gdal.OF_UPDATE, open_options=["COMMIT_MESSAGE=A"])
+    b = gdal.OpenEx(repo, gdal.OF_RASTER | gdal.OF_UPDATE, open_options=["COMMIT_MESSAGE=B"])
+    a.GetRasterBand(1).WriteArray(np.full((1, 1), 1, "f4"), 0, 0)
+    b.GetRasterBand(1).WriteArray(np.full((1, 1), 2, "f4"), 39, 29)  # another chunk
+    a = None
+    b = None
+    assert [m for _, m in history(repo)[:2]] == ["B", "A"]
+    v = gdal.Open(repo).ReadAsArray()
+    assert v[0, 0, 0] == 1 and v[0, 29, 39] == 2
+
+
+@pytest.mark.parametrize("step", ["icechunk-chunks", "icechunk-snapshot", "icechunk-repo"])
+def test_update_killed_while_committing_leaves_the_branch(repo, step):
+    before = history(repo)
+    code = ("from osgeo import gdal; import numpy as np; gdal.UseExceptions();"
+            f"ds = gdal.OpenEx({repo!r}, gdal.OF_RASTER | gdal.OF_UPDATE);"
+            "ds.GetRasterBand(1).WriteArray(np.full((3, 3), 5, 'f4'), 0, 0); ds = None")
+    p = run("/usr/bin/python3", "-c", code, env=dict(ENV, ZARR3_TEST_KILL_AT=step), check=False)
+    assert p.returncode != 0
+    assert history(repo) == before
+    assert gdal.Open(repo).ReadAsArray()[0, 0, 0] == 0
+
+
+def test_a_failed_write_commits_nothing(repo):
+    """A chunk that cannot be stored (here: chunks/ replaced by a file) fails the close, which then
+    commits none of the other changes."""
+    before = history(repo)
+    chunks = Path(repo) / "chunks"
+    chunks.rename(Path(repo) / "chunks.aside")
+    chunks.write_text("not a folder")
+    try:
+        ds = gdal.OpenEx(repo, gdal.OF_RASTER | gdal.OF_UPDATE)
+        ds.SetMetadataItem("changed", "yes")
+        werrs = errors_of(lambda: ds.GetRasterBand(1).WriteArray(np.full((16, 16), 5, "f4"), 0, 0))
+        assert any("Not a directory" in e for e in werrs), werrs
+
+        def close():
+            nonlocal ds
+            ds = None
+
+        errs = errors_of(close)
+    finally:
+        chunks.unlink()
+        (Path(repo) / "chunks.aside").rename(chunks)
+    assert any("nothing was committed" in e and repo in e for e in errs), errs
+    assert history(repo) == before
+    ds = gdal.Open(repo)
+    assert ds.GetMetadataItem("changed") is None and ds.ReadAsArray()[0, 0, 0] == 0
+
+
+def test_repository_in_vsimem(tmp_path):
+    src = source_tif(tmp_path / "src.tif")
+    out = "/vsimem/test_icechunk_write/m.icechunk"
+    try:
+        gdal.Translate(out, src, format="Zarr3", creationOptions=["ICECHUNK=YES"])
+        ds = gdal.OpenEx(out, gdal.OF_RASTER | gdal.OF_UPDATE, open_options=["COMMIT_MESSAGE=mem"])
+        ds.GetRasterBand(2).WriteArray(np.full((1, 1), -3, "f4"), 5, 5)
+        ds = None
+        ds = gdal.Open(out)
+        assert ds.GetMetadataItem("SNAPSHOT_MESSAGE", "ICECHUNK") == "mem"
+        assert ds.ReadAsArray()[1, 5, 5] == -3 and ds.ReadAsArray()[1, 5, 6] == 2 * 206
+        assert not [n for n in gdal.ReadDir("/vsimem/test_icechunk_write") or [] if "staging" in n]
+    finally:
+        for name in gdal.ReadDirRecursive("/vsimem/test_icechunk_write") or []:
+            if not name.endswith("/"):
+                gdal.Unlink("/vsimem/test_icechunk_write/" + name)
+
+
+# ------------------------------------------------------------------ step 4: object stores
+def test_object_stores_are_refused_before_anything_is_written(tmp_path):
+    src = source_tif(tmp_path / "src.tif")
+    env = dict(ENV, AWS_NO_SIGN_REQUEST="YES", AWS_S3_ENDPOINT="127.0.0.1:9", AWS_HTTPS="NO",
+               CPL_VSIL_CURL_ALLOWED_EXTENSIONS="none", GDAL_HTTP_MAX_RETRY="0")
+    p = run("gdal_translate", "-q", "-of", "Zarr3", "-co", "ICECHUNK=YES", src, "/vsis3/bucket/x.icechunk",
+            env=env, check=False)
+    assert p.returncode != 0
+    assert "/vsis3/bucket/x.icechunk" in p.stderr and "conditional" in p.stderr, p.stderr
+    assert "nothing was written" in p.stderr
+    errs = errors_of(lambda: gdal.GetDriverByName("Zarr3").CreateMultiDimensional(
+        "/vsis3/bucket/y.icechunk", options=["ICECHUNK=YES"]))
+    assert any("conditional" in e and "/vsis3/bucket/y.icechunk" in e for e in errs), errs
+
+
+# ------------------------------------------------------------------ step 3: appends as commits
+def day_tif(tmp_path, d, w=20, h=10):
+    path = tmp_path / f"day{d}.tif"
+    ds = gdal.GetDriverByName("GTiff").Create(str(path), w, h, 1, gdal.GDT_Float32)
+    ds.SetGeoTransform([0, 1, 0, 10, 0, -1])
+    ds.GetRasterBand(1).WriteArray(np.full((h, w), d, "f4"))
+    ds = None
+    return str(path)
+
+
+def date_of(d):
+    return f"2024-01-{d:02d}"
+
+
+def append(tmp_path, repo, d, *extra, env=None, check=True):
+    return run("gdal_translate", "-q", "-of", "Zarr3", "-co", "APPEND_DIM=time", "-co",
+               f"APPEND_COORD={date_of(d)}", *extra, day_tif(tmp_path, d), repo, env=env, check=check)
+
+
+def coordinate(repo, **opts):
+    ds = gdal.OpenEx(repo, gdal.OF_MULTIDIM_RASTER, open_options=[f"{k}={v}" for k, v in opts.items()])
+    return list(ds.GetRootGroup().OpenMDArray("time").ReadAsArray())
+
+
+def files_of(repo):
+    return {str(p.relative_to(repo)) for p in Path(repo).rglob("*") if p.is_file()}
+
+
+@pytest.fixture
+def series(tmp_path):
+    repo = str(tmp_path / "ts.icechunk")
+    append(tmp_path, repo, 1, "-co", "ICECHUNK=YES", "-co", "COMMIT_MESSAGE=day 1")
+    return repo
+
+
+def test_append_is_one_commit_and_old_snapshots_read_unchanged(tmp_path, series):
+    first = history(series)
+    reader = gdal.OpenEx(series, open_options=[f"SNAPSHOT={first[0][0]}"])
+    before = files_of(series)
+    append(tmp_path, series, 2, "-co", "COMMIT_MESSAGE=day 2")
+    h = history(series)
+    assert [m for _, m in h] == ["day 2", "day 1", "Repository initialized"]
+    added = files_of(series) - before
+    # The day's chunk and the coordinate's, one manifest per changed array, the snapshot, its
+    # transaction log and the previous repo file: nothing else, no staging folder beside.
+    kinds = sorted(p.split("/")[0] for p in added)
+    assert kinds.count("chunks") == 2 and kinds.count("snapshots") == 1, added
+    assert set(kinds) <= {"chunks", "manifests", "snapshots", "transactions", "overwritten"}, added
+    assert sorted(p.name for p in tmp_path.iterdir() if p.name.startswith(".")) == []
+    ds = gdal.Open(series)
+    assert ds.RasterCount == 2
+    assert [ds.GetRasterBand(b).ReadAsArray()[0, 0] for b in (1, 2)] == [1, 2]
+    assert coordinate(series) == [19723, 19724]
+    # The reader of the first snapshot, opened before the append, reads what it read.
+    assert reader.RasterCount == 1 and reader.ReadAsArray()[0, 0] == 1
+    assert coordinate(series, SNAPSHOT=first[0][0]) == [19723]
+    # A second append adds the same kinds of objects (independent of the history).
+    before = files_of(series)
+    append(tmp_path, series, 3)
+    kinds3 = sorted(p.split("/")[0] for p in files_of(series) - before)
+    assert kinds3 == kinds
+    assert history(series)[0][1] == "gdal-zarr3: append along time"
+
+
+def test_refused_append_commits_nothing(tmp_path, series):
+    before = history(series)
+    p = run("gdal_translate", "-q", "-of", "Zarr3", "-co", "APPEND_DIM=time", "-co", "APPEND_COORD=2024-01-05",
+            day_tif(tmp_path, 9, w=7), series, check=False)
+    assert p.returncode != 0 and "ts.icechunk" in p.stderr
+    p = append(tmp_path, series, 1, check=False)  # the date is already there
+    assert p.returncode != 0
+    assert history(series) == before
+
+
+@pytest.mark.parametrize("step", ["icechunk-chunks", "icechunk-snapshot", "icechunk-repo"])
+def test_killed_append_leaves_the_branch_where_it_was(tmp_path, series, step):
+    before = history(series)
+    p = append(tmp_path, series, 2, env=dict(ENV, ZARR3_TEST_KILL_AT=step), check=False)
+    assert p.returncode != 0
+    assert history(series) == before
+    assert gdal.Open(series).RasterCount == 1 and coordinate(series) == [19723]
+    append(tmp_path, series, 2)
+    assert coordinate(series) == [19723, 19724]
+    ds = gdal.Open(series)  # kept: GDAL 3.6's bands do not keep their dataset alive
+    assert ds.GetRasterBand(2).ReadAsArray()[0, 0] == 2
+
+
+def test_racing_appends_keep_every_day(tmp_path, series):
+    """Two processes append at once, for 3 rounds: the loser of each commit retries on the new tip."""
+    env = dict(ENV, CPL_DEBUG="Zarr3")
+    retried = 0
+    days = [1]
+    for r in range(3):
+        a, b = 2 + 2 * r, 3 + 2 * r
+        procs = [subprocess.Popen(["gdal_translate", "-q", "-of", "Zarr3", "-co", "APPEND_DIM=time",
+                                   "-co", f"APPEND_COORD={date_of(d)}", "-co", "APPEND_ORDER=ANY",
+                                   day_tif(tmp_path, d), series], env=env, stdout=subprocess.PIPE,
+                                  stderr=subprocess.PIPE, text=True) for d in (a, b)]
+        for p in procs:
+            _, err = p.communicate(timeout=120)
+            assert p.returncode == 0, err
+            retried += err.count("lost to another commit")
+        days += [a, b]
+    h = history(series)
+    assert len(h) == 2 + 6
+    coord = coordinate(series)
+    assert sorted(coord) == [19722 + d for d in days]
+    ds = gdal.Open(series)
+    assert ds.RasterCount == 7
+    # Each step holds the values of its own day.
+    for i, c in enumerate(coord):
+        assert ds.GetRasterBand(i + 1).ReadAsArray()[0, 0] == c - 19722
+    print(f"retries: {retried}")

@@ -1,0 +1,37 @@
+// Creating Icechunk repositories with the driver: `-co ICECHUNK=YES` or an
+// `ICECHUNK:` output name. A copy is made as a plain store in a hidden
+// staging folder beside the repository (every layout the plugin writes),
+// then put into the branch as ONE commit (zarr3::replace_store_contents); an
+// existing repository of that name gets the copy as a new commit on top of
+// its history. The multidimensional Create gives a dataset over a session
+// that commits when it closes (icechunk_commit.hpp).
+#pragma once
+
+#include "gdal_compat.hpp"
+#include "gdal_priv.h"
+
+#include <functional>
+#include <string>
+
+namespace zarr3drv {
+
+// Whether the output `name` / `options` ask for an Icechunk repository.
+bool WantsIcechunk(const char* name, CSLConstList options);
+
+// The plain copy into the folder given (the driver's own CreateCopy).
+using PlainCopy = std::function<GDALDataset*(const char* name, CSLConstList options)>;
+
+GDALDataset* IcechunkCreateCopy(const char* name, GDALDataset* src, CSLConstList options,
+                                const PlainCopy& copy);
+GDALDataset* IcechunkCreateMultidim(const char* name, CSLConstList options);
+
+// -co APPEND_DIM into an existing repository (icechunk_append.cpp): the
+// append (raster_append.cpp) in a session, then ONE commit (message
+// COMMIT_MESSAGE, default "gdal-zarr3: append along <dim>"); lost to another
+// writer's commit, it is made again on the new tip (at most
+// ZARR3_ICECHUNK_APPEND_RETRIES times, default 8).
+bool AppendsToRepository(const char* name, CSLConstList options);
+GDALDataset* IcechunkAppendCopy(const char* name, GDALDataset* src, CSLConstList options,
+                                GDALProgressFunc progress, void* progress_data);
+
+} // namespace zarr3drv

@@ -173,13 +173,16 @@ def summary(rows):
             "kinds": sorted({r["kinds"] for r in rows})}
 
 
-def run_tool(cmd, env):
+def run_tool(cmd, env, root):
+    """Runs a tool once: wall s, objects and bytes written under `root`, or the error."""
+    before = listing(root) if os.path.isdir(root) else {}
     t = time.perf_counter()
     p = subprocess.run(cmd, env=env, capture_output=True, text=True)
     wall = time.perf_counter() - t
     if p.returncode != 0:
         return {"error": (p.stderr.strip().splitlines() or ["exit %d" % p.returncode])[-1][:300]}
-    return {"wall": wall}
+    objs, nbytes = written(before, listing(root))
+    return {"wall": wall, "objects": objs, "bytes": nbytes}
 
 
 def compaction(a, cube, plain, repo):
@@ -189,13 +192,14 @@ def compaction(a, cube, plain, repo):
     arr = a.array
     out = {}
     out["plain_compact"] = run_tool([a.zarr3, "compact", os.path.join(plain, arr), "--dim", "time",
-                                     "--edges", "monthly"], a.env)
+                                     "--edges", "monthly"], a.env, plain)
     out["repo_compact"] = run_tool([a.zarr3, "compact", repo, "--array", "/" + arr, "--dim", "time",
-                                    "--edges", "monthly", "--message", "compact"], a.env)
+                                    "--edges", "monthly", "--message", "compact"], a.env, repo)
     tr = ["gdal_translate", "-q", "-of", "Zarr3", "-co", "CHUNK_SHAPES=" + shapes]
-    out["plain_rewrite"] = run_tool(tr + [plain, os.path.join(a.work, "rewrite.zarr")], a.env)
-    out["repo_rewrite"] = run_tool(tr + ["-co", "ICECHUNK=YES", repo,
-                                         os.path.join(a.work, "rewrite.icechunk")], a.env)
+    dst = os.path.join(a.work, "rewrite.zarr")
+    out["plain_rewrite"] = run_tool(tr + [plain, dst], a.env, dst)
+    dst = os.path.join(a.work, "rewrite.icechunk")
+    out["repo_rewrite"] = run_tool(tr + ["-co", "ICECHUNK=YES", repo, dst], a.env, dst)
     for k in ("plain", "repo"):
         c, r = out[f"{k}_compact"], out[f"{k}_rewrite"]
         if "wall" in c and "wall" in r:
@@ -226,6 +230,7 @@ def bench(a):
     short = timed_round(cube, stores, day, a.appends)
     day += a.appends
     res["commits_short"] = commits(repo) - len(short["repo"])
+    res["repo_file_short"] = os.path.getsize(os.path.join(repo, "repo"))
     for j in range(a.fill):  # history grows by `fill` commits (not timed)
         for k in stores.values():
             cube.append_in_process(k, day + j)
@@ -233,6 +238,7 @@ def bench(a):
     res["load"].append(load())
     res["commits_long"] = commits(repo)
     long = timed_round(cube, stores, day, a.appends)
+    res["repo_file_long"] = os.path.getsize(os.path.join(repo, "repo"))
     day += a.appends
     res["load"].append(load())
     res["rows"] = {"short": short, "long": long}
@@ -260,11 +266,16 @@ def objs(v):
 
 
 def compaction_rows(c):
-    lines = ["| store | `zarr3 compact` ms | gdal_translate rewrite ms | ratio |", "|---|---|---|---|"]
+    lines = ["| store | `zarr3 compact`: ms / objects / MiB written | gdal_translate rewrite | "
+             "ratio of times |", "|---|---|---|---|"]
+
+    def cell(r):
+        if "wall" not in r:
+            return f"cannot: {r.get('error')}"
+        return f"{ms(r['wall'])} / {r.get('objects', '?')} / {r.get('bytes', 0) / 2**20:.1f}"
+
     for k, label in (("plain", "plain store"), ("repo", "Icechunk repository")):
-        cc, rr = c.get(f"{k}_compact", {}), c.get(f"{k}_rewrite", {})
-        cell_c = ms(cc["wall"]) if "wall" in cc else f"cannot: {cc.get('error')}"
-        cell_r = ms(rr["wall"]) if "wall" in rr else f"cannot: {rr.get('error')}"
+        cell_c, cell_r = cell(c.get(f"{k}_compact", {})), cell(c.get(f"{k}_rewrite", {}))
         ratio = f"{c[k + '_ratio']:.2f}" if f"{k}_ratio" in c else "n/a"
         lines.append(f"| {label} | {cell_c} | {cell_r} | {ratio} |")
     return lines
@@ -308,6 +319,13 @@ def section(res):
             f"{objs(res['short']['repo']['objects'])}; with {res['commits_long']}: "
             f"{objs(res['long']['repo']['objects'])} "
             f"({'constant' if same else 'NOT constant'})",
+            f"- bytes above the plain store's per append: "
+            f"{kib(res['short']['repo']['bytes'] - res['short']['plain']['bytes'])} KiB "
+            f"({res['commits_short']} commits), "
+            f"{kib(res['long']['repo']['bytes'] - res['long']['plain']['bytes'])} KiB "
+            f"({res['commits_long']}); the repo file, written anew and its previous version kept in "
+            f"overwritten/, grows with the history ({kib(res.get('repo_file_short', 0))} -> "
+            f"{kib(res.get('repo_file_long', 0))} KiB)",
             f"- what one append writes, plain store: {'; '.join(res['long']['plain']['kinds'])}; "
             f"repository: {'; '.join(res['long']['repo']['kinds'])}", "",
             "### Compaction of the daily tail into months", "",

@@ -197,6 +197,13 @@ def test_killed_copy_leaves_main_where_it_was(tmp_path, repo, step):
     assert history(repo)[1] == before[0]
 
 
+def test_classic_create_of_a_repository_is_refused_clearly(tmp_path):
+    out = str(tmp_path / "c.icechunk")
+    errs = errors_of(lambda: gdal.GetDriverByName("Zarr3").Create(out, 4, 4, 1, gdal.GDT_Byte, options=["ICECHUNK=YES"]))
+    assert any("CreateCopy" in e for e in errs), errs
+    assert not os.path.exists(out)
+
+
 # ------------------------------------------------------------------ step 1: update = commit
 def test_update_commits_once_when_the_dataset_closes(repo):
     before = history(repo)
@@ -288,6 +295,63 @@ def test_disjoint_commits_are_rebased(repo):
     assert v[0, 0, 0] == 1 and v[0, 29, 39] == 2
 
 
+@pytest.mark.parametrize("step", ["icechunk-chunks", "icechunk-snapshot", "icechunk-repo"])
+def test_update_killed_while_committing_leaves_the_branch(repo, step):
+    before = history(repo)
+    code = ("from osgeo import gdal; import numpy as np; gdal.UseExceptions();"
+            f"ds = gdal.OpenEx({repo!r}, gdal.OF_RASTER | gdal.OF_UPDATE);"
+            "ds.GetRasterBand(1).WriteArray(np.full((3, 3), 5, 'f4'), 0, 0); ds = None")
+    p = run("/usr/bin/python3", "-c", code, env=dict(ENV, ZARR3_TEST_KILL_AT=step), check=False)
+    assert p.returncode != 0
+    assert history(repo) == before
+    assert gdal.Open(repo).ReadAsArray()[0, 0, 0] == 0
+
+
+def test_a_failed_write_commits_nothing(repo):
+    """A chunk that cannot be stored (here: chunks/ replaced by a file) fails the close, which then
+    commits none of the other changes."""
+    before = history(repo)
+    chunks = Path(repo) / "chunks"
+    chunks.rename(Path(repo) / "chunks.aside")
+    chunks.write_text("not a folder")
+    try:
+        ds = gdal.OpenEx(repo, gdal.OF_RASTER | gdal.OF_UPDATE)
+        ds.SetMetadataItem("changed", "yes")
+        werrs = errors_of(lambda: ds.GetRasterBand(1).WriteArray(np.full((16, 16), 5, "f4"), 0, 0))
+        assert any("Not a directory" in e for e in werrs), werrs
+
+        def close():
+            nonlocal ds
+            ds = None
+
+        errs = errors_of(close)
+    finally:
+        chunks.unlink()
+        (Path(repo) / "chunks.aside").rename(chunks)
+    assert any("nothing was committed" in e and repo in e for e in errs), errs
+    assert history(repo) == before
+    ds = gdal.Open(repo)
+    assert ds.GetMetadataItem("changed") is None and ds.ReadAsArray()[0, 0, 0] == 0
+
+
+def test_repository_in_vsimem(tmp_path):
+    src = source_tif(tmp_path / "src.tif")
+    out = "/vsimem/test_icechunk_write/m.icechunk"
+    try:
+        gdal.Translate(out, src, format="Zarr3", creationOptions=["ICECHUNK=YES"])
+        ds = gdal.OpenEx(out, gdal.OF_RASTER | gdal.OF_UPDATE, open_options=["COMMIT_MESSAGE=mem"])
+        ds.GetRasterBand(2).WriteArray(np.full((1, 1), -3, "f4"), 5, 5)
+        ds = None
+        ds = gdal.Open(out)
+        assert ds.GetMetadataItem("SNAPSHOT_MESSAGE", "ICECHUNK") == "mem"
+        assert ds.ReadAsArray()[1, 5, 5] == -3 and ds.ReadAsArray()[1, 5, 6] == 2 * 206
+        assert not [n for n in gdal.ReadDir("/vsimem/test_icechunk_write") or [] if "staging" in n]
+    finally:
+        for name in gdal.ReadDirRecursive("/vsimem/test_icechunk_write") or []:
+            if not name.endswith("/"):
+                gdal.Unlink("/vsimem/test_icechunk_write/" + name)
+
+
 # ------------------------------------------------------------------ step 4: object stores
 def test_object_stores_are_refused_before_anything_is_written(tmp_path):
     src = source_tif(tmp_path / "src.tif")
@@ -298,6 +362,9 @@ def test_object_stores_are_refused_before_anything_is_written(tmp_path):
     assert p.returncode != 0
     assert "/vsis3/bucket/x.icechunk" in p.stderr and "conditional" in p.stderr, p.stderr
     assert "nothing was written" in p.stderr
+    errs = errors_of(lambda: gdal.GetDriverByName("Zarr3").CreateMultiDimensional(
+        "/vsis3/bucket/y.icechunk", options=["ICECHUNK=YES"]))
+    assert any("conditional" in e and "/vsis3/bucket/y.icechunk" in e for e in errs), errs
 
 
 # ------------------------------------------------------------------ step 3: appends as commits

@@ -17,9 +17,31 @@ CommittingStore::~CommittingStore() {
     Commit();
 }
 
+void CommittingStore::put(const std::string& key, zarr3::ByteView value) {
+    try {
+        session_->put(key, value);
+    } catch (...) {
+        write_failed_ = true;
+        throw;
+    }
+}
+
+void CommittingStore::erase(const std::string& key) {
+    try {
+        session_->erase(key);
+    } catch (...) {
+        write_failed_ = true;
+        throw;
+    }
+}
+
 bool CommittingStore::Commit() {
     return ErrorBoundary(root_, [&] {
         if (!session_->has_changes()) return;
+        if (write_failed_)
+            throw zarr3::Error(root_ + ": nothing was committed to branch '" + session_->branch() +
+                               "' (it stays where it was): a write into the repository failed "
+                               "(see the error above)");
         try {
             session_->commit(message_);
         } catch (const zarr3::icechunk::CommitConflict& e) {

@@ -9,6 +9,7 @@
 #include "storage/icechunk_open.hpp"
 #include "zarr3/icechunk_write.hpp"
 
+#include <atomic>
 #include <memory>
 #include <string>
 
@@ -28,13 +29,18 @@ class CommittingStore final : public zarr3::ForwardingStore {
     CommittingStore(const CommittingStore&) = delete;
     CommittingStore& operator=(const CommittingStore&) = delete;
     // Commits now when something changed; false after a CPLError. Later
-    // writes go into the next commit.
+    // writes go into the next commit. Nothing is committed once a write
+    // into the session failed (a full disk, a cancelled copy): the dataset
+    // would otherwise commit part of what it was asked to write.
     bool Commit();
+    void put(const std::string& key, zarr3::ByteView value) override;
+    void erase(const std::string& key) override;
     zarr3::icechunk::IcechunkSession& session() { return *session_; }
 
   private:
     std::shared_ptr<zarr3::icechunk::IcechunkSession> session_;
     std::string root_, message_;
+    std::atomic<bool> write_failed_{false};
 };
 
 // Whether `store` (or what it wraps) reads or writes an Icechunk repository

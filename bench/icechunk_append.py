@@ -76,6 +76,16 @@ def commits(repo):
     return len(os.listdir(d)) if os.path.isdir(d) else 0
 
 
+def build_type(build_dir):
+    """CMAKE_BUILD_TYPE of the plugin's build folder ("" = no optimization), or "?"."""
+    try:
+        with open(os.path.join(build_dir, "CMakeCache.txt")) as f:
+            m = re.search(r"^CMAKE_BUILD_TYPE:STRING=(.*)$", f.read(), re.M)
+        return m.group(1) if m else "?"
+    except OSError:
+        return "?"
+
+
 def month_edges(start, n):
     """Chunk edges along time: one per calendar month of `n` days from `start`."""
     edges, d, end = [], start, start + datetime.timedelta(days=n)
@@ -216,6 +226,8 @@ def bench(a):
     plain = os.path.join(a.work, "cube.zarr")
     repo = os.path.join(a.work, "cube.icechunk")
     res = {"gdal_version": gdal.VersionInfo("RELEASE_NAME"), "days": a.days, "tail": a.tail,
+           "fill": a.fill, "zarr3": a.zarr3, "plugin_dir": a.plugin_dir,
+           "build_type": build_type(a.plugin_dir),
            "height": a.height, "width": a.width, "load": [load()]}
     src = cube.source(0, a.days - a.tail)
     res["build"] = {"plain": cube.build(plain, False, src), "repo": cube.build(repo, True, src)}
@@ -231,9 +243,17 @@ def bench(a):
     day += a.appends
     res["commits_short"] = commits(repo) - len(short["repo"])
     res["repo_file_short"] = os.path.getsize(os.path.join(repo, "repo"))
-    for j in range(a.fill):  # history grows by `fill` commits (not timed)
-        for k in stores.values():
-            cube.append_in_process(k, day + j)
+    # The history grows by `fill` commits: in-process appends (GDALTranslate, no process start),
+    # alternating, timed without any listing.
+    lib = {k: [] for k in stores}
+    for j in range(a.fill):
+        for k in (list(stores) if j % 2 == 0 else list(reversed(stores))):
+            cube.day_tif(day + j)
+            t = time.perf_counter()
+            cube.append_in_process(stores[k], day + j)
+            lib[k].append(time.perf_counter() - t)
+    res["library"] = {k: statistics.median(v) for k, v in lib.items()}
+    res["library_ratio"] = res["library"]["repo"] / res["library"]["plain"]
     day += a.fill
     res["load"].append(load())
     res["commits_long"] = commits(repo)
@@ -299,7 +319,8 @@ def section(res):
     la = res["load"]
     noisy = max(la)
     return [TITLE, "",
-            f"`bench/icechunk_append.py` (issue 30, Speed), GDAL {res['gdal_version']}: a "
+            f"`bench/icechunk_append.py` (issue 30, Speed), GDAL {res['gdal_version']}, plugin "
+            f"build type {res.get('build_type') or '(none: -O0)'}: a "
             f"{res['days']}-step daily cube of {res['height']}x{res['width']} float32, chunks of one "
             f"calendar month plus a tail of {res['tail']} one-day chunks (layout "
             f"`{json.dumps(res['layout']['configuration']['chunk_shapes'][0])[:60]}...`), time "
@@ -315,6 +336,10 @@ def section(res):
             "depend on it, the times do.", "", *lines, "",
             f"- repository / plain append time (median of all timed appends): "
             f"**{res['ratio']:.2f}x** (target <= {TARGET_RATIO:g}x: {ok})",
+            f"- the same appends in process (`gdal.Translate`, no process start, the "
+            f"{res['fill']} appends between the two rounds): median "
+            f"{ms(res['library']['plain'])} ms plain, {ms(res['library']['repo'])} ms repository: "
+            f"**{res['library_ratio']:.2f}x**",
             f"- objects per commit with {res['commits_short']} commits of history: "
             f"{objs(res['short']['repo']['objects'])}; with {res['commits_long']}: "
             f"{objs(res['long']['repo']['objects'])} "

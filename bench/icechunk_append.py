@@ -77,12 +77,13 @@ def commits(repo):
 
 
 def build_type(build_dir):
-    """CMAKE_BUILD_TYPE of the plugin's build folder ("" = no optimization), or "?"."""
+    """The plugin's optimization flags as compiled (CMakeLists.txt defaults an empty build type
+    to RelWithDebInfo, so the cache alone does not say), e.g. "-O2 -g", or "?"."""
     try:
-        with open(os.path.join(build_dir, "CMakeCache.txt")) as f:
-            m = re.search(r"^CMAKE_BUILD_TYPE:STRING=(.*)$", f.read(), re.M)
-        return m.group(1) if m else "?"
-    except OSError:
+        with open(os.path.join(build_dir, "CMakeFiles", "gdal_Zarr3.dir", "flags.make")) as f:
+            flags = re.search(r"^CXX_FLAGS = (.*)$", f.read(), re.M).group(1).split()
+        return " ".join(f for f in flags if re.fullmatch(r"-O[0-3sz]|-g|-DNDEBUG", f)) or "-O0"
+    except (OSError, AttributeError):
         return "?"
 
 
@@ -320,7 +321,7 @@ def section(res):
     noisy = max(la)
     return [TITLE, "",
             f"`bench/icechunk_append.py` (issue 30, Speed), GDAL {res['gdal_version']}, plugin "
-            f"build type {res.get('build_type') or '(none: -O0)'}: a "
+            f"compiled with `{res.get('build_type', '?')}`: a "
             f"{res['days']}-step daily cube of {res['height']}x{res['width']} float32, chunks of one "
             f"calendar month plus a tail of {res['tail']} one-day chunks (layout "
             f"`{json.dumps(res['layout']['configuration']['chunk_shapes'][0])[:60]}...`), time "

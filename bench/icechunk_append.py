@@ -229,6 +229,7 @@ def bench(a):
     res = {"gdal_version": gdal.VersionInfo("RELEASE_NAME"), "days": a.days, "tail": a.tail,
            "fill": a.fill, "zarr3": a.zarr3, "plugin_dir": a.plugin_dir,
            "build_type": build_type(a.plugin_dir),
+           "date": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC"),
            "height": a.height, "width": a.width, "load": [load()]}
     src = cube.source(0, a.days - a.tail)
     res["build"] = {"plain": cube.build(plain, False, src), "repo": cube.build(repo, True, src)}
@@ -320,7 +321,8 @@ def section(res):
     la = res["load"]
     noisy = max(la)
     return [TITLE, "",
-            f"`bench/icechunk_append.py` (issue 30, Speed), GDAL {res['gdal_version']}, plugin "
+            f"`bench/icechunk_append.py` (issue 30, Speed), {res.get('date', '')}, "
+            f"GDAL {res['gdal_version']}, plugin "
             f"compiled with `{res.get('build_type', '?')}`: a "
             f"{res['days']}-step daily cube of {res['height']}x{res['width']} float32, chunks of one "
             f"calendar month plus a tail of {res['tail']} one-day chunks (layout "
@@ -357,7 +359,8 @@ def section(res):
             "### Compaction of the daily tail into months", "",
             "`zarr3 compact --dim time --edges monthly` (for the repository `--array`, one commit) "
             "against `gdal_translate -co CHUNK_SHAPES=<the same monthly edges>` rewriting the "
-            "array into a new store (`-co ICECHUNK=YES` for the repository); one run each.", "",
+            "array into a new store (`-co ICECHUNK=YES` for the repository); one run each "
+            f"(tool: `{res.get('zarr3')}`).", "",
             *compaction_rows(res["compaction"]), ""]
 
 

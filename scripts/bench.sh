@@ -73,7 +73,7 @@ icechunk_rows() {
 }
 
 # append_rows OUT.json: one-day appends, plain store against Icechunk repository, and compaction
-# (bench/icechunk_append.py: a 1826-day 180x360 cube, about a minute); its section of RESULTS.md.
+# (bench/icechunk_append.py: a 1826-day 180x360 cube, under a minute); its section of RESULTS.md.
 append_rows() {
   echo "== Icechunk appends: one-day appends as commits vs plain store, compaction"
   $PY "$REPO/bench/icechunk_append.py" --plugin-dir "$PLUGIN_DIR" --zarr3 "$BUILD/zarr3" \

@@ -47,6 +47,7 @@ def test_small_run_prints_the_rows_and_replaces_its_section(tmp_path):
         assert len(repo["objects"]) == 1 and repo["objects"][0] > 0 and plain["objects"][0] > 0
         assert repo["bytes"] > 0 and plain["bytes"] > 0
     assert res["short"]["repo"]["objects"] == res["long"]["repo"]["objects"]
+    assert res["check_before"] == "ok" and res["check_after"] == "ok"
     assert res["library"]["plain"] > 0 and res["library"]["repo"] > 0 and res["library_ratio"] > 0
     assert res["commits_long"] == res["commits_short"] + 2 + 3
     assert "wall" in res["compaction"]["plain_compact"] and "wall" in res["compaction"]["plain_rewrite"]

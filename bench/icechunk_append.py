@@ -218,6 +218,19 @@ def compaction(a, cube, plain, repo):
     return out
 
 
+def check(cube, stores, n):
+    """'ok' when both stores hold n steps and the first, a middle, the first appended and the last
+    step read back as written; else what differs (the timings of a broken store mean nothing)."""
+    for k, path in stores.items():
+        ds = cube.gdal.Open(path)
+        if ds.RasterCount != n:
+            return f"{k}: {ds.RasterCount} steps, expected {n}"
+        for i in (0, n // 2, cube.a.days, n - 1):
+            if not cube.np.array_equal(ds.GetRasterBand(i + 1).ReadAsArray(), cube.field(i)):
+                return f"{k}: step {i} differs from what was written"
+    return "ok"
+
+
 def bench(a):
     from osgeo import gdal, osr
     import numpy as np
@@ -270,7 +283,9 @@ def bench(a):
     res["ratio"] = statistics.median(r["wall"] for r in both["repo"]) / \
         statistics.median(r["wall"] for r in both["plain"])
     a.appends_total = day - a.days
+    res["check_before"] = check(cube, stores, a.days + a.appends_total)
     res["compaction"] = compaction(a, cube, plain, repo)
+    res["check_after"] = check(cube, stores, a.days + a.appends_total)
     res["load"].append(load())
     return res
 
@@ -356,6 +371,8 @@ def section(res):
             f"{kib(res.get('repo_file_long', 0))} KiB)",
             f"- what one append writes, plain store: {'; '.join(res['long']['plain']['kinds'])}; "
             f"repository: {'; '.join(res['long']['repo']['kinds'])}", "",
+            f"- values read back (first, middle, first appended and last step of both stores): "
+            f"{res.get('check_before')} before the compaction, {res.get('check_after')} after", "",
             "### Compaction of the daily tail into months", "",
             "`zarr3 compact --dim time --edges monthly` (for the repository `--array`, one commit) "
             "against `gdal_translate -co CHUNK_SHAPES=<the same monthly edges>` rewriting the "

@@ -8,7 +8,7 @@ JOBS ?= 2
 CMAKE_FLAGS ?=
 ABS_BUILD_DIR = $(abspath $(BUILD_DIR))
 
-.PHONY: all deps deps-demo configure configure-demo build test ctest pytest demo install package test-package sample test-compat test-compat-sid test-interop test-sanitize test-tsan fuzz bench bench-icechunk clean
+.PHONY: all deps deps-demo configure configure-demo build test ctest pytest demo install package test-package sample test-compat test-compat-sid test-interop test-sanitize test-tsan fuzz bench bench-icechunk bench-append clean
 
 all: build
 
@@ -97,6 +97,10 @@ bench:
 # Only the Icechunk rows (needs BENCH_ICECHUNK_DATA or BENCH_TRIXIE_CHROOT; see scripts/bench.sh).
 bench-icechunk:
 	bash scripts/bench.sh --icechunk-only
+
+# Only the one-day appends (plain store vs Icechunk repository) and the compaction (issue 30).
+bench-append:
+	bash scripts/bench.sh --append-only
 
 clean:
 	rm -rf $(BUILD_DIR)

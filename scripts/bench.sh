@@ -4,9 +4,12 @@
 # Benchmark kernels and the end-to-end GDAL runs, prints the ratio table with its
 # targets and writes bench/RESULTS.md.
 #
-# usage: scripts/bench.sh [--icechunk-only]
+# usage: scripts/bench.sh [--icechunk-only | --append-only]
 #   --icechunk-only: only the Icechunk rows (bench/icechunk_e2e.py; needs BENCH_ICECHUNK_DATA or
 #                    BENCH_TRIXIE_CHROOT), replacing only the section "Icechunk" of bench/RESULTS.md
+#   --append-only:   only the daily appends into a plain store and an Icechunk repository and their
+#                    compaction (bench/icechunk_append.py, issue 30), replacing only the section
+#                    "Icechunk appends" of bench/RESULTS.md
 # environment: BENCH_BUILD_DIR (default <repo>/build-bench), BENCH_REPS (default 5),
 #              BENCH_JOBS (default 2), BENCH_KEEP=1 keeps the data folder,
 #              BENCH_PLUGIN_DIR (default: the build folder) where gdal_Zarr3.so is loaded from,
@@ -28,18 +31,22 @@ PY=/usr/bin/python3
 PLUGIN_DIR=${BENCH_PLUGIN_DIR:-$BUILD} # folder holding gdal_Zarr3.so
 START=$(date +%s)
 ONLY_ICE=0
+ONLY_APPEND=0
 case "${1:-}" in
   --icechunk-only) ONLY_ICE=1 ;;
+  --append-only) ONLY_APPEND=1 ;;
   "") ;;
-  *) echo "usage: $0 [--icechunk-only]" >&2; exit 2 ;;
+  *) echo "usage: $0 [--icechunk-only | --append-only]" >&2; exit 2 ;;
 esac
 
 cmake -S "$REPO" -B "$BUILD" -DZARR3_BUILD_BENCH=ON \
   -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
 if [ "$ONLY_ICE" = 1 ]; then
   cmake --build "$BUILD" -j"$JOBS" --target gdal_Zarr3
+elif [ "$ONLY_APPEND" = 1 ]; then
+  cmake --build "$BUILD" -j"$JOBS" --target gdal_Zarr3 zarr3
 else
-  cmake --build "$BUILD" -j"$JOBS" --target zarr3_bench_gen zarr3_bench gdal_Zarr3
+  cmake --build "$BUILD" -j"$JOBS" --target zarr3_bench_gen zarr3_bench gdal_Zarr3 zarr3
 fi
 
 DATA=$(mktemp -d /tmp/zarr3-bench.XXXXXX)
@@ -64,6 +71,21 @@ icechunk_rows() {
   $PY "$REPO/bench/icechunk_e2e.py" --data "$data" --plugin-dir "$PLUGIN_DIR" \
     --reps "$REPS" --json "$1"
 }
+
+# append_rows OUT.json: one-day appends, plain store against Icechunk repository, and compaction
+# (bench/icechunk_append.py: a 1826-day 180x360 cube, under a minute); its section of RESULTS.md.
+append_rows() {
+  echo "== Icechunk appends: one-day appends as commits vs plain store, compaction"
+  $PY "$REPO/bench/icechunk_append.py" --plugin-dir "$PLUGIN_DIR" --zarr3 "$BUILD/zarr3" \
+    --json "$1" || echo "== Icechunk appends FAILED (the section says why)" >&2
+}
+
+if [ "$ONLY_APPEND" = 1 ]; then
+  append_rows "$DATA/append.json"
+  $PY "$REPO/bench/icechunk_append.py" --report "$DATA/append.json" "$REPO/bench/RESULTS.md" >/dev/null
+  echo "(total $(($(date +%s) - START)) s; section Icechunk appends of bench/RESULTS.md replaced)"
+  exit 0
+fi
 
 if [ "$ONLY_ICE" = 1 ]; then
   icechunk_rows "$DATA/icechunk.json" || exit 2
@@ -117,8 +139,12 @@ fi
 
 ICE_JSON=""
 if icechunk_rows "$DATA/icechunk.json"; then ICE_JSON=$DATA/icechunk.json; fi
+append_rows "$DATA/append.json"
 
 echo "== ratios"
 $PY "$REPO/bench/report.py" "$DATA/kernels.json" "$DATA/e2e.json" "$REPO/bench/RESULTS.md" \
   "$DATA/machine.txt" "$PEER_JSON" "$ICE_JSON"
+# report.py rewrites RESULTS.md; the append section goes in before the absolute times.
+[ -f "$DATA/append.json" ] &&
+  $PY "$REPO/bench/icechunk_append.py" --report "$DATA/append.json" "$REPO/bench/RESULTS.md"
 echo "(total $(($(date +%s) - START)) s; written bench/RESULTS.md)"

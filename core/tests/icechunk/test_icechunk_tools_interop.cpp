@@ -88,6 +88,14 @@ TEST(IcechunkWrite, ToolsInteropCheck) {
     EXPECT_EQ(main_msgs[0]["message"], "tools: monthly again");
     EXPECT_EQ(main_msgs[1]["message"], "tools: daily chunks");
     EXPECT_EQ(j["history"]["review"][0]["message"], "tools: weekly on review");
+    // GDAL's commits through the plugin (tools_repo.sh): an append, an update, a whole copy.
+    EXPECT_EQ(j["history"]["gdal"][0]["message"], "gdal: update day 1");
+    EXPECT_EQ(j["history"]["gdal"][1]["message"], "gdal: append 2023-04-01");
+    EXPECT_EQ(j["history"]["gdalcopy"][0]["message"], "gdal: copy");
+    {
+        auto gdal_tip = IcechunkStore::open(st, {.branch = "gdal"});
+        EXPECT_EQ(Array::open(gdal_tip, "t2m")->metadata().shape[0], 91u);
+    }
     // Icechunk's commit on top of the tools' one, read here.
     const std::string tip = j["icechunk_commit"].get<std::string>();
     EXPECT_EQ(repo->resolve({}), tip);

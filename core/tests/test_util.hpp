@@ -13,6 +13,7 @@
 #include <mutex>
 #include <nlohmann/json.hpp>
 #include <string>
+#include <sys/mount.h>
 #include <thread>
 #include <unistd.h> // getpid
 #include <vector>
@@ -45,6 +46,23 @@ struct TempDir {
         std::filesystem::remove_all(path, ec);
     }
     std::string str() const { return path.string(); }
+};
+
+// A tmpfs of `kb` KiB mounted on a fresh folder (a small disk to fill);
+// unmounted at scope exit. ok is false when this process may not mount (not
+// root, no CAP_SYS_ADMIN).
+struct SmallTmpfs {
+    TempDir dir;
+    bool ok = false;
+    explicit SmallTmpfs(unsigned kb) {
+        const std::string opts = "size=" + std::to_string(kb) + "k";
+        ok = ::mount("tmpfs", dir.str().c_str(), "tmpfs", 0, opts.c_str()) == 0;
+    }
+    ~SmallTmpfs() {
+        if (ok) ::umount2(dir.str().c_str(), MNT_DETACH);
+    }
+    SmallTmpfs(const SmallTmpfs&) = delete;
+    SmallTmpfs& operator=(const SmallTmpfs&) = delete;
 };
 
 // zarr.json of an [n, n] array of `dtype` in [chunk, chunk] chunks, fill

@@ -81,15 +81,20 @@ inline constexpr const char* kOpenOptionList =
     "  <Option name='PROFILE' type='string' description='GeoTIFF option, ignored'/>"
 // clang-format on
 
-inline constexpr const char* kCreationOptionList =
-    "<CreationOptionList>" ZARR3_COMMON_CREATION_OPTIONS
-    "  <Option name='ICECHUNK' type='boolean' default='NO' description='Write an Icechunk "
-    "repository (spec 2): the whole copy is one commit on branch main; an existing repository "
-    "of that name gets it as a new commit (same as an ICECHUNK: output name)'/>"
-    "  <Option name='COMMIT_MESSAGE' type='string' description='Icechunk: the commit "
-    "message'/>"
-    "  <Option name='BRANCH' type='string' default='main' description='Icechunk: the branch "
+// The Icechunk options of both creation option lists.
+// clang-format off
+#define ZARR3_ICECHUNK_CREATION_OPTIONS \
+    "  <Option name='ICECHUNK' type='boolean' default='NO' description='Write an Icechunk " \
+    "repository (spec 2): the whole copy is one commit on branch main; an existing repository " \
+    "of that name gets it as a new commit (same as an ICECHUNK: output name)'/>" \
+    "  <Option name='COMMIT_MESSAGE' type='string' description='Icechunk: the commit " \
+    "message'/>" \
+    "  <Option name='BRANCH' type='string' default='main' description='Icechunk: the branch " \
     "the commit goes to (it must exist, except main in a new repository)'/>"
+// clang-format on
+
+inline constexpr const char* kCreationOptionList =
+    "<CreationOptionList>" ZARR3_COMMON_CREATION_OPTIONS ZARR3_ICECHUNK_CREATION_OPTIONS
     "  <Option name='ARRAY_NAME' type='string' description='Name of the array written in the store "
     "(default: "
     "the store name without extension)'/>"
@@ -127,14 +132,7 @@ inline constexpr const char* kCreationOptionList =
     "</CreationOptionList>";
 
 inline constexpr const char* kMultidimDatasetCreationOptionList =
-    "<MultiDimDatasetCreationOptionList>"
-    "  <Option name='ICECHUNK' type='boolean' default='NO' description='Write an Icechunk "
-    "repository (spec 2): the whole copy is one commit on branch main; an existing repository "
-    "of that name gets it as a new commit (same as an ICECHUNK: output name)'/>"
-    "  <Option name='COMMIT_MESSAGE' type='string' description='Icechunk: the commit "
-    "message'/>"
-    "  <Option name='BRANCH' type='string' default='main' description='Icechunk: the branch "
-    "the commit goes to (it must exist, except main in a new repository)'/>"
+    "<MultiDimDatasetCreationOptionList>" ZARR3_ICECHUNK_CREATION_OPTIONS
     "  <Option name='CREATE_CONSOLIDATED_METADATA' type='boolean' default='NO' "
     "description='Write consolidated metadata in the root zarr.json (kept up to date by later "
     "metadata writes)'/>"

@@ -14,27 +14,13 @@
 
 namespace zarr3drv {
 
-namespace {
-
-std::string RootOfRepoName(const char* name) {
-    std::string root = name ? name : "";
-    bool ok = true;
-    std::string error;
-    if (auto ice = ParseIcechunkName(root, ok, error); ice && ok) root = ice->repo;
-    while (root.size() > 1 && root.back() == '/')
-        root.pop_back();
-    return root;
-}
-
-} // namespace
-
 bool AppendsToRepository(const char* name, CSLConstList options) {
-    return IsAppendRequest(options) && LooksLikeIcechunkRepo(RootOfRepoName(name));
+    return IsAppendRequest(options) && LooksLikeIcechunkRepo(IcechunkRepoRoot(name));
 }
 
 GDALDataset* IcechunkAppendCopy(const char* name, GDALDataset* src, CSLConstList options,
                                 GDALProgressFunc progress, void* progress_data) {
-    const std::string root = RootOfRepoName(name);
+    const std::string root = IcechunkRepoRoot(name);
     const char* branch = CSLFetchNameValueDef(options, "BRANCH", "main");
     const char* given = CSLFetchNameValue(options, "COMMIT_MESSAGE");
     const std::string message = given && given[0]

@@ -17,16 +17,6 @@ namespace zarr3drv {
 
 namespace {
 
-std::string RepoRoot(const char* name) {
-    std::string root = name ? name : "";
-    bool ok = true;
-    std::string error;
-    if (auto ice = ParseIcechunkName(root, ok, error); ice && ok) root = ice->repo;
-    while (root.size() > 1 && root.back() == '/')
-        root.pop_back();
-    return root;
-}
-
 bool Exists(const std::string& path) {
     VSIStatBufL st;
     return VSIStatL(path.c_str(), &st) == 0;
@@ -80,7 +70,7 @@ bool WantsIcechunk(const char* name, CSLConstList options) {
 
 GDALDataset* IcechunkCreateCopy(const char* name, GDALDataset* src, CSLConstList options,
                                 const PlainCopy& copy) {
-    const std::string root = RepoRoot(name);
+    const std::string root = IcechunkRepoRoot(name);
     const std::string parent = StagingParent(root);
     const std::string staging = parent + "/" + CPLGetFilename(root.c_str());
     const char* branch = CSLFetchNameValueDef(options, "BRANCH", "main");
@@ -118,7 +108,7 @@ GDALDataset* IcechunkCreateCopy(const char* name, GDALDataset* src, CSLConstList
 }
 
 GDALDataset* IcechunkCreateMultidim(const char* name, CSLConstList options) {
-    const std::string root = RepoRoot(name);
+    const std::string root = IcechunkRepoRoot(name);
     std::shared_ptr<CommittingStore> session;
     if (!ErrorBoundary(root, [&] {
             RepositoryStorage(root);

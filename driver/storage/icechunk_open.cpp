@@ -246,4 +246,14 @@ std::vector<std::string> AllowedVirtualPrefixes(CSLConstList options) {
     return v ? zarr3::icechunk::split_prefix_list(v) : std::vector<std::string>{};
 }
 
+std::string IcechunkRepoRoot(const char* name) {
+    std::string root = name ? name : "";
+    bool ok = true;
+    std::string error;
+    if (auto ice = ParseIcechunkName(root, ok, error); ice && ok) root = ice->repo;
+    while (root.size() > 1 && root.back() == '/')
+        root.pop_back();
+    return root;
+}
+
 } // namespace zarr3drv

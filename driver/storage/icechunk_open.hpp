@@ -37,6 +37,10 @@ struct IcechunkName {
 std::optional<IcechunkName> ParseIcechunkName(const std::string& name, bool& ok,
                                               std::string& error);
 
+// The repository folder a dataset name designates: the repo of an
+// ICECHUNK: name, or the name itself; without trailing slashes.
+std::string IcechunkRepoRoot(const char* name);
+
 // Adds the open options BRANCH, TAG, SNAPSHOT, AS_OF to `v`. False with
 // `error` set when more than one version is chosen in all.
 bool ApplyVersionOptions(CSLConstList options, IcechunkVersion& v, std::string& error);

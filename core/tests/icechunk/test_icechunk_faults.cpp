@@ -55,18 +55,7 @@ void populate(const std::shared_ptr<Store>& storage) {
     s->commit("first");
 }
 
-// A tmpfs of `kb` KiB on a fresh folder; unmounted at scope exit.
-struct SmallTmpfs {
-    testutil::TempDir dir;
-    bool ok = false;
-    explicit SmallTmpfs(unsigned kb) {
-        const std::string opts = "size=" + std::to_string(kb) + "k";
-        ok = ::mount("tmpfs", dir.str().c_str(), "tmpfs", 0, opts.c_str()) == 0;
-    }
-    ~SmallTmpfs() {
-        if (ok) ::umount2(dir.str().c_str(), MNT_DETACH);
-    }
-};
+using testutil::SmallTmpfs;
 
 // Fills the disk at `dir` with `file`, then frees `pages` pages of it.
 void fill_disk(const std::string& file, unsigned pages) {

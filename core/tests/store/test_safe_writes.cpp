@@ -23,19 +23,7 @@ namespace fs = std::filesystem;
 
 namespace {
 
-// A tmpfs of `kb` KiB mounted on a fresh folder; unmounted at scope exit.
-// ok is false when this process may not mount (not root, no CAP_SYS_ADMIN).
-struct SmallTmpfs {
-    testutil::TempDir dir;
-    bool ok = false;
-    explicit SmallTmpfs(unsigned kb) {
-        const std::string opts = "size=" + std::to_string(kb) + "k";
-        ok = ::mount("tmpfs", dir.str().c_str(), "tmpfs", 0, opts.c_str()) == 0;
-    }
-    ~SmallTmpfs() {
-        if (ok) ::umount2(dir.str().c_str(), MNT_DETACH);
-    }
-};
+using testutil::SmallTmpfs;
 
 std::vector<std::string> names_in(const std::string& d) {
     std::vector<std::string> out;

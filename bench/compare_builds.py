@@ -14,9 +14,13 @@ import sys
 
 
 def timed_rows(res, prefix=""):
-    """{row name: (wall ms, cpu ms or None)} for every dict holding 'wall'."""
+    """{row name: (wall ms, cpu ms or None)} for every dict holding 'wall'
+    (a row that failed, {"error": ...}, is printed and left out)."""
     out = {}
     if isinstance(res, dict):
+        if "error" in res and "wall" not in res:
+            print(f"{prefix}: {res['error']}", file=sys.stderr)
+            return out
         if "wall" in res and isinstance(res["wall"], (int, float)):
             cpu = res.get("cpu")
             out[prefix] = (res["wall"] * 1e3, cpu * 1e3 if isinstance(cpu, (int, float)) else None)

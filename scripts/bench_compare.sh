@@ -29,6 +29,7 @@ files=()
 for ((i = 1; i <= ROUNDS; i++)); do
   for side in a b; do
     echo "== round $i, build $side (load $(cut -d' ' -f1 /proc/loadavg))"
+    rm -rf "$WORK/data/e2e_writes" # each run's writes start from the same empty folder
     $PY "$REPO/bench/e2e.py" --data "$WORK/data" --plugin-dir "$WORK/$side" --reps "$REPS" \
       --json "$WORK/$side$i.json" 2>"$WORK/$side$i.err" ||
       { echo "e2e failed for build $side:"; tail -20 "$WORK/$side$i.err"; exit 1; }

@@ -18,6 +18,7 @@
 
 #include "cpl_string.h"
 #include "cpl_vsi.h"
+#include "text_util.hpp"
 
 #include <cmath>
 #include <cstring>
@@ -193,10 +194,6 @@ std::vector<double> CoordinateValues(const std::vector<std::string>& texts,
     for (const auto& t : texts)
         out.push_back(CoordinateValue(t, attrs, where));
     return out;
-}
-
-bool StartsWith(const std::string& s, const char* prefix) {
-    return s.rfind(prefix, 0) == 0;
 }
 
 } // namespace

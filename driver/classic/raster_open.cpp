@@ -2,12 +2,12 @@
 // the hierarchy's raster arrays as subdatasets).
 #include "classic/raster_dataset.hpp"
 
-#include "storage/consolidation.hpp"
-#include "error_boundary.hpp"
-#include "mapping/gdal_types.hpp"
-#include "limits.hpp"
-#include "multidim/md_group.hpp"
 #include "classic/raster_overviews.hpp"
+#include "error_boundary.hpp"
+#include "limits.hpp"
+#include "mapping/gdal_types.hpp"
+#include "multidim/md_group.hpp"
+#include "storage/consolidation.hpp"
 #include "storage/store_adapters.hpp"
 #include "storage/vsi_store.hpp"
 #include "zarr3_driver.hpp"
@@ -16,6 +16,7 @@
 #include "zarr3/icechunk.hpp"
 
 #include "cpl_string.h"
+#include "text_util.hpp"
 
 #include <algorithm>
 #include <cctype>
@@ -24,12 +25,6 @@ namespace zarr3drv {
 namespace {
 
 constexpr size_t kMaxSubdatasets = 10000;
-
-std::string Lower(std::string s) {
-    for (auto& c : s)
-        c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-    return s;
-}
 
 // Arrays that describe other arrays rather than hold data.
 bool IsAuxiliaryName(const std::string& name) {
@@ -75,7 +70,8 @@ CPLStringList SubdatasetList(const OpenTarget& target, const std::vector<ArrayEn
     int n = 0;
     for (const auto& a : arrays) {
         ++n;
-        md.SetNameValue(CPLSPrintf("SUBDATASET_%d_NAME", n), SubdatasetName(target.root, a.path, target.version_query).c_str());
+        md.SetNameValue(CPLSPrintf("SUBDATASET_%d_NAME", n),
+                        SubdatasetName(target.root, a.path, target.version_query).c_str());
         md.SetNameValue(CPLSPrintf("SUBDATASET_%d_DESC", n), Describe(a.meta, a.path).c_str());
     }
     return md;

@@ -4,6 +4,7 @@
 
 #include "mapping/gdal_types.hpp"
 #include "mapping/georef.hpp"
+#include "text_util.hpp"
 
 #include <algorithm>
 #include <cctype>
@@ -12,21 +13,10 @@
 namespace zarr3drv {
 namespace {
 
-std::string Lower(const std::string& s) {
-    std::string out = s;
-    for (auto& c : out)
-        c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-    return out;
-}
-
 std::string Str(const nlohmann::json& j, const char* key) {
     if (!j.is_object()) return {};
     auto it = j.find(key);
     return it != j.end() && it->is_string() ? it->get<std::string>() : std::string();
-}
-
-bool StartsWith(const std::string& s, const char* prefix) {
-    return s.rfind(prefix, 0) == 0;
 }
 
 } // namespace

@@ -9,6 +9,7 @@
 #include "cpl_conv.h"
 #include "cpl_error.h"
 #include "cpl_string.h"
+#include "text_util.hpp"
 
 #include <algorithm>
 #include <cctype>
@@ -22,12 +23,6 @@ std::string Str(const nlohmann::json& j, const char* key) {
     if (!j.is_object()) return {};
     auto it = j.find(key);
     return it != j.end() && it->is_string() ? it->get<std::string>() : std::string();
-}
-
-std::string Lower(std::string s) {
-    for (auto& c : s)
-        c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-    return s;
 }
 
 // spatial:transform [a,b,c,d,e,f] (Affine order) -> GDAL order.

@@ -6,6 +6,7 @@
 
 #include "cpl_error.h"
 #include "cpl_string.h"
+#include "text_util.hpp"
 #include "zarr3/builder.hpp"
 
 #include <algorithm>
@@ -92,12 +93,6 @@ zarr3::Shape DefaultChunks(const zarr3::Shape& shape) {
         c[r - 2] = std::clamp<uint64_t>(shape[r - 2], 1, 512);
     }
     return c;
-}
-
-std::string Lower(std::string s) {
-    for (auto& c : s)
-        c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-    return s;
 }
 
 // BLOSC_SHUFFLE: this plugin's names or GDAL's Zarr driver's (NONE, BYTE, BIT).

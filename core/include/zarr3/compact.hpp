@@ -42,6 +42,10 @@ AxisPartition parse_edges(std::string_view json, uint64_t length, const std::str
 ArrayMetadata compacted_metadata(const ArrayMetadata& m, size_t axis, AxisPartition edges,
                                  const std::string& where);
 
+// Chunks per axis that hold array elements (the rest of a run reaching past
+// the end is never visited): O(log runs) per axis, whatever the grid says.
+Shape chunks_in_extent(const ArrayMetadata& m);
+
 // The stored chunk keys of encoding `enc` under array `path`: only names
 // that parse as chunk keys of that encoding for rank bounds.size() ("c/i/j",
 // "c.i.j", "i.j" or "i/j", canonical decimals) with every index below its

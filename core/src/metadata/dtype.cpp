@@ -16,10 +16,7 @@ using nlohmann::json;
 
 constexpr uint32_t kMaxRawBits = 1u << 16;
 
-[[noreturn]] void fail(const std::string& where, const std::string& member,
-                       const std::string& msg) {
-    throw FormatError(where + ": " + member + ": " + msg);
-}
+using detail::fail_member;
 
 using detail::dump_short;
 using detail::json_uint;
@@ -117,19 +114,21 @@ void parse_float(const json& j, uint32_t size, const std::string& tname, Bytes& 
             d = -std::numeric_limits<double>::infinity();
         } else if (s.rfind("0x", 0) == 0 || s.rfind("0X", 0) == 0) {
             if (!parse_hex(s, size, out))
-                fail(where, member,
-                     "expected a hex bit pattern of exactly " + std::to_string(2 * size) +
-                         " digits for " + tname + ", got \"" + s + "\"");
+                fail_member(where, member,
+                            "expected a hex bit pattern of exactly " + std::to_string(2 * size) +
+                                " digits for " + tname + ", got \"" + s + "\"");
             return;
         } else {
-            fail(where, member,
-                 "expected a number, \"NaN\", \"Infinity\", \"-Infinity\" or \"0x...\" for " +
-                     tname + ", got " + dump_short(j));
+            fail_member(
+                where, member,
+                "expected a number, \"NaN\", \"Infinity\", \"-Infinity\" or \"0x...\" for " +
+                    tname + ", got " + dump_short(j));
         }
     } else if (j.is_number()) {
         d = j.get<double>();
     } else {
-        fail(where, member, "expected a number or string for " + tname + ", got " + dump_short(j));
+        fail_member(where, member,
+                    "expected a number or string for " + tname + ", got " + dump_short(j));
     }
     if (size == 8) {
         put_le(out, std::bit_cast<uint64_t>(d), 8);
@@ -138,13 +137,13 @@ void parse_float(const json& j, uint32_t size, const std::string& tname, Bytes& 
     if (size == 4) {
         const float f = static_cast<float>(d);
         if (std::isinf(f) && std::isfinite(d))
-            fail(where, member, dump_short(j) + " is out of range for " + tname);
+            fail_member(where, member, dump_short(j) + " is out of range for " + tname);
         put_le(out, std::bit_cast<uint32_t>(f), 4);
         return;
     }
     const uint16_t h = double_to_half(d);
     if ((h & 0x7fff) == 0x7c00 && std::isfinite(d))
-        fail(where, member, dump_short(j) + " is out of range for " + tname);
+        fail_member(where, member, dump_short(j) + " is out of range for " + tname);
     put_le(out, h, 2);
 }
 
@@ -172,7 +171,7 @@ void parse_int(const json& j, const DataType& dt, Bytes& out, const std::string&
     const uint32_t bits = dt.size * 8;
     const std::string got = dump_short(j);
     const auto range_error = [&]() {
-        fail(where, "fill_value", got + " is out of range for " + dt.name);
+        fail_member(where, "fill_value", got + " is out of range for " + dt.name);
     };
     if (const auto u = json_uint(j)) {
         const uint64_t v = *u;
@@ -192,7 +191,7 @@ void parse_int(const json& j, const DataType& dt, Bytes& out, const std::string&
     } else if (j.is_number_float()) {
         const double d = j.get<double>();
         if (!std::isfinite(d) || d != std::floor(d))
-            fail(where, "fill_value", "expected an integer for " + dt.name + ", got " + got);
+            fail_member(where, "fill_value", "expected an integer for " + dt.name + ", got " + got);
         const double lo = is_signed ? -std::ldexp(1.0, static_cast<int>(bits) - 1) : 0.0;
         const double hi = std::ldexp(1.0, static_cast<int>(is_signed ? bits - 1 : bits));
         if (d < lo || d >= hi) range_error();
@@ -201,7 +200,7 @@ void parse_int(const json& j, const DataType& dt, Bytes& out, const std::string&
         else
             put_le(out, static_cast<uint64_t>(d), dt.size);
     } else {
-        fail(where, "fill_value", "expected an integer for " + dt.name + ", got " + got);
+        fail_member(where, "fill_value", "expected an integer for " + dt.name + ", got " + got);
     }
 }
 
@@ -277,31 +276,32 @@ DataType parse_data_type(const json& j, const std::string& where) {
     } else if (j.is_object()) {
         const auto it = j.find("name");
         if (it == j.end() || !it->is_string())
-            fail(where, "data_type.name", "expected a string naming the data type");
+            fail_member(where, "data_type.name", "expected a string naming the data type");
         name = it->get<std::string>();
         for (const auto& [key, value] : j.items()) {
             if (key == "name") continue;
             if (key != "configuration" && key != "must_understand")
-                fail(where, "data_type." + key, "unexpected member of data_type");
+                fail_member(where, "data_type." + key, "unexpected member of data_type");
             if (key == "configuration") config = value;
         }
     } else {
-        fail(where, "data_type", "expected a string or an object, got " + dump_short(j));
+        fail_member(where, "data_type", "expected a string or an object, got " + dump_short(j));
     }
     if (auto ext = detail::parse_extension_type(name, config, where)) return *ext;
     DataType dt;
     try {
         dt = data_type_from_name(name);
     } catch (const Error&) {
-        fail(where, "data_type",
-             "unsupported data type \"" + name + "\"" + detail::unsupported_type_note(name) +
-                 " (supported: bool, int8..int64, uint8..uint64, float16/32/64, complex64/128, "
-                 "r<N>, numpy.datetime64, numpy.timedelta64, fixed_length_utf32, "
-                 "null_terminated_bytes, string)");
+        fail_member(
+            where, "data_type",
+            "unsupported data type \"" + name + "\"" + detail::unsupported_type_note(name) +
+                " (supported: bool, int8..int64, uint8..uint64, float16/32/64, complex64/128, "
+                "r<N>, numpy.datetime64, numpy.timedelta64, fixed_length_utf32, "
+                "null_terminated_bytes, string)");
     }
     if (!config.is_null() && (!config.is_object() || !config.empty()))
-        fail(where, "data_type.configuration",
-             "data type \"" + name + "\" takes no configuration, got " + dump_short(config));
+        fail_member(where, "data_type.configuration",
+                    "data type \"" + name + "\" takes no configuration, got " + dump_short(config));
     return dt;
 }
 
@@ -317,7 +317,8 @@ Bytes parse_fill_value(const json& j, const DataType& dt, const std::string& whe
     switch (dt.kind) {
     case DTypeKind::Bool:
         if (!j.is_boolean())
-            fail(where, "fill_value", "expected true or false for bool, got " + dump_short(j));
+            fail_member(where, "fill_value",
+                        "expected true or false for bool, got " + dump_short(j));
         out.push_back(j.get<bool>() ? 1 : 0);
         break;
     case DTypeKind::Int:
@@ -330,22 +331,22 @@ Bytes parse_fill_value(const json& j, const DataType& dt, const std::string& whe
     case DTypeKind::Complex:
         if (j.is_string() && parse_hex(j.get<std::string>(), dt.size, out)) break;
         if (!j.is_array() || j.size() != 2)
-            fail(where, "fill_value",
-                 "expected [real, imaginary] for " + dt.name + ", got " + dump_short(j));
+            fail_member(where, "fill_value",
+                        "expected [real, imaginary] for " + dt.name + ", got " + dump_short(j));
         parse_float(j[0], dt.size / 2, dt.name, out, where, "fill_value[0]");
         parse_float(j[1], dt.size / 2, dt.name, out, where, "fill_value[1]");
         break;
     case DTypeKind::Raw:
         if (j.is_string() && parse_hex(j.get<std::string>(), dt.size, out)) break;
         if (!j.is_array() || j.size() != dt.size)
-            fail(where, "fill_value",
-                 "expected a list of " + std::to_string(dt.size) + " byte values for " + dt.name +
-                     ", got " + dump_short(j));
+            fail_member(where, "fill_value",
+                        "expected a list of " + std::to_string(dt.size) + " byte values for " +
+                            dt.name + ", got " + dump_short(j));
         for (size_t i = 0; i < j.size(); ++i) {
             const auto b = json_uint(j[i]);
             if (!b || *b > 255)
-                fail(where, "fill_value[" + std::to_string(i) + "]",
-                     "expected an integer 0..255, got " + dump_short(j[i]));
+                fail_member(where, "fill_value[" + std::to_string(i) + "]",
+                            "expected an integer 0..255, got " + dump_short(j[i]));
             out.push_back(static_cast<uint8_t>(*b));
         }
         break;

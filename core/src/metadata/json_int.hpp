@@ -24,4 +24,8 @@ inline std::string dump_short(const nlohmann::json& j) {
     return s;
 }
 
+// FormatError "<where>: <member>: <msg>".
+[[noreturn]] void fail_member(const std::string& where, const std::string& member,
+                              const std::string& msg);
+
 } // namespace zarr3::detail

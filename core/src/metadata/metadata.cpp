@@ -10,6 +10,11 @@
 #include <numeric>
 
 namespace zarr3 {
+void detail::fail_member(const std::string& where, const std::string& member,
+                         const std::string& msg) {
+    throw FormatError(where + ": " + member + ": " + msg);
+}
+
 namespace {
 
 using nlohmann::json;
@@ -19,14 +24,11 @@ constexpr size_t kMaxRank = 32;
 using detail::dump_short;
 using detail::json_uint;
 
-[[noreturn]] void fail(const std::string& where, const std::string& member,
-                       const std::string& msg) {
-    throw FormatError(where + ": " + member + ": " + msg);
-}
+using detail::fail_member;
 
 const json& require(const json& j, const char* member, const std::string& where) {
     const auto it = j.find(member);
-    if (it == j.end()) fail(where, member, "missing (required member)");
+    if (it == j.end()) fail_member(where, member, "missing (required member)");
     return *it;
 }
 
@@ -39,25 +41,27 @@ bool is_optional_extension(const json& v) {
 void check_unknown_member(const std::string& key, const json& value, json& extra,
                           const std::string& where) {
     if (!is_optional_extension(value))
-        fail(where, key,
-             "unknown member (refused: only members carrying \"must_understand\": false may be "
-             "ignored)");
+        fail_member(
+            where, key,
+            "unknown member (refused: only members carrying \"must_understand\": false may be "
+            "ignored)");
     extra[key] = value;
 }
 
 Shape parse_shape(const json& j, const std::string& where) {
     if (!j.is_array())
-        fail(where, "shape", "expected a list of non-negative integers, got " + dump_short(j));
+        fail_member(where, "shape",
+                    "expected a list of non-negative integers, got " + dump_short(j));
     if (j.size() > kMaxRank)
-        fail(where, "shape",
-             "rank " + std::to_string(j.size()) + " exceeds the limit of " +
-                 std::to_string(kMaxRank));
+        fail_member(where, "shape",
+                    "rank " + std::to_string(j.size()) + " exceeds the limit of " +
+                        std::to_string(kMaxRank));
     Shape s;
     for (size_t i = 0; i < j.size(); ++i) {
         const auto v = json_uint(j[i]);
         if (!v)
-            fail(where, "shape[" + std::to_string(i) + "]",
-                 "expected a non-negative integer, got " + dump_short(j[i]));
+            fail_member(where, "shape[" + std::to_string(i) + "]",
+                        "expected a non-negative integer, got " + dump_short(j[i]));
         s.push_back(*v);
     }
     return s;
@@ -72,21 +76,23 @@ json parse_json_text(std::string_view text, const std::string& where) {
 NodeType node_type_of(const json& j, const std::string& where) {
     if (!j.is_object()) throw FormatError(where + ": expected a JSON object, got " + dump_short(j));
     const auto zf = j.find("zarr_format");
-    if (zf == j.end()) fail(where, "zarr_format", "missing (expected 3)");
+    if (zf == j.end()) fail_member(where, "zarr_format", "missing (expected 3)");
     if (zf->is_string())
-        fail(where, "zarr_format",
-             "got " + dump_short(*zf) +
-                 ": this is the pre-final Zarr v3 draft, which is not supported (expected 3)");
+        fail_member(
+            where, "zarr_format",
+            "got " + dump_short(*zf) +
+                ": this is the pre-final Zarr v3 draft, which is not supported (expected 3)");
     if (!zf->is_number_integer() || *zf != 3) {
         if (zf->is_number_integer() && *zf == 2)
-            fail(where, "zarr_format", "got 2: this is Zarr v2 metadata, not v3 (expected 3)");
-        fail(where, "zarr_format", "expected 3, got " + dump_short(*zf));
+            fail_member(where, "zarr_format",
+                        "got 2: this is Zarr v2 metadata, not v3 (expected 3)");
+        fail_member(where, "zarr_format", "expected 3, got " + dump_short(*zf));
     }
     const auto nt = j.find("node_type");
-    if (nt == j.end()) fail(where, "node_type", "missing (expected \"array\" or \"group\")");
+    if (nt == j.end()) fail_member(where, "node_type", "missing (expected \"array\" or \"group\")");
     if (*nt == "array") return NodeType::Array;
     if (*nt == "group") return NodeType::Group;
-    fail(where, "node_type", "expected \"array\" or \"group\", got " + dump_short(*nt));
+    fail_member(where, "node_type", "expected \"array\" or \"group\", got " + dump_short(*nt));
 }
 
 ChunkSpec ArrayMetadata::chunk_spec(const std::vector<uint64_t>& idx) const {
@@ -208,11 +214,11 @@ void parse_fill(const json& fv, ArrayMetadata& m, const std::string& where) {
 std::vector<std::optional<std::string>> parse_dimension_names(const json& names, size_t rank,
                                                               const std::string& where) {
     if (!names.is_array())
-        fail(where, "dimension_names", "expected a list, got " + dump_short(names));
+        fail_member(where, "dimension_names", "expected a list, got " + dump_short(names));
     if (names.size() != rank)
-        fail(where, "dimension_names",
-             "has " + std::to_string(names.size()) + " entries, expected one per axis (" +
-                 std::to_string(rank) + ")");
+        fail_member(where, "dimension_names",
+                    "has " + std::to_string(names.size()) + " entries, expected one per axis (" +
+                        std::to_string(rank) + ")");
     std::vector<std::optional<std::string>> out;
     for (size_t i = 0; i < names.size(); ++i) {
         const json& n = names[i];
@@ -221,8 +227,8 @@ std::vector<std::optional<std::string>> parse_dimension_names(const json& names,
         else if (n.is_string())
             out.emplace_back(n.get<std::string>());
         else
-            fail(where, "dimension_names[" + std::to_string(i) + "]",
-                 "expected a string or null, got " + dump_short(n));
+            fail_member(where, "dimension_names[" + std::to_string(i) + "]",
+                        "expected a string or null, got " + dump_short(n));
     }
     return out;
 }
@@ -231,14 +237,14 @@ std::vector<std::optional<std::string>> parse_dimension_names(const json& names,
 void parse_optional_members(const json& j, ArrayMetadata& m, const std::string& where) {
     if (const auto it = j.find("attributes"); it != j.end()) {
         if (!it->is_object())
-            fail(where, "attributes", "expected an object, got " + dump_short(*it));
+            fail_member(where, "attributes", "expected an object, got " + dump_short(*it));
         m.attributes = *it;
     }
     if (const auto it = j.find("storage_transformers"); it != j.end()) {
         if (!it->is_array() || !it->empty())
-            fail(where, "storage_transformers",
-                 "storage transformers are not supported (expected absent or []), got " +
-                     dump_short(*it));
+            fail_member(where, "storage_transformers",
+                        "storage transformers are not supported (expected absent or []), got " +
+                            dump_short(*it));
     }
     if (const auto it = j.find("dimension_names"); it != j.end() && !it->is_null())
         m.dimension_names = parse_dimension_names(*it, m.rank(), where);
@@ -246,7 +252,7 @@ void parse_optional_members(const json& j, ArrayMetadata& m, const std::string& 
 
 ArrayMetadata parse_array(const json& j, const std::string& where, detail::EdgeLists* edges) {
     if (node_type_of(j, where) != NodeType::Array)
-        fail(where, "node_type", "expected \"array\", got \"group\"");
+        fail_member(where, "node_type", "expected \"array\", got \"group\"");
     ArrayMetadata m;
     check_array_members(j, m, where);
     m.shape = parse_shape(require(j, "shape", where), where);
@@ -280,19 +286,21 @@ void detail::check_largest_chunk(const ArrayMetadata& m, const std::string& wher
         const uint64_t bytes = checked_mul(checked_product(max_chunk, "largest chunk size"),
                                            m.dtype.size, "largest chunk size");
         if (bytes > kMaxChunkBytes)
-            fail(where, "chunk_grid",
-                 "the largest chunk holds " + std::to_string(bytes) + " bytes of " + m.dtype.name +
-                     ", above the limit of " + std::to_string(kMaxChunkBytes));
+            fail_member(where, "chunk_grid",
+                        "the largest chunk holds " + std::to_string(bytes) + " bytes of " +
+                            m.dtype.name + ", above the limit of " +
+                            std::to_string(kMaxChunkBytes));
     } catch (const FormatError&) {
         throw;
     } catch (const Error& e) {
-        fail(where, "chunk_grid", e.what());
+        fail_member(where, "chunk_grid", e.what());
     }
 }
 
 void detail::set_codecs(ArrayMetadata& m, const json& codecs, const std::string& where) {
     if (!codecs.is_array() || codecs.empty())
-        fail(where, "codecs", "expected a non-empty list of codecs, got " + dump_short(codecs));
+        fail_member(where, "codecs",
+                    "expected a non-empty list of codecs, got " + dump_short(codecs));
     m.codecs_json = json::array();
     for (size_t i = 0; i < codecs.size(); ++i) {
         const json& c = codecs[i];
@@ -301,8 +309,8 @@ void detail::set_codecs(ArrayMetadata& m, const json& codecs, const std::string&
         else if (c.is_object())
             m.codecs_json.push_back(c);
         else
-            fail(where, "codecs[" + std::to_string(i) + "]",
-                 "expected an object or a codec name, got " + dump_short(c));
+            fail_member(where, "codecs[" + std::to_string(i) + "]",
+                        "expected an object or a codec name, got " + dump_short(c));
     }
     Shape first;
     for (size_t i = 0; i < m.rank(); ++i) {
@@ -334,7 +342,7 @@ NodeMetadata parse_node_metadata_text(std::string_view text, const std::string& 
 
 GroupMetadata parse_group_metadata(const json& j, const std::string& where) {
     if (node_type_of(j, where) != NodeType::Group)
-        fail(where, "node_type", "expected \"group\", got \"array\"");
+        fail_member(where, "node_type", "expected \"group\", got \"array\"");
     GroupMetadata g;
     for (const auto& item : j.items()) {
         const std::string& key = item.key();
@@ -342,25 +350,25 @@ GroupMetadata parse_group_metadata(const json& j, const std::string& where) {
         if (key == "zarr_format" || key == "node_type") continue;
         if (key == "attributes") {
             if (!v.is_object())
-                fail(where, "attributes", "expected an object, got " + dump_short(v));
+                fail_member(where, "attributes", "expected an object, got " + dump_short(v));
             g.attributes = v;
         } else if (key == "consolidated_metadata") {
             if (v.is_null()) continue;
-            if (!v.is_object()) fail(where, key, "expected an object, got " + dump_short(v));
+            if (!v.is_object()) fail_member(where, key, "expected an object, got " + dump_short(v));
             const auto kind = v.find("kind");
             if (kind == v.end() || *kind != "inline")
-                fail(where, key + ".kind",
-                     "expected \"inline\", got " +
-                         (kind == v.end() ? "nothing" : dump_short(*kind)));
+                fail_member(where, key + ".kind",
+                            "expected \"inline\", got " +
+                                (kind == v.end() ? "nothing" : dump_short(*kind)));
             const auto md = v.find("metadata");
             if (md == v.end() || !md->is_object())
-                fail(where, key + ".metadata",
-                     "expected an object mapping paths to zarr.json objects");
+                fail_member(where, key + ".metadata",
+                            "expected an object mapping paths to zarr.json objects");
             std::map<std::string, json> nodes;
             for (const auto& node : md->items()) {
                 if (!node.value().is_object())
-                    fail(where, key + ".metadata." + node.key(),
-                         "expected a zarr.json object, got " + dump_short(node.value()));
+                    fail_member(where, key + ".metadata." + node.key(),
+                                "expected a zarr.json object, got " + dump_short(node.value()));
                 nodes.emplace(node.key(), node.value());
             }
             g.consolidated = std::move(nodes);

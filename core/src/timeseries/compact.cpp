@@ -18,6 +18,13 @@ void test_kill_point(const char* step) {
     if (at && std::strcmp(at, step) == 0) std::raise(SIGKILL);
 }
 
+Shape chunks_in_extent(const ArrayMetadata& m) {
+    Shape n(m.rank());
+    for (size_t d = 0; d < m.rank(); ++d)
+        n[d] = m.shape[d] == 0 ? 0 : m.grid.axis(d).chunk_index(m.shape[d] - 1) + 1;
+    return n;
+}
+
 namespace {
 
 // The grid of `m` as a rectilinear grid (axes unchanged; regular axes are
@@ -195,15 +202,6 @@ uint64_t erase_chunk_namespace(Store& store, const std::string& path, const Chun
 }
 
 namespace {
-
-// Chunks per axis that hold array elements (the rest of a run reaching past
-// the end is never visited): O(log runs) per axis, whatever the grid says.
-Shape chunks_in_extent(const ArrayMetadata& m) {
-    Shape n(m.rank());
-    for (size_t d = 0; d < m.rank(); ++d)
-        n[d] = m.shape[d] == 0 ? 0 : m.grid.axis(d).chunk_index(m.shape[d] - 1) + 1;
-    return n;
-}
 
 // Calls fn(idx, origin) for every chunk of `m` that holds array elements.
 template <class Fn> void for_each_chunk(const ArrayMetadata& m, Fn&& fn) {

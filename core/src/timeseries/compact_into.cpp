@@ -6,14 +6,6 @@ namespace zarr3 {
 
 namespace {
 
-// Chunks per axis that hold array elements.
-Shape chunks_in_extent(const ArrayMetadata& m) {
-    Shape n(m.rank());
-    for (size_t d = 0; d < m.rank(); ++d)
-        n[d] = m.shape[d] == 0 ? 0 : m.grid.axis(d).chunk_index(m.shape[d] - 1) + 1;
-    return n;
-}
-
 // The groups above `path` ("a/b/t" -> {"a/b", "t"}, {"a", "b/t"}, {"", "a/b/t"}).
 std::vector<std::pair<std::string, std::string>> parents_of(const std::string& path) {
     std::vector<std::pair<std::string, std::string>> out;

@@ -38,6 +38,15 @@ def driver_path():
 
 
 @pytest.fixture(scope="session")
+def exe(driver_path):
+    """The zarr3 tool beside the plugin (ZARR3_CLI overrides)."""
+    p = Path(os.environ.get("ZARR3_CLI", Path(driver_path) / "zarr3"))
+    if not p.exists():
+        pytest.fail(f"the zarr3 tool is not built at {p}")
+    return p
+
+
+@pytest.fixture(scope="session")
 def conformance_dir():
     if not (CONFORMANCE / "cases.txt").exists():
         pytest.fail(f"conformance corpus not found at {CONFORMANCE} (set ZARR3_CONFORMANCE)")

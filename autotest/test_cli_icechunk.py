@@ -13,7 +13,6 @@ import os
 import re
 import shutil
 import subprocess
-from pathlib import Path
 
 import numpy as np
 import pytest
@@ -23,14 +22,6 @@ from conftest import REPO
 
 SAMPLE = REPO / "data" / "t2m_2023q1.icechunk"
 ICECHUNK_DIRS = {"chunks", "manifests", "snapshots", "transactions", "overwritten"}
-
-
-@pytest.fixture(scope="module")
-def exe(driver_path):
-    p = Path(os.environ.get("ZARR3_CLI", Path(driver_path) / "zarr3"))
-    if not p.exists():
-        pytest.fail(f"the zarr3 tool is not built at {p}")
-    return p
 
 
 @pytest.fixture

@@ -1,21 +1,12 @@
 """The zarr3 tool as a newcomer meets it (issue 32, part): --help and --version exit 0, a wrong --edges
 names the accepted forms, and a missing argument prints the usage with exit 2."""
 import json
-import os
 import subprocess
 from pathlib import Path
 
 import pytest
 
 REPO = Path(__file__).resolve().parent.parent
-
-
-@pytest.fixture(scope="module")
-def exe(driver_path):
-    p = Path(os.environ.get("ZARR3_CLI", Path(driver_path) / "zarr3"))
-    if not p.exists():
-        pytest.fail(f"the zarr3 tool is not built at {p}")
-    return p
 
 
 def run(exe, *args):

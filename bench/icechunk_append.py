@@ -25,6 +25,9 @@ import sys
 import tempfile
 import time
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from icechunk_report import write_section  # noqa: E402
+
 TITLE = "## Icechunk appends"
 TARGET_RATIO = 2.0
 EPOCH = datetime.date(1970, 1, 1)
@@ -381,31 +384,10 @@ def section(res):
             *compaction_rows(res["compaction"]), ""]
 
 
-def replace_section(md_text, new_lines):
-    """RESULTS.md with its "Icechunk appends" section replaced (or inserted before the absolute
-    times, or appended)."""
-    block = "\n".join(new_lines).rstrip() + "\n"
-    pat = re.compile(r"^## Icechunk appends\n.*?(?=^## |\Z)", re.S | re.M)
-    if pat.search(md_text):
-        return pat.sub(lambda m: block + "\n", md_text, count=1)
-    anchor = md_text.find("## Absolute times")
-    if anchor >= 0:
-        return md_text[:anchor] + block + "\n" + md_text[anchor:]
-    return md_text.rstrip() + "\n\n" + block
-
-
 def report(json_path, md_path):
     with open(json_path) as f:
         res = json.load(f)
-    lines = section(res)
-    print("\n".join(lines))
-    try:
-        with open(md_path) as f:
-            text = f.read()
-    except FileNotFoundError:
-        text = "# Benchmark results\n"
-    with open(md_path, "w") as f:
-        f.write(replace_section(text, lines))
+    write_section(md_path, section(res), "Icechunk appends")
 
 
 def main():

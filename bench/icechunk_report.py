@@ -114,11 +114,11 @@ def section(ice):
             "proxy (AWS_S3_ENDPOINT); the files over /vsicurl/.", "", *virtual_rows(ice), ""]
 
 
-def replace_section(md_text, new_lines):
-    """RESULTS.md with its Icechunk section replaced (or inserted before the
+def replace_section(md_text, new_lines, title="Icechunk"):
+    """RESULTS.md with its section "## <title>" replaced (or inserted before the
     absolute times, or appended)."""
     block = "\n".join(new_lines).rstrip() + "\n"
-    pat = re.compile(r"^## Icechunk\n.*?(?=^## |\Z)", re.S | re.M)
+    pat = re.compile(r"^## " + re.escape(title) + r"\n.*?(?=^## |\Z)", re.S | re.M)
     if pat.search(md_text):
         return pat.sub(lambda m: block + "\n", md_text, count=1)
     anchor = md_text.find("## Absolute times")
@@ -127,11 +127,8 @@ def replace_section(md_text, new_lines):
     return md_text.rstrip() + "\n\n" + block
 
 
-def main():
-    ice_path, md_path = sys.argv[1:3]
-    with open(ice_path) as f:
-        ice = json.load(f)
-    lines = section(ice)
+def write_section(md_path, lines, title="Icechunk"):
+    """Prints `lines` and puts them into `md_path` as its section "## <title>"."""
     print("\n".join(lines))
     try:
         with open(md_path) as f:
@@ -139,7 +136,14 @@ def main():
     except FileNotFoundError:
         text = "# Benchmark results\n"
     with open(md_path, "w") as f:
-        f.write(replace_section(text, lines))
+        f.write(replace_section(text, lines, title))
+
+
+def main():
+    ice_path, md_path = sys.argv[1:3]
+    with open(ice_path) as f:
+        ice = json.load(f)
+    write_section(md_path, section(ice))
 
 
 if __name__ == "__main__":

@@ -52,16 +52,14 @@ def test_remote_open_fetches_repo_file_once(nginx, served, api):  # noqa: F811
     reqs = repo_file_requests(nginx, mark)
     assert [(r.method, r.range) for r in reqs] == [("GET", "")], reqs
     # The exact list: zarr.json (404) and repo in flight together, then the snapshot, the one
-    # manifest of the array and the two native chunks of rows 5-9; the multidimensional API
-    # also asks GDAL's PAM for a .gmac file beside the repository (a HEAD, 404).
+    # manifest of the array and the two native chunks of rows 5-9. The multidimensional API of
+    # some GDAL versions (3.6, 3.10) also asks its PAM for a .gmac file beside the repository (a
+    # HEAD, 404; GDAL 3.13 does not): GDAL's own request, left out here.
     snap, manifest = "2768FV3XW5ZXYM84XNNG", "WTMRMCW414QYFTX7JJPG"
     got = [(r.method, r.uri.split("/test-repo-v2", 1)[1], r.range, r.status)
-           for r in nginx.requests(mark)]
+           for r in nginx.requests(mark) if not r.uri.endswith(".gmac")]
     assert sorted(got[:2]) == [("GET", "/repo", "", 200), ("GET", "/zarr.json", "", 404)], got
-    rest = [("GET", f"/snapshots/{snap}", "", 200)]
-    if api == "multidim":
-        rest.append(("HEAD", f"@{snap}.gmac", "", 404))
-    rest += [("GET", f"/manifests/{manifest}", "", 200)]
+    rest = [("GET", f"/snapshots/{snap}", "", 200), ("GET", f"/manifests/{manifest}", "", 200)]
     assert got[2:2 + len(rest)] == rest, got
     chunks = sorted(got[2 + len(rest):])
     assert chunks == [("GET", "/chunks/WJM4MA33JK9EBY6T7500", "bytes=0-18", 206),

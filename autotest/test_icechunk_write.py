@@ -303,6 +303,37 @@ def test_conflicting_commit_fails_the_close_and_leaves_the_winner(repo):
     assert v[0, 0, 0] == 1 and v[0, 0, 1] == 1
 
 
+@pytest.mark.skipif(not hasattr(gdal.Dataset, "Close"), reason="Dataset.Close(): GDAL >= 3.8 bindings")
+@pytest.mark.parametrize("api", ["classic", "multidim"])
+def test_a_failed_commit_is_what_close_returns(repo, api):
+    """GDAL >= 3.7 (RFC 91): the commit runs in the dataset's Close(), so a lost race is the result of
+    Close() (an exception in Python; GDALClose returns CE_Failure), reported once."""
+    a = gdal.OpenEx(repo, gdal.OF_RASTER | gdal.OF_UPDATE, open_options=["COMMIT_MESSAGE=A"])
+    if api == "classic":
+        b = gdal.OpenEx(repo, gdal.OF_RASTER | gdal.OF_UPDATE, open_options=["COMMIT_MESSAGE=B"])
+        b.GetRasterBand(1).WriteArray(np.full((1, 1), 2, "f4"), 1, 0)  # the same chunk as A's
+    else:
+        b = gdal.OpenEx(repo, gdal.OF_MULTIDIM_RASTER | gdal.OF_UPDATE, open_options=["COMMIT_MESSAGE=B"])
+        arr = b.GetRootGroup().OpenMDArray("r")
+        arr.Write(np.full((1, 1, 1), 2, "f4"), array_start_idx=[0, 0, 1], count=[1, 1, 1])
+        del arr
+    a.GetRasterBand(1).WriteArray(np.full((1, 1), 1, "f4"), 0, 0)
+    a.Close()  # A wins
+    assert history(repo)[0][1] == "A"
+    with pytest.raises(RuntimeError, match="failed, the branch is unchanged") as e:
+        b.Close()
+    assert repo in str(e.value)
+
+    def release():
+        nonlocal b
+        b = None
+
+    assert errors_of(release) == []  # the session's release does not commit or report again
+    assert history(repo)[0][1] == "A"
+    v = gdal.Open(repo).ReadAsArray()
+    assert v[0, 0, 0] == 1 and v[0, 0, 1] == 1
+
+
 def test_disjoint_commits_are_rebased(repo):
     a = gdal.OpenEx(repo, gdal.OF_RASTER | gdal.OF_UPDATE, open_options=["COMMIT_MESSAGE=A"])
     b = gdal.OpenEx(repo, gdal.OF_RASTER | gdal.OF_UPDATE, open_options=["COMMIT_MESSAGE=B"])

@@ -33,6 +33,10 @@ class CPLWorkerThreadPool {
 #define ZARR3_HAVE_DRIVER_ALGORITHMS 0
 #endif
 
+// ---- GDALDataset::Close (RFC 91, GDAL 3.7): GDALClose, gdal_translate and
+// Python's Dataset.Close() report what closing a dataset returns.
+#define ZARR3_HAVE_DATASET_CLOSE ZARR3_GDAL_AT_LEAST(3, 7)
+
 // ---- multidimensional API
 #define ZARR3_HAVE_MDARRAY_RESIZE ZARR3_GDAL_AT_LEAST(3, 7) // GDALMDArray::Resize
 

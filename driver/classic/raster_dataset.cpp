@@ -12,6 +12,7 @@
 #include "mapping/georef.hpp"
 #include "mapping/temporal.hpp"
 #include "options/io_options.hpp"
+#include "storage/icechunk_commit.hpp"
 
 #include "zarr3/hierarchy.hpp"
 
@@ -242,14 +243,36 @@ void Zarr3RasterDataset::LabelBand(
 }
 
 Zarr3RasterDataset::~Zarr3RasterDataset() {
+    CloseDataset();
+}
+
+#if ZARR3_HAVE_DATASET_CLOSE
+CPLErr Zarr3RasterDataset::Close() {
+    CPLErr err = CloseDataset();
+    if (GDALPamDataset::Close() != CE_None) err = CE_Failure;
+    return err;
+}
+#endif
+
+CPLErr Zarr3RasterDataset::CloseDataset() {
+    if (stage_ == Stage::Closed) return CE_None;
+    CPLErr err = CE_None;
     if (Writes()) {
-        BaseFlushCache(*this, true);
-        ErrorBoundary(array_->describe(), [&] { Finalize(); });
+        // Overviews first: everything is in the store before a commit.
+        err = FlushOverviews(true);
+        if (BaseFlushCache(*this, true) != CE_None) err = CE_Failure;
+        if (!ErrorBoundary(array_->describe(), [&] { Finalize(); })) err = CE_Failure;
     }
     // PAM is saved here, while the members its band filter reads still
     // exist (~GDALPamDataset would save it after they are gone).
-    if ((nPamFlags & GPF_DIRTY) && stage_ != Stage::Abandoned) TrySaveXML();
+    if ((nPamFlags & GPF_DIRTY) && stage_ != Stage::Abandoned && TrySaveXML() != CE_None &&
+        err == CE_None)
+        err = CE_Warning;
     nPamFlags &= ~GPF_DIRTY;
+    const bool wrote = Writes();
+    stage_ = Stage::Closed;
+    if (wrote && !CommitIfIcechunk(store_.get())) err = CE_Failure;
+    return err;
 }
 
 void Zarr3RasterDataset::Finalize() {

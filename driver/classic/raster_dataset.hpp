@@ -57,6 +57,9 @@ class Zarr3RasterDataset final : public GDALPamDataset {
                                                     std::shared_ptr<zarr3::Array> array,
                                                     bool update, bool overview = false);
     ~Zarr3RasterDataset() override;
+#if ZARR3_HAVE_DATASET_CLOSE
+    CPLErr Close() override;
+#endif
 
     ZARR3_GEOTRANSFORM_OVERRIDES
     CPLErr GetGeoTransformArray(double* gt) const;
@@ -168,6 +171,7 @@ class Zarr3RasterDataset final : public GDALPamDataset {
                           // leaves no valid-looking store
         Finalized,        // Finalize() wrote the metadata (it runs again on each flush)
         Abandoned,        // a failed copy: nothing more is written, PAM is not saved
+        Closed,           // CloseDataset() ran: flushed, PAM saved, committed
     };
     // How it came to be: a created dataset may still change its fill value
     // (the nodata value) until data is written or it is finalized.
@@ -184,7 +188,13 @@ class Zarr3RasterDataset final : public GDALPamDataset {
         bool set_up = false;
         bool file_seen = false;
     };
-    bool Writes() const { return update_ && stage_ != Stage::Abandoned; }
+    bool Writes() const {
+        return update_ && stage_ != Stage::Abandoned && stage_ != Stage::Closed;
+    }
+    // The end of the dataset's life (Close() on GDAL >= 3.7, else the
+    // destructor): data and metadata, overviews, PAM, then the commit of an
+    // Icechunk repository opened for update. CE_Failure when any failed.
+    CPLErr CloseDataset();
 
     std::shared_ptr<zarr3::Store> store_;
     std::shared_ptr<zarr3::Array> array_;

@@ -5,6 +5,7 @@
 #include "gdal_compat.hpp"
 #include "multidim/md_context.hpp"
 #include "multidim/md_group.hpp"
+#include "storage/icechunk_commit.hpp"
 #include "storage/store_adapters.hpp"
 #include "storage/store_replace.hpp"
 #include "storage/unfinished_copy.hpp"
@@ -28,7 +29,14 @@ class Zarr3MDDataset final : public GDALDataset {
         : root_(std::move(root)), ctx_(std::move(ctx)) {
         eAccess = ctx_->writable() ? GA_Update : GA_ReadOnly;
     }
-    ~Zarr3MDDataset() override { FlushArrays(); }
+    ~Zarr3MDDataset() override { CloseDataset(); }
+#if ZARR3_HAVE_DATASET_CLOSE
+    CPLErr Close() override {
+        CPLErr err = CloseDataset();
+        if (GDALDataset::Close() != CE_None) err = CE_Failure;
+        return err;
+    }
+#endif
     std::shared_ptr<GDALGroup> GetRootGroup() const override { return root_; }
     const std::shared_ptr<MDContext>& context() const { return ctx_; }
     // Writes the buffered partial chunks; false (error reported) on failure.
@@ -40,6 +48,15 @@ class Zarr3MDDataset final : public GDALDataset {
     }
 
   private:
+    // The buffered chunks, then the commit of an Icechunk repository opened
+    // for update (arrays still held after this write into the next commit,
+    // made when the last of them is released).
+    CPLErr CloseDataset() {
+        if (closed_ || !ctx_->writable()) return CE_None;
+        closed_ = true;
+        const bool flushed = FlushArrays();
+        return CommitIfIcechunk(ctx_->store().get()) && flushed ? CE_None : CE_Failure;
+    }
     // Writes the buffered partial chunks of every array of this dataset.
     bool FlushArrays() {
         if (!ctx_->writable()) return true;
@@ -47,6 +64,7 @@ class Zarr3MDDataset final : public GDALDataset {
     }
     std::shared_ptr<GDALGroup> root_;
     std::shared_ptr<MDContext> ctx_;
+    bool closed_ = false;
 };
 
 // Name of the single array of a root-array store: the folder name without

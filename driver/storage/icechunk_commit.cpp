@@ -14,7 +14,7 @@ CommittingStore::CommittingStore(std::shared_ptr<zarr3::icechunk::IcechunkSessio
       message_(message.empty() ? std::string(kDefaultCommitMessage) : std::move(message)) {}
 
 CommittingStore::~CommittingStore() {
-    Commit();
+    if (!commit_failed_) Commit(); // a failure was reported by the Close() that committed
 }
 
 void CommittingStore::put(const std::string& key, zarr3::ByteView value) {
@@ -36,7 +36,7 @@ void CommittingStore::erase(const std::string& key) {
 }
 
 bool CommittingStore::Commit() {
-    return ErrorBoundary(root_, [&] {
+    const bool ok = ErrorBoundary(root_, [&] {
         if (!session_->has_changes()) return;
         if (write_failed_)
             throw zarr3::Error(root_ + ": nothing was committed to branch '" + session_->branch() +
@@ -52,6 +52,17 @@ bool CommittingStore::Commit() {
                                "' failed (the branch stays where it was): " + e.what());
         }
     });
+    commit_failed_ = !ok;
+    return ok;
+}
+
+bool CommitIfIcechunk(zarr3::Store* store) {
+    while (store) {
+        if (auto* committing = dynamic_cast<CommittingStore*>(store)) return committing->Commit();
+        auto* fwd = dynamic_cast<zarr3::ForwardingStore*>(store);
+        store = fwd ? fwd->inner().get() : nullptr;
+    }
+    return true;
 }
 
 bool IsIcechunkStore(const zarr3::Store* store) {

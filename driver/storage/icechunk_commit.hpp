@@ -41,7 +41,13 @@ class CommittingStore final : public zarr3::ForwardingStore {
     std::shared_ptr<zarr3::icechunk::IcechunkSession> session_;
     std::string root_, message_;
     std::atomic<bool> write_failed_{false};
+    bool commit_failed_ = false; // the last Commit() failed (and said so)
 };
+
+// Commits what was written into `store` when it is (or wraps) a
+// CommittingStore: a dataset closing commits here, so that its Close()
+// returns the result. True when nothing failed (or no repository).
+bool CommitIfIcechunk(zarr3::Store* store);
 
 // Whether `store` (or what it wraps) reads or writes an Icechunk repository
 // (no .aux.xml is kept for one).

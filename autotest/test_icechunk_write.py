@@ -217,11 +217,61 @@ def test_killed_copy_leaves_main_where_it_was(tmp_path, repo, step):
     assert history(repo)[1] == before[0]
 
 
-def test_classic_create_of_a_repository_is_refused_clearly(tmp_path):
+def test_classic_create_makes_one_commit_at_close(tmp_path):
+    """Driver.Create with ICECHUNK=YES (rasterio's and gdal_create's path): a dataset over a session;
+    what is written before the close is one commit."""
     out = str(tmp_path / "c.icechunk")
-    errs = errors_of(lambda: gdal.GetDriverByName("Zarr3").Create(out, 4, 4, 1, gdal.GDT_Byte, options=["ICECHUNK=YES"]))
-    assert any("CreateCopy" in e for e in errs), errs
-    assert not os.path.exists(out)
+    ds = gdal.GetDriverByName("Zarr3").Create(out, 6, 4, 2, gdal.GDT_Int16,
+                                              options=["ICECHUNK=YES", "COMMIT_MESSAGE=cc", "BLOCKSIZE=1,2,3"])
+    ds.SetGeoTransform([100, 10, 0, 200, 0, -10])
+    srs = osr.SpatialReference()
+    srs.ImportFromEPSG(32631)
+    ds.SetSpatialRef(srs)
+    ds.GetRasterBand(1).SetNoDataValue(-1)
+    values = np.arange(24, dtype="i2").reshape(4, 6)
+    ds.GetRasterBand(1).WriteArray(values)
+    ds.GetRasterBand(2).WriteArray(values * 2)
+    assert [m for _, m in history(out)] == ["Repository initialized"]  # nothing before the close
+    ds = None
+    assert [m for _, m in history(out)] == ["cc", "Repository initialized"]
+    ds = gdal.Open(out)
+    assert ds.GetGeoTransform() == (100, 10, 0, 200, 0, -10)
+    assert ds.GetSpatialRef().GetAuthorityCode(None) == "32631"
+    assert ds.GetRasterBand(1).GetNoDataValue() == -1
+    assert np.array_equal(ds.ReadAsArray(), np.stack([values, values * 2]))
+    assert not [p.name for p in tmp_path.iterdir() if p.name != "c.icechunk"]  # no staging folder
+
+
+def test_classic_create_into_a_repository_is_a_new_commit(tmp_path, repo):
+    before = history(repo)
+    ds = gdal.GetDriverByName("Zarr3").Create(f"ICECHUNK:{repo}", 3, 2, 1, gdal.GDT_Byte)
+    ds.GetRasterBand(1).Fill(9)
+    ds = None
+    h = history(repo)
+    assert len(h) == len(before) + 1 and h[0][1] == "gdal-zarr3: create" and h[1] == before[0]
+    ds = gdal.Open(repo)
+    assert (ds.RasterXSize, ds.RasterYSize, ds.RasterCount) == (3, 2, 1)
+    assert (ds.ReadAsArray() == 9).all()
+    old = gdal.OpenEx(repo, open_options=[f"SNAPSHOT={before[0][0]}"])
+    assert np.array_equal(old.ReadAsArray(), gdal.Open(str(tmp_path / "src.tif")).ReadAsArray())
+
+
+def test_classic_create_that_fails_commits_nothing(repo):
+    before = history(repo)
+    errs = errors_of(lambda: gdal.GetDriverByName("Zarr3").Create(
+        repo, 4, 4, 1, gdal.GDT_Byte, options=["ICECHUNK=YES", "ARRAY_NAME=zarr.json"]))
+    assert any("ARRAY_NAME" in e for e in errs), errs
+    gc.collect()
+    assert history(repo) == before
+
+
+def test_gdal_create_makes_a_repository(tmp_path):
+    out = tmp_path / "g.icechunk"
+    run("gdal_create", "-q", "-of", "Zarr3", "-co", "ICECHUNK=YES", "-outsize", "5", "3", "-bands", "1",
+        "-ot", "Byte", "-burn", "7", "-a_srs", "EPSG:4326", "-a_ullr", "0", "3", "5", "0", out)
+    assert [m for _, m in history(out)] == ["gdal-zarr3: create", "Repository initialized"]
+    ds = gdal.Open(str(out))
+    assert (ds.ReadAsArray() == 7).all() and ds.GetGeoTransform() == (0, 1, 0, 3, 0, -1)
 
 
 # ------------------------------------------------------------------ step 1: update = commit

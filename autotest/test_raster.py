@@ -275,6 +275,24 @@ def test_georef_layout_and_cf(tmp_path):
     assert np.allclose(x, -10.0 + 0.25 + 0.5 * np.arange(30))
 
 
+@pytest.mark.parametrize("opts", [[], ["ICECHUNK=YES"]], ids=["plain", "icechunk"])
+def test_nodata_set_after_create_is_kept(tmp_path, opts):
+    """Create, then SetNoDataValue (gdal_create -a_nodata, rasterio's nodata=): the fill value is
+    zarr.json's at close, whether or not data was written (it was lost when the attributes were
+    written on top of zarr.json as stored)."""
+    for written in (False, True):
+        out = str(tmp_path / f"n{written}.zarr")
+        ds = gdal.GetDriverByName("Zarr3").Create(out, 6, 4, 1, gdal.GDT_Int16, options=opts)
+        assert ds.GetRasterBand(1).SetNoDataValue(-1) == gdal.CE_None
+        if written:
+            ds.GetRasterBand(1).WriteArray(np.full((1, 1), 5, "i2"), 2, 2)
+        ds = None
+        ds = gdal.Open(out)
+        assert ds.GetRasterBand(1).GetNoDataValue() == -1, written
+        v = ds.ReadAsArray()
+        assert v[2, 2] == (5 if written else -1) and v[0, 0] == -1
+
+
 def test_create_update_and_reopen(tmp_path):
     out = tmp_path / "c.zarr"
     drv = gdal.GetDriverByName("Zarr3")

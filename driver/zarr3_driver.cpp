@@ -365,13 +365,8 @@ GDALDataset* CreateCopy(const char* name, GDALDataset* src, int strict, DriverOp
 
 GDALDataset* Create(const char* name, int xsize, int ysize, int bands, GDALDataType type,
                     DriverOptionList options) {
-    if (WantsIcechunk(name, options)) {
-        CPLError(CE_Failure, CPLE_NotSupported,
-                 "%s: Create cannot make an Icechunk repository yet; use CreateCopy "
-                 "(gdal_translate -co ICECHUNK=YES) or CreateMultiDimensional with ICECHUNK=YES",
-                 name);
-        return nullptr;
-    }
+    if (WantsIcechunk(name, options)) // a session; closing the dataset commits
+        return IcechunkCreate(name, xsize, ysize, bands, type, options);
     if (!TargetReady(name)) return nullptr;
     return Zarr3Create(name, xsize, ysize, bands, type, options);
 }

@@ -92,11 +92,11 @@ std::string DefaultArrayName(const std::string& root, const std::string& xdim,
     return ArrayNameProblem(base, xdim, ydim).empty() ? base : "data";
 }
 
-// Validates everything and builds the metadata; nothing is written here.
-Prepared Prepare(const char* name, int xsize, int ysize, int nbands, GDALDataType type,
-                 CSLConstList options, bool strict) {
+// Validates the request and builds the metadata of the store at `root`.
+Prepared PrepareMetadata(std::string root, int xsize, int ysize, int nbands, GDALDataType type,
+                         CSLConstList options, bool strict) {
     Prepared p;
-    p.root = StoreRoot(name);
+    p.root = std::move(root);
     if (p.root.empty()) throw zarr3::Error("empty output name");
     p.consolidated = ConsolidationAsked(options);
     if (xsize < 1 || ysize < 1 || nbands < 1)
@@ -128,6 +128,15 @@ Prepared Prepare(const char* name, int xsize, int ysize, int nbands, GDALDataTyp
     p.array_name = given_name ? given_name : DefaultArrayName(p.root, p.xdim, p.ydim);
     if (const std::string why = ArrayNameProblem(p.array_name, p.xdim, p.ydim); !why.empty())
         throw zarr3::Error("creation option ARRAY_NAME=" + p.array_name + ": " + why);
+    return p;
+}
+
+// Validates everything and builds the metadata; nothing is written here.
+// What is at the store's folder decides: created, a killed copy's leftover
+// replaced, or an existing store replaced once the new one is complete.
+Prepared Prepare(const char* name, int xsize, int ysize, int nbands, GDALDataType type,
+                 CSLConstList options, bool strict) {
+    Prepared p = PrepareMetadata(StoreRoot(name), xsize, ysize, nbands, type, options, strict);
     VSIStatBufL st;
     if (VSIStatL(p.root.c_str(), &st) == 0) {
         const bool empty_dir = VSI_ISDIR(st.st_mode) && [&] {
@@ -264,6 +273,19 @@ GDALDataset* Zarr3Create(const char* name, int xsize, int ysize, int nbands, GDA
         SwapIn(p);
         ds = CreateDataset(p, false, true);
     });
+    return ds.release();
+}
+
+GDALDataset* Zarr3CreateInStore(std::shared_ptr<zarr3::Store> store, const std::string& root,
+                                int xsize, int ysize, int nbands, GDALDataType type,
+                                CSLConstList options) {
+    const Prepared p = PrepareMetadata(root, xsize, ysize, nbands, type, options, true);
+    zarr3::Group::create(store, "");
+    auto array = zarr3::Array::create(store, p.array_name, p.meta, true);
+    auto ds = Zarr3RasterDataset::Open(store, array, true);
+    ds->SetCreated(p.xdim, p.ydim);
+    ds->SetNoDataRecorded(false);
+    ds->SetDescription(root.c_str());
     return ds.release();
 }
 

@@ -263,6 +263,12 @@ class Zarr3RasterBand final : public GDALPamRasterBand {
 // Store-level helpers (raster_create.cpp).
 GDALDataset* Zarr3Create(const char* name, int xsize, int ysize, int nbands, GDALDataType type,
                          DriverOptionList options);
+// A new raster in `store` (a repository's session: no folder to prepare,
+// nothing to replace): the root group and the array are put at once; what
+// the store does with them (a commit at close) is its own. Throws on error.
+GDALDataset* Zarr3CreateInStore(std::shared_ptr<zarr3::Store> store, const std::string& root,
+                                int xsize, int ysize, int nbands, GDALDataType type,
+                                CSLConstList options);
 GDALDataset* Zarr3CreateCopy(const char* name, GDALDataset* src, int strict,
                              DriverOptionList options, GDALProgressFunc progress,
                              void* progress_data);

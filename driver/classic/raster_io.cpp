@@ -333,6 +333,11 @@ CPLErr Zarr3RasterBand::SetFill(const zarr3::Bytes& fill) {
                              nm.fill_value_null = false;
                              ds->array_->flush();
                              ds->array_ = zarr3::Array::open(ds->store_, ds->array_->path(), nm);
+                             // Stored now: the attributes written at close
+                             // go on top of zarr.json as stored (which a
+                             // copy writes last: then not yet).
+                             if (ds->stage_ != DS::Stage::MetadataDeferred)
+                                 ds->array_->write_metadata();
                              RefreshValues(ds->mapping_, ds->array_->metadata());
                              ds->nodata_recorded_ = true;
                              ds->MarkDirty();

@@ -33,6 +33,9 @@ class CommittingStore final : public zarr3::ForwardingStore {
     // into the session failed (a full disk, a cancelled copy): the dataset
     // would otherwise commit part of what it was asked to write.
     bool Commit();
+    // Nothing of this session is committed, ever (a create that failed
+    // half-way: its parts must not become a commit when the store is released).
+    void Discard() { commit_failed_ = true; }
     void put(const std::string& key, zarr3::ByteView value) override;
     void erase(const std::string& key) override;
     zarr3::icechunk::IcechunkSession& session() { return *session_; }

@@ -1,6 +1,7 @@
 // Creating Icechunk repositories (icechunk_create.hpp).
 #include "storage/icechunk_create.hpp"
 
+#include "classic/raster_dataset.hpp"
 #include "error_boundary.hpp"
 #include "storage/icechunk_commit.hpp"
 #include "storage/vsi_store.hpp"
@@ -107,22 +108,51 @@ GDALDataset* IcechunkCreateCopy(const char* name, GDALDataset* src, CSLConstList
     return GDALDataset::Open(open_name.c_str(), flags | GDAL_OF_VERBOSE_ERROR, drivers);
 }
 
+namespace {
+// A session on the branch of the repository at `root` (created when absent)
+// for a dataset being created; `fill` puts its first nodes. A failure
+// discards the session: nothing of a half-made create is committed.
+template <typename Fill>
+GDALDataset* CreateInSession(const std::string& root, CSLConstList options, Fill&& fill) {
+    std::shared_ptr<CommittingStore> session;
+    GDALDataset* ds = nullptr;
+    ErrorBoundary(root, [&] {
+        RepositoryStorage(root);
+        IcechunkVersion v;
+        v.branch = CSLFetchNameValueDef(options, "BRANCH", "main");
+        session = OpenRepositoryForUpdate(root, v, MessageOf(options, "gdal-zarr3: create").c_str());
+        try {
+            ds = fill(session);
+        } catch (...) {
+            session->Discard();
+            throw;
+        }
+        if (!ds) session->Discard();
+    });
+    return ds;
+}
+} // namespace
+
 GDALDataset* IcechunkCreateMultidim(const char* name, CSLConstList options) {
     const std::string root = IcechunkRepoRoot(name);
-    std::shared_ptr<CommittingStore> session;
-    if (!ErrorBoundary(root, [&] {
-            RepositoryStorage(root);
-            IcechunkVersion v;
-            v.branch = CSLFetchNameValueDef(options, "BRANCH", "main");
-            session =
-                OpenRepositoryForUpdate(root, v, MessageOf(options, "gdal-zarr3: create").c_str());
-            if (!zarr3::read_node_json(*session, "")) zarr3::Group::create(session, "");
-        }))
-        return nullptr;
-    GDALOpenInfo oi(root.c_str(), GDAL_OF_MULTIDIM_RASTER | GDAL_OF_UPDATE);
-    OpenTarget t;
-    t.root = root;
-    return Zarr3OpenMultidim(&oi, session, t);
+    return CreateInSession(root, options, [&](const std::shared_ptr<CommittingStore>& session) {
+        if (!zarr3::read_node_json(*session, "")) zarr3::Group::create(session, "");
+        GDALOpenInfo oi(root.c_str(), GDAL_OF_MULTIDIM_RASTER | GDAL_OF_UPDATE);
+        OpenTarget t;
+        t.root = root;
+        return Zarr3OpenMultidim(&oi, session, t);
+    });
+}
+
+GDALDataset* IcechunkCreate(const char* name, int xsize, int ysize, int bands, GDALDataType type,
+                            CSLConstList options) {
+    const std::string root = IcechunkRepoRoot(name);
+    const CPLStringList plain_options = WithoutIcechunkOptions(options);
+    return CreateInSession(root, options, [&](const std::shared_ptr<CommittingStore>& session) {
+        zarr3::MemoryStore nothing; // the new raster replaces what the branch held
+        zarr3::replace_store_contents(nothing, *session);
+        return Zarr3CreateInStore(session, root, xsize, ysize, bands, type, plain_options.List());
+    });
 }
 
 } // namespace zarr3drv

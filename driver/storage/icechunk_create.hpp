@@ -3,8 +3,8 @@
 // staging folder beside the repository (every layout the plugin writes),
 // then put into the branch as ONE commit (zarr3::replace_store_contents); an
 // existing repository of that name gets the copy as a new commit on top of
-// its history. The multidimensional Create gives a dataset over a session
-// that commits when it closes (icechunk_commit.hpp).
+// its history. Create and the multidimensional Create give a dataset over a
+// session that commits when it closes (icechunk_commit.hpp).
 #pragma once
 
 #include "gdal_compat.hpp"
@@ -24,6 +24,10 @@ using PlainCopy = std::function<GDALDataset*(const char* name, CSLConstList opti
 GDALDataset* IcechunkCreateCopy(const char* name, GDALDataset* src, CSLConstList options,
                                 const PlainCopy& copy);
 GDALDataset* IcechunkCreateMultidim(const char* name, CSLConstList options);
+// Create: a raster of the size given replaces what the branch holds; closing
+// the dataset commits it (message COMMIT_MESSAGE, default "gdal-zarr3: create").
+GDALDataset* IcechunkCreate(const char* name, int xsize, int ysize, int bands, GDALDataType type,
+                            CSLConstList options);
 
 // -co APPEND_DIM into an existing repository (icechunk_append.cpp): the
 // append (raster_append.cpp) in a session, then ONE commit (message

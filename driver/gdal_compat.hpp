@@ -36,6 +36,13 @@ class CPLWorkerThreadPool {
 // ---- GDALDataset::Close (RFC 91, GDAL 3.7): GDALClose, gdal_translate and
 // Python's Dataset.Close() report what closing a dataset returns.
 #define ZARR3_HAVE_DATASET_CLOSE ZARR3_GDAL_AT_LEAST(3, 7)
+// Its parameters: Close() up to 3.12, Close(progress, progress data) since
+// 3.13 (overrides are declared `CPLErr Close(ZARR3_CLOSE_PARAMS) override`).
+#if ZARR3_GDAL_AT_LEAST(3, 13)
+#define ZARR3_CLOSE_PARAMS GDALProgressFunc, void*
+#else
+#define ZARR3_CLOSE_PARAMS
+#endif
 
 // ---- multidimensional API
 #define ZARR3_HAVE_MDARRAY_RESIZE ZARR3_GDAL_AT_LEAST(3, 7) // GDALMDArray::Resize

@@ -247,7 +247,7 @@ Zarr3RasterDataset::~Zarr3RasterDataset() {
 }
 
 #if ZARR3_HAVE_DATASET_CLOSE
-CPLErr Zarr3RasterDataset::Close() {
+CPLErr Zarr3RasterDataset::Close(ZARR3_CLOSE_PARAMS) {
     CPLErr err = CloseDataset();
     if (GDALPamDataset::Close() != CE_None) err = CE_Failure;
     return err;

@@ -58,7 +58,7 @@ class Zarr3RasterDataset final : public GDALPamDataset {
                                                     bool update, bool overview = false);
     ~Zarr3RasterDataset() override;
 #if ZARR3_HAVE_DATASET_CLOSE
-    CPLErr Close() override;
+    CPLErr Close(ZARR3_CLOSE_PARAMS) override;
 #endif
 
     ZARR3_GEOTRANSFORM_OVERRIDES

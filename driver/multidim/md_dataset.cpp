@@ -31,7 +31,7 @@ class Zarr3MDDataset final : public GDALDataset {
     }
     ~Zarr3MDDataset() override { CloseDataset(); }
 #if ZARR3_HAVE_DATASET_CLOSE
-    CPLErr Close() override {
+    CPLErr Close(ZARR3_CLOSE_PARAMS) override {
         CPLErr err = CloseDataset();
         if (GDALDataset::Close() != CE_None) err = CE_Failure;
         return err;

@@ -15,6 +15,8 @@ import numpy as np
 import pytest
 from osgeo import gdal, osr
 
+from test_permission_errors import as_plain_user, make_read_only, writable_again  # noqa: F401
+
 BUILD = Path(os.environ["GDAL_DRIVER_PATH"])
 ZARR3 = BUILD / "zarr3"
 ENV = dict(os.environ, GDAL_DRIVER_PATH=str(BUILD))
@@ -581,3 +583,39 @@ def test_racing_appends_keep_every_day(tmp_path, series):
     for i, c in enumerate(coord):
         assert ds.GetRasterBand(i + 1).ReadAsArray()[0, 0] == c - 19722
     print(f"retries: {retried}")
+
+
+# ------------------------------------------------------------------ hostile links, read-only repositories
+def test_a_link_at_the_staging_name_is_removed_not_followed(tmp_path, repo):
+    """The hidden staging folder's name holding a symbolic link (stale, or planted): the copy removes
+    the link itself; what it leads to is untouched (it used to be emptied)."""
+    precious = tmp_path / "precious"
+    precious.mkdir()
+    (precious / "file.txt").write_text("keep")
+    link = tmp_path / ".r.icechunk.icechunk-staging"
+    link.symlink_to(precious)
+    before = history(repo)
+    run("gdal_translate", "-q", "-of", "Zarr3", "-co", "ICECHUNK=YES", source_tif(tmp_path / "s2.tif"), repo)
+    assert (precious / "file.txt").read_text() == "keep"
+    assert not link.exists() and not link.is_symlink()
+    assert len(history(repo)) == len(before) + 1
+
+
+@pytest.mark.skipif("asan" in os.environ.get("LD_PRELOAD", ""),
+                    reason="setpriv'd GDAL tools cannot run under the ASan preload")
+def test_update_of_a_read_only_repository_commits_nothing(repo, as_plain_user):
+    """A repository whose folders are read-only (here: for a user without root's bypass): the close
+    reports the permission problem, and the repository is byte for byte as it was."""
+    files = {p: p.read_bytes() for p in Path(repo).rglob("*") if p.is_file()}
+    before = history(repo)
+    make_read_only(*[p for p in [Path(repo), *Path(repo).rglob("*")] if p.is_dir()])
+    code = ("from osgeo import gdal; import numpy as np; gdal.UseExceptions();"
+            f"ds = gdal.OpenEx({repo!r}, gdal.OF_RASTER | gdal.OF_UPDATE);"
+            "ds.GetRasterBand(1).WriteArray(np.full((3, 3), 5, 'f4'), 0, 0); ds = None")
+    try:
+        p = as_plain_user("/usr/bin/python3", "-c", code)
+    finally:
+        writable_again(Path(repo))
+    assert "Permission denied" in p.stderr and repo in p.stderr, p.stderr
+    assert {p: p.read_bytes() for p in Path(repo).rglob("*") if p.is_file()} == files
+    assert history(repo) == before

@@ -4,6 +4,7 @@
 #include "classic/raster_dataset.hpp"
 #include "error_boundary.hpp"
 #include "storage/icechunk_commit.hpp"
+#include "storage/path_guard.hpp"
 #include "storage/vsi_store.hpp"
 #include "zarr3/array.hpp"
 #include "zarr3/metadata.hpp"
@@ -31,8 +32,13 @@ std::string StagingParent(const std::string& root) {
     return dir.empty() ? name : std::string(CPLFormFilename(dir.c_str(), name.c_str(), nullptr));
 }
 
+// Removes the staging folder: a symbolic link found at its name (stale or
+// planted) is removed itself, never followed into what it leads to.
 void RemoveFolder(const std::string& path) {
-    if (Exists(path)) VSIRmdirRecursive(path.c_str());
+    std::string error;
+    if (!RemoveTree(path, error))
+        CPLError(CE_Warning, CPLE_FileIO, "%s: cannot remove the staging folder (%s)",
+                 path.c_str(), error.c_str());
 }
 
 // The repository's storage, created (empty, branch main) when absent.

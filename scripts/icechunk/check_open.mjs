@@ -2,17 +2,15 @@
 // the real Icechunk: every branch points where this library says (DIR/<name>.json), main's history has
 // the expected length, and every key of every snapshot of main reads (no missing object).
 // usage: node check_open.mjs DIR   (exit 1 naming the first problem)
-import { createRequire } from 'node:module'
 import { readdirSync, readFileSync } from 'node:fs'
+import { openLocal, snapshotValues } from './repo_dump.mjs'
 
-const require = createRequire(import.meta.url)
-const { Storage, Repository } = require('@earthmover/icechunk')
 const dir = process.argv[2]
 let repos = 0, keys = 0
 for (const name of readdirSync(dir).filter((n) => n.endsWith('.json')).sort()) {
   const want = JSON.parse(readFileSync(`${dir}/${name}`, 'utf8'))
   const path = `${dir}/${name.slice(0, -5)}`
-  const repo = await Repository.open(await Storage.newLocalFilesystem(path))
+  const repo = await openLocal(path)
   const branches = {}
   for (const b of await repo.listBranches()) branches[b] = await repo.lookupBranch(b)
   if (JSON.stringify(branches, Object.keys(branches).sort()) !==
@@ -26,9 +24,8 @@ for (const name of readdirSync(dir).filter((n) => n.endsWith('.json')).sort()) {
     process.exit(1)
   }
   for (const s of anc) {
-    const session = await repo.readonlySession({ snapshotId: s.id })
-    for (const key of await session.store.list()) {
-      if ((await session.store.get(key)) === null) {
+    for (const [key, value] of Object.entries(await snapshotValues(repo, s.id))) {
+      if (value === null) {
         console.error(`${path}: ${s.id} ${key} listed but absent`)
         process.exit(1)
       }

@@ -3,12 +3,9 @@
 // every key of every snapshot (hex); then commits on top of main (the chunks t2m/c/0/... replaced by
 // the bytes of t2m/c/2/..., both 31 days; an attribute added), for the plugin to read back.
 // usage: node check_tools.mjs REPO  -> JSON report on stdout
-import { createRequire } from 'node:module'
+import { openLocal, snapshotValues } from './repo_dump.mjs'
 
-const require = createRequire(import.meta.url)
-const { Storage, Repository } = require('@earthmover/icechunk')
-const dir = process.argv[2]
-const repo = await Repository.open(await Storage.newLocalFilesystem(dir))
+const repo = await openLocal(process.argv[2])
 const out = { branches: {}, tags: {}, history: {}, snapshots: {} }
 for (const b of (await repo.listBranches()).sort()) out.branches[b] = await repo.lookupBranch(b)
 for (const t of (await repo.listTags()).sort()) out.tags[t] = await repo.lookupTag(t)
@@ -16,14 +13,7 @@ for (const b of Object.keys(out.branches)) {
   const anc = await repo.ancestry({ branch: b })
   out.history[b] = anc.map((s) => ({ id: s.id, message: s.message, parent: s.parentId ?? null }))
   for (const s of anc) {
-    if (out.snapshots[s.id]) continue
-    const session = await repo.readonlySession({ snapshotId: s.id })
-    const vals = {}
-    for (const key of await session.store.list()) {
-      const data = await session.store.get(key)
-      vals[key] = data === null ? null : Buffer.from(data).toString('hex')
-    }
-    out.snapshots[s.id] = vals
+    if (!out.snapshots[s.id]) out.snapshots[s.id] = await snapshotValues(repo, s.id)
   }
 }
 const w = await repo.writableSession('main')

@@ -4,7 +4,6 @@ prints the grid in run-length form; `verify` finds corrupt chunks and names them
 import json
 import os
 import subprocess
-from pathlib import Path
 
 import numpy as np
 import pytest
@@ -13,14 +12,6 @@ from osgeo import gdal
 from test_append import append_options, build_cube, days_of, expected_day, meta, read_cube, read_time
 
 DRV = "Zarr3"
-
-
-@pytest.fixture(scope="session")
-def zarr3_cli(driver_path):
-    exe = Path(os.environ.get("ZARR3_CLI", Path(driver_path) / "zarr3"))
-    if not exe.exists():
-        pytest.fail(f"the zarr3 tool is not built at {exe} (cmake --build <dir> --target zarr3)")
-    return exe
 
 
 def cli(exe, *args, kill_at=None):
@@ -50,8 +41,8 @@ def cube(tmp_path, run_tool):
     return build_cube(tmp_path, run_tool, 40)  # 2024-01-01 .. 2024-02-09
 
 
-def test_compact_monthly_keeps_every_value(cube, zarr3_cli):
-    p = cli(zarr3_cli, "compact", cube / "cube", "--dim", "time", "--edges", "monthly")
+def test_compact_monthly_keeps_every_value(cube, exe):
+    p = cli(exe, "compact", cube / "cube", "--dim", "time", "--edges", "monthly")
     assert p.returncode == 0, p.stderr
     assert "[[1,40]] -> [31,9]; 40 chunks -> 2" in p.stdout
     m = meta(cube, "cube")
@@ -67,27 +58,27 @@ def test_compact_monthly_keeps_every_value(cube, zarr3_cli):
     assert "c.2.0.0" in chunk_files(cube / "cube")
 
 
-def test_compact_fixed_and_json_edges(cube, zarr3_cli):
-    p = cli(zarr3_cli, "compact", cube / "cube", "--dim", "time", "--edges", "7")
+def test_compact_fixed_and_json_edges(cube, exe):
+    p = cli(exe, "compact", cube / "cube", "--dim", "time", "--edges", "7")
     assert p.returncode == 0, p.stderr
     assert meta(cube, "cube")["chunk_grid"]["configuration"]["chunk_shapes"][0] == 7
     assert len(chunk_files(cube / "cube")) == 6
     check_values(cube)
-    p = cli(zarr3_cli, "compact", cube / "cube", "--dim", "time", "--edges", "[[10,3],5,5]")
+    p = cli(exe, "compact", cube / "cube", "--dim", "time", "--edges", "[[10,3],5,5]")
     assert p.returncode == 0, p.stderr
     m = meta(cube, "cube")
     assert m["chunk_grid"]["configuration"]["chunk_shapes"][0] == [[10, 3], [5, 2]]
     assert m["chunk_key_encoding"]["configuration"]["separator"] == "/"
     assert chunk_files(cube / "cube") == sorted(f"c/{i}/0/0" for i in range(5))
     check_values(cube)
-    p = cli(zarr3_cli, "compact", cube / "cube", "--dim", "time", "--edges", "[10,10]")
+    p = cli(exe, "compact", cube / "cube", "--dim", "time", "--edges", "[10,10]")
     assert p.returncode == 1 and "edges of axis 0 sum to 20, short of the array length 40" in p.stderr
 
 
 @pytest.mark.parametrize("step", ["compact-chunks", "compact-meta"])
-def test_killed_compaction_leaves_old_or_new_array(cube, zarr3_cli, step):
+def test_killed_compaction_leaves_old_or_new_array(cube, exe, step):
     before = meta(cube, "cube")
-    p = cli(zarr3_cli, "compact", cube / "cube", "--dim", "time", "--edges", "monthly", kill_at=step)
+    p = cli(exe, "compact", cube / "cube", "--dim", "time", "--edges", "monthly", kill_at=step)
     assert p.returncode == -9, (p.returncode, p.stderr)
     m = meta(cube, "cube")
     if step == "compact-chunks":
@@ -96,7 +87,7 @@ def test_killed_compaction_leaves_old_or_new_array(cube, zarr3_cli, step):
         assert m["chunk_grid"]["configuration"]["chunk_shapes"][0] == [31, 9]
     check_values(cube)
     # A later compaction clears what the killed one left and ends clean.
-    p = cli(zarr3_cli, "compact", cube / "cube", "--dim", "time", "--edges", "10")
+    p = cli(exe, "compact", cube / "cube", "--dim", "time", "--edges", "10")
     assert p.returncode == 0, p.stderr
     check_values(cube)
     files = chunk_files(cube / "cube")
@@ -104,9 +95,9 @@ def test_killed_compaction_leaves_old_or_new_array(cube, zarr3_cli, step):
     assert len(files) == 4 and all(f.startswith("c" + sep) for f in files), files
 
 
-def test_info_prints_the_grid_in_run_length_form(tmp_path, run_tool, zarr3_cli):
+def test_info_prints_the_grid_in_run_length_form(tmp_path, run_tool, exe):
     store = build_cube(tmp_path, run_tool, 5)
-    p = cli(zarr3_cli, "info", store / "cube")
+    p = cli(exe, "info", store / "cube")
     assert p.returncode == 0, p.stderr
     assert "shape       [5, 10, 20]" in p.stdout
     assert '"chunk_shapes":[[[1,5]],10,20]' in p.stdout
@@ -114,34 +105,34 @@ def test_info_prints_the_grid_in_run_length_form(tmp_path, run_tool, zarr3_cli):
     sharded = tmp_path / "sh.zarr"
     gdal.Translate(str(sharded), str(tmp_path / "d1.tif"), format=DRV,
                    creationOptions=["SHARD_CHUNK_SHAPE=5,10"])
-    p = cli(zarr3_cli, "info", sharded)
+    p = cli(exe, "info", sharded)
     assert p.returncode == 0, p.stderr
     assert "shards      inner chunks [5, 10], index at end" in p.stdout
     assert "index     bytes, crc32c" in p.stdout
 
 
-def test_verify_names_the_corrupt_chunk(tmp_path, zarr3_cli):
+def test_verify_names_the_corrupt_chunk(tmp_path, exe):
     store = tmp_path / "v.zarr"
     src = tmp_path / "src.tif"
     ds = gdal.GetDriverByName("GTiff").Create(str(src), 20, 10, 1, gdal.GDT_Float32)
     ds.GetRasterBand(1).WriteArray(np.arange(200, dtype=np.float32).reshape(10, 20))
     ds = None
     gdal.Translate(str(store), str(src), format=DRV, creationOptions=["SHARD_CHUNK_SHAPE=5,10"])
-    p = cli(zarr3_cli, "verify", store)
+    p = cli(exe, "verify", store)
     assert p.returncode == 0 and "every stored chunk reads" in p.stdout, p.stderr
     shard = store / "v" / "c" / "0" / "0"
     raw = bytearray(shard.read_bytes())
     raw[-8] ^= 0xFF  # inside the shard index (crc32c protected)
     shard.write_bytes(bytes(raw))
-    p = cli(zarr3_cli, "verify", store)
+    p = cli(exe, "verify", store)
     assert p.returncode == 1
     assert "v/c/0/0:" in p.stderr and "1 bad chunk(s)" in p.stderr, p.stderr
 
 
-def test_object_store_paths_are_refused_with_the_reason(zarr3_cli):
-    p = cli(zarr3_cli, "compact", "/vsis3/bucket/cube.zarr/cube", "--dim", "time", "--edges", "7")
+def test_object_store_paths_are_refused_with_the_reason(exe):
+    p = cli(exe, "compact", "/vsis3/bucket/cube.zarr/cube", "--dim", "time", "--edges", "7")
     assert p.returncode == 1 and "works on local folders only" in p.stderr
-    p = cli(zarr3_cli, "compact")
+    p = cli(exe, "compact")
     assert p.returncode == 2 and "usage: zarr3" in p.stderr
 
 
@@ -154,7 +145,7 @@ def consolidate(store):
     (store / "zarr.json").write_text(json.dumps(root))
 
 
-def test_consolidated_metadata_follows_appends_and_compaction(tmp_path, run_tool, zarr3_cli):
+def test_consolidated_metadata_follows_appends_and_compaction(tmp_path, run_tool, exe):
     store = build_cube(tmp_path, run_tool, 3)
     consolidate(store)
     gdal.Translate(str(store), str(tmp_path / "d1.tif"), format=DRV,
@@ -162,7 +153,7 @@ def test_consolidated_metadata_follows_appends_and_compaction(tmp_path, run_tool
     cm = json.loads((store / "zarr.json").read_text())["consolidated_metadata"]["metadata"]
     assert cm["cube"]["shape"] == [4, 10, 20] and cm["time"]["shape"] == [4]
     assert cm["cube"] == meta(store, "cube")
-    p = cli(zarr3_cli, "compact", store / "cube", "--dim", "time", "--edges", "2")
+    p = cli(exe, "compact", store / "cube", "--dim", "time", "--edges", "2")
     assert p.returncode == 0, p.stderr
     cm = json.loads((store / "zarr.json").read_text())["consolidated_metadata"]["metadata"]
     assert cm["cube"] == meta(store, "cube")
@@ -170,7 +161,7 @@ def test_consolidated_metadata_follows_appends_and_compaction(tmp_path, run_tool
     assert gdal.Open(str(store)).RasterCount == 4
 
 
-def test_verify_reports_chunks_left_past_the_end(tmp_path, run_tool, zarr3_cli):
+def test_verify_reports_chunks_left_past_the_end(tmp_path, run_tool, exe):
     """A killed append leaves its chunk c/3/0/0 beyond the array's end (the array still has 3
     steps): verify names it instead of saying every chunk reads; the next append overwrites it."""
     from test_append import append, build_cube, day_tif
@@ -178,11 +169,11 @@ def test_verify_reports_chunks_left_past_the_end(tmp_path, run_tool, zarr3_cli):
     p = append(run_tool, day_tif(tmp_path / "d4.tif", 4), store, env_extra={"ZARR3_TEST_KILL_AT": "append-chunks"})
     assert p.returncode == -9, p.stderr
     assert (store / "cube" / "c" / "3" / "0" / "0").is_file()
-    p = cli(zarr3_cli, "verify", store)
+    p = cli(exe, "verify", store)
     assert p.returncode == 1, p.stdout
     assert "every stored chunk reads" not in p.stdout
     assert "cube/c/3/0/0: stored chunk outside the array's extent (shape [3,10,20])" in p.stderr, p.stderr
     assert "1 chunk(s) outside the extent" in p.stderr and "bad chunk" not in p.stderr
     assert append(run_tool, day_tif(tmp_path / "d4b.tif", 4), store).returncode == 0
-    p = cli(zarr3_cli, "verify", store)
+    p = cli(exe, "verify", store)
     assert p.returncode == 0 and "every stored chunk reads, none lies outside the extent" in p.stdout, p.stderr

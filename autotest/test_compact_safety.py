@@ -10,7 +10,7 @@ import pytest
 from osgeo import gdal
 
 from test_append import build_cube, expected_day, meta
-from test_compact import cli, zarr3_cli  # noqa: F401 (fixture)
+from test_compact import cli
 
 
 def write_array(store, sep, enc="v2", shape=(6, 2, 3), chunk_shapes=None):
@@ -43,22 +43,22 @@ def read_md(store):
 
 
 @pytest.mark.parametrize("sep", [".", "/"])
-def test_v2_chunk_keys_survive_compaction(tmp_path, zarr3_cli, sep):  # noqa: F811
+def test_v2_chunk_keys_survive_compaction(tmp_path, exe, sep):  # noqa: F811
     store = tmp_path / "v2.zarr"
     values = write_array(store, sep)
-    p = cli(zarr3_cli, "compact", store / "cube", "--dim", "time", "--edges", "4")
+    p = cli(exe, "compact", store / "cube", "--dim", "time", "--edges", "4")
     assert p.returncode == 0, p.stderr
     other = "/" if sep == "." else "."
     assert meta(store, "cube")["chunk_key_encoding"]["configuration"]["separator"] == other
     np.testing.assert_array_equal(read_md(store), values)
-    p = cli(zarr3_cli, "compact", store / "cube", "--dim", "time", "--edges", "[2,2,2]")
+    p = cli(exe, "compact", store / "cube", "--dim", "time", "--edges", "[2,2,2]")
     assert p.returncode == 0, p.stderr
     np.testing.assert_array_equal(read_md(store), values)
     files = sorted(str(f.relative_to(store / "cube")) for f in (store / "cube").rglob("*") if f.is_file())
     assert files == [f"{t}{sep}0{sep}0" for t in range(3)] + ["zarr.json"]
 
 
-def test_compaction_leaves_what_is_not_its_own(tmp_path, zarr3_cli):  # noqa: F811
+def test_compaction_leaves_what_is_not_its_own(tmp_path, exe):  # noqa: F811
     store = tmp_path / "own.zarr"
     values = write_array(store, "/", enc="default")
     arr = store / "cube"
@@ -67,14 +67,14 @@ def test_compaction_leaves_what_is_not_its_own(tmp_path, zarr3_cli):  # noqa: F8
     for k, v in foreign.items():
         (arr / k).parent.mkdir(parents=True, exist_ok=True)
         (arr / k).write_bytes(v)
-    p = cli(zarr3_cli, "compact", arr, "--dim", "time", "--edges", "3")
+    p = cli(exe, "compact", arr, "--dim", "time", "--edges", "3")
     assert p.returncode == 0, p.stderr
     for k in foreign:  # c/9/0/0 lies past the 6-step grid: not a chunk of the old array
         assert (arr / k).read_bytes() == b"keep", k
     np.testing.assert_array_equal(read_md(store), values)
 
 
-def test_compaction_never_goes_through_a_symbolic_link(tmp_path, zarr3_cli):  # noqa: F811
+def test_compaction_never_goes_through_a_symbolic_link(tmp_path, exe):  # noqa: F811
     store = tmp_path / "link.zarr"
     values = write_array(store, "/", enc="default")
     outside = tmp_path / "outside"
@@ -84,7 +84,7 @@ def test_compaction_never_goes_through_a_symbolic_link(tmp_path, zarr3_cli):  # 
     (arr / "c" / "5").rename(tmp_path / "moved5")
     (arr / "c" / "5").symlink_to(outside)  # a chunk folder that is a link out of the store
     before = meta(store, "cube")
-    p = cli(zarr3_cli, "compact", arr, "--dim", "time", "--edges", "3")
+    p = cli(exe, "compact", arr, "--dim", "time", "--edges", "3")
     assert p.returncode == 1 and "symbolic link" in p.stderr and "c/5" in p.stderr, p.stderr
     assert (outside / "0" / "0" / "0").read_bytes() == b"precious"
     assert meta(store, "cube") == before
@@ -93,13 +93,13 @@ def test_compaction_never_goes_through_a_symbolic_link(tmp_path, zarr3_cli):  # 
     (arr / "c" / "5").unlink()
     (tmp_path / "moved5").rename(arr / "c" / "5")
     (arr / "c.0.0.0").symlink_to(outside / "0" / "0" / "0")
-    p = cli(zarr3_cli, "compact", arr, "--dim", "time", "--edges", "3")
+    p = cli(exe, "compact", arr, "--dim", "time", "--edges", "3")
     assert p.returncode == 1 and "c.0.0.0: a symbolic link" in p.stderr, p.stderr
     assert (outside / "0" / "0" / "0").read_bytes() == b"precious"
 
 
 @pytest.mark.parametrize("mode", ["classic", "multidim"])
-def test_dataset_open_across_a_compaction_errors_instead_of_fill(tmp_path, run_tool, zarr3_cli,  # noqa: F811
+def test_dataset_open_across_a_compaction_errors_instead_of_fill(tmp_path, run_tool, exe,  # noqa: F811
                                                                  mode):
     store = build_cube(tmp_path, run_tool, 6)
     if mode == "classic":
@@ -112,7 +112,7 @@ def test_dataset_open_across_a_compaction_errors_instead_of_fill(tmp_path, run_t
         np.testing.assert_array_equal(a.ReadAsArray(array_start_idx=[0, 0, 0], count=[1, 10, 20])[0],
                                       expected_day(1))
         read_after = lambda: a.ReadAsArray(array_start_idx=[1, 0, 0], count=[1, 10, 20])  # noqa: E731
-    p = cli(zarr3_cli, "compact", store / "cube", "--dim", "time", "--edges", "3")
+    p = cli(exe, "compact", store / "cube", "--dim", "time", "--edges", "3")
     assert p.returncode == 0, p.stderr
     with pytest.raises(RuntimeError, match="changed since it was opened.*reopen it"):
         read_after()
@@ -120,13 +120,13 @@ def test_dataset_open_across_a_compaction_errors_instead_of_fill(tmp_path, run_t
     np.testing.assert_array_equal(ds.GetRasterBand(2).ReadAsArray(), expected_day(2))
 
 
-def test_verify_and_compact_are_bounded_by_the_stored_extent(tmp_path, zarr3_cli):  # noqa: F811
+def test_verify_and_compact_are_bounded_by_the_stored_extent(tmp_path, exe):  # noqa: F811
     store = tmp_path / "tail.zarr"
     values = write_array(store, "/", enc="default", shape=(10, 2, 3),
                          chunk_shapes=[[[1, 10], [1, 1000000000000]], 2, 3])
-    p = cli(zarr3_cli, "verify", store)
+    p = cli(exe, "verify", store)
     assert p.returncode == 0 and "every stored chunk reads" in p.stdout, p.stderr
-    p = cli(zarr3_cli, "compact", store / "cube", "--dim", "time", "--edges", "[[5,1000000000000]]")
+    p = cli(exe, "compact", store / "cube", "--dim", "time", "--edges", "[[5,1000000000000]]")
     assert p.returncode == 0, p.stderr
     assert "10 chunks -> 2" in p.stdout
     np.testing.assert_array_equal(read_md(store), values)
@@ -134,22 +134,22 @@ def test_verify_and_compact_are_bounded_by_the_stored_extent(tmp_path, zarr3_cli
 
 @pytest.mark.parametrize("opt,value", [("--edges", "99999999999999999999"), ("--edges", "0"),
                                        ("--dim", "99999999999999999999")])
-def test_bad_numbers_name_their_option(tmp_path, zarr3_cli, opt, value):  # noqa: F811
+def test_bad_numbers_name_their_option(tmp_path, exe, opt, value):  # noqa: F811
     store = tmp_path / "n.zarr"
     write_array(store, "/", enc="default")
     args = {"--dim": "time", "--edges": "3", opt: value}
-    p = cli(zarr3_cli, "compact", store / "cube", *[x for kv in args.items() for x in kv])
+    p = cli(exe, "compact", store / "cube", *[x for kv in args.items() for x in kv])
     assert p.returncode == 1, p.stderr
     assert opt in p.stderr and "stoull" not in p.stderr, p.stderr
 
 
-def test_killed_compactions_leave_a_readable_array(tmp_path, zarr3_cli):  # noqa: F811
+def test_killed_compactions_leave_a_readable_array(tmp_path, exe):  # noqa: F811
     """v2 keys at every kill point: the old or the new array, whole."""
     store = tmp_path / "k.zarr"
     values = write_array(store, ".")
     for step in ("compact-chunks", "compact-meta"):
-        p = cli(zarr3_cli, "compact", store / "cube", "--dim", "time", "--edges", "4", kill_at=step)
+        p = cli(exe, "compact", store / "cube", "--dim", "time", "--edges", "4", kill_at=step)
         assert p.returncode == -9, p.stderr
         np.testing.assert_array_equal(read_md(store), values)
-    p = subprocess.run([str(zarr3_cli), "verify", str(store)], capture_output=True, text=True, timeout=60)
+    p = subprocess.run([str(exe), "verify", str(store)], capture_output=True, text=True, timeout=60)
     assert p.returncode == 0, p.stderr

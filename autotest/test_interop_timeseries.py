@@ -18,7 +18,7 @@ import numpy as np
 import pytest
 
 from test_append import build_cube, days_of, expected_day, meta
-from test_compact import cli, zarr3_cli  # noqa: F401  (fixture)
+from test_compact import cli
 
 pytestmark = pytest.mark.skipif(os.environ.get("ZARR3_INTEROP") != "1",
                                 reason="interop tests run via scripts/interop.sh (ZARR3_INTEROP=1)")
@@ -77,12 +77,12 @@ def check(work, store):
     return out
 
 
-def test_zarr_python_dev_reads_forty_daily_appends_and_their_compaction(work, run_tool, zarr3_cli):
+def test_zarr_python_dev_reads_forty_daily_appends_and_their_compaction(work, run_tool, exe):
     store = build_cube(work, run_tool, 40)
     assert meta(store, "cube")["chunk_grid"]["configuration"]["chunk_shapes"][0] == [[1, 40]]
     out = check(work, store)
     assert "Rectilinear" in out or "rectilinear" in out.lower(), out
-    p = cli(zarr3_cli, "compact", store / "cube", "--dim", "time", "--edges", "monthly")
+    p = cli(exe, "compact", store / "cube", "--dim", "time", "--edges", "monthly")
     assert p.returncode == 0, p.stderr
     assert meta(store, "cube")["chunk_grid"]["configuration"]["chunk_shapes"][0] == [31, 9]
     check(work, store)

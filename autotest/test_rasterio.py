@@ -110,3 +110,24 @@ def test_rasterio_tags_are_what_a_user_expects(stores, tmp_path, driver_path):
         assert z.descriptions == ("time=2024-02-01", "time=2024-02-02")
         assert z.tags(2) == {"DIM_time_INDEX": "1", "NETCDF_DIM_time": "19755", "time": "19755",
                              "time#units": "days since 1970-01-01"}
+
+
+def test_rasterio_writes_an_icechunk_repository(stores, tmp_path):
+    """rasterio's write mode (GDAL's Create) with ICECHUNK="YES": one commit at close holding the
+    pixels, nodata, CRS and transform; updating it in "r+" mode is a second commit."""
+    out = tmp_path / "w.icechunk"
+    with rasterio.open(stores["src"]) as src:
+        profile = dict(src.profile, driver="Zarr3", ICECHUNK="YES", COMMIT_MESSAGE="from rasterio")
+        for k in ("blockxsize", "blockysize", "tiled", "interleave", "compress"):
+            profile.pop(k, None)
+        with rasterio.open(out, "w", **profile) as dst:
+            dst.write(src.read())
+    assert len(list((out / "snapshots").iterdir())) == 2  # the initial commit and the write
+    with rasterio.open(out) as z, rasterio.open(stores["src"]) as ref:
+        assert z.crs == ref.crs and z.transform == ref.transform and z.nodata == NODATA
+        assert np.array_equal(z.read(), ref.read())
+    with rasterio.open(out, "r+") as z:
+        z.write(np.full((1, 4), 7, "float32"), 1, window=Window(0, 0, 4, 1))
+    assert len(list((out / "snapshots").iterdir())) == 3
+    with rasterio.open(out) as z:
+        assert (z.read(1, window=Window(0, 0, 4, 1)) == 7).all()

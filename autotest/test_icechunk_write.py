@@ -211,11 +211,10 @@ def test_killed_copy_leaves_main_where_it_was(tmp_path, repo, step):
     # The next run (no kill) succeeds over what was left.
     run("gdal_translate", "-q", "-of", "Zarr3", "-co", "ICECHUNK=YES", src2, fresh)
     assert np.array_equal(gdal.Open(str(fresh)).ReadAsArray(), gdal.Open(src2).ReadAsArray())
-    # What the killed copy left beside the repository (its hidden staging folder) goes with the
-    # next copy into it.
-    assert (tmp_path / ".r.icechunk.icechunk-staging").exists()
+    # The copy is written into the repository's session: nothing was left beside the repository.
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["fresh.icechunk", "r.icechunk", "src.tif",
+                                                          "src2.tif"]
     run("gdal_translate", "-q", "-of", "Zarr3", "-co", "ICECHUNK=YES", src2, repo)
-    assert not [p.name for p in tmp_path.iterdir() if "staging" in p.name]
     assert history(repo)[1] == before[0]
 
 
@@ -586,18 +585,19 @@ def test_racing_appends_keep_every_day(tmp_path, series):
 
 
 # ------------------------------------------------------------------ hostile links, read-only repositories
-def test_a_link_at_the_staging_name_is_removed_not_followed(tmp_path, repo):
-    """The hidden staging folder's name holding a symbolic link (stale, or planted): the copy removes
-    the link itself; what it leads to is untouched (it used to be emptied)."""
+def test_a_copy_writes_nothing_beside_the_repository(tmp_path, repo):
+    """A copy into a repository goes straight into its session (no staging folder beside it, whose
+    name a stale or planted link could hold): the folder around the repository is as it was, and
+    a link planted at the name older versions staged in, and what it leads to, are left alone."""
     precious = tmp_path / "precious"
     precious.mkdir()
     (precious / "file.txt").write_text("keep")
-    link = tmp_path / ".r.icechunk.icechunk-staging"
-    link.symlink_to(precious)
+    (tmp_path / ".r.icechunk.icechunk-staging").symlink_to(precious)
+    around = sorted(p.name for p in tmp_path.iterdir())
     before = history(repo)
     run("gdal_translate", "-q", "-of", "Zarr3", "-co", "ICECHUNK=YES", source_tif(tmp_path / "s2.tif"), repo)
+    assert sorted(p.name for p in tmp_path.iterdir()) == sorted(around + ["s2.tif"])
     assert (precious / "file.txt").read_text() == "keep"
-    assert not link.exists() and not link.is_symlink()
     assert len(history(repo)) == len(before) + 1
 
 

@@ -350,11 +350,8 @@ GDALDataset* CreateCopy(const char* name, GDALDataset* src, int strict, DriverOp
                         GDALProgressFunc progress, void* progress_data) {
     if (AppendsToRepository(name, options)) // one commit, retried when another writer won
         return IcechunkAppendCopy(name, src, options, progress, progress_data);
-    if (WantsIcechunk(name, options)) // a plain copy beside, then one commit
-        return IcechunkCreateCopy(name, src, options, [&](const char* staging, CSLConstList o) {
-            return CreateCopy(staging, src, strict, const_cast<DriverOptionList>(o), progress,
-                              progress_data);
-        });
+    if (WantsIcechunk(name, options)) // into a session, then one commit
+        return IcechunkCreateCopy(name, src, strict, options, progress, progress_data);
     if (AppendsToExistingStore(name, options)) // -co APPEND_DIM: raster_append.cpp
         return Zarr3AppendCopy(name, src, options, progress, progress_data);
     if (!TargetReady(name)) return nullptr;

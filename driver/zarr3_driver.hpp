@@ -35,6 +35,13 @@ GDALDataset* Zarr3CreateMultidim(const char* pszName, CSLConstList papszRootGrou
 GDALDataset* Zarr3CreateCopyMultidim(const char* pszName, GDALDataset* src, int strict,
                                      CSLConstList options, GDALProgressFunc progress,
                                      void* progress_data);
+namespace zarr3drv {
+// The same copy into `store` (a repository's session): no folder, nothing
+// replaced; nullptr after a CPLError, the session's changes discarded.
+GDALDataset* Zarr3CopyMultidimInStore(std::shared_ptr<zarr3::Store> store, const std::string& root,
+                                      GDALDataset* src, int strict, CSLConstList options,
+                                      GDALProgressFunc progress, void* progress_data);
+} // namespace zarr3drv
 
 // The module is built with hidden visibility: export the entry point explicitly.
 #if defined(_WIN32)

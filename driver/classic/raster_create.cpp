@@ -4,6 +4,7 @@
 #include "storage/consolidation.hpp"
 #include "options/creation_options.hpp"
 #include "error_boundary.hpp"
+#include "storage/icechunk_commit.hpp"
 #include "mapping/gdal_types.hpp"
 #include "mapping/georef.hpp"
 #include "classic/overview_build.hpp"
@@ -276,17 +277,25 @@ GDALDataset* Zarr3Create(const char* name, int xsize, int ysize, int nbands, GDA
     return ds.release();
 }
 
-GDALDataset* Zarr3CreateInStore(std::shared_ptr<zarr3::Store> store, const std::string& root,
-                                int xsize, int ysize, int nbands, GDALDataType type,
-                                CSLConstList options) {
-    const Prepared p = PrepareMetadata(root, xsize, ysize, nbands, type, options, true);
+// A new dataset in `store` (no folder to prepare): the root group and the
+// array are put at once.
+std::unique_ptr<Zarr3RasterDataset> NewDatasetInStore(const std::shared_ptr<zarr3::Store>& store,
+                                                      const Prepared& p) {
     zarr3::Group::create(store, "");
     auto array = zarr3::Array::create(store, p.array_name, p.meta, true);
     auto ds = Zarr3RasterDataset::Open(store, array, true);
     ds->SetCreated(p.xdim, p.ydim);
     ds->SetNoDataRecorded(false);
-    ds->SetDescription(root.c_str());
-    return ds.release();
+    ds->SetDescription(p.root.c_str());
+    return ds;
+}
+
+GDALDataset* Zarr3CreateInStore(std::shared_ptr<zarr3::Store> store, const std::string& root,
+                                int xsize, int ysize, int nbands, GDALDataType type,
+                                CSLConstList options) {
+    return NewDatasetInStore(store,
+                             PrepareMetadata(root, xsize, ysize, nbands, type, options, true))
+        .release();
 }
 
 // The steps of Zarr3CreateCopy on the new dataset (a friend of it).
@@ -423,37 +432,80 @@ void RasterCopy::CopyPixels(GDALDataset* src, Zarr3RasterDataset& ds, GDALProgre
             }
 }
 
+namespace {
+// The type of a copy of `src`: the union of its bands' types. False (after a
+// CPLError naming `root`) for a source without bands.
+bool CopyType(const std::string& root, GDALDataset* src, GDALDataType& type) {
+    const int nb = src->GetRasterCount();
+    if (nb == 0) {
+        CPLError(CE_Failure, CPLE_NotSupported, "%s: the source has no raster bands",
+                 root.c_str());
+        return false;
+    }
+    type = src->GetRasterBand(1)->GetRasterDataType();
+    for (int b = 2; b <= nb; ++b)
+        type = GDALDataTypeUnion(type, src->GetRasterBand(b)->GetRasterDataType());
+    return true;
+}
+
+// What a copy checks before it writes anything (throws).
+void CheckCopy(GDALDataset* src, CSLConstList options) {
+    CheckOverviewOptions(options);
+    if (IsAppendRequest(options)) CheckFirstAppend(src, options);
+}
+
+// The copy's steps on the new dataset: properties, pixels, the first
+// coordinate of a time series (written into `store`), metadata, overviews.
+void FillCopy(Zarr3RasterDataset& ds, const std::shared_ptr<zarr3::Store>& store,
+              GDALDataset* src, CSLConstList options, GDALProgressFunc progress,
+              void* progress_data) {
+    RasterCopy::CopyProperties(src, ds, CSLFetchNameValue(options, "APPEND_DIM"));
+    RasterCopy::CopyPixels(src, ds, progress, progress_data);
+    if (IsAppendRequest(options)) WriteFirstCoordinate(store, src, options);
+    ds.Finalize();
+    BuildCopyOverviews(ds, options, progress, progress_data);
+}
+} // namespace
+
+GDALDataset* Zarr3CreateCopyInStore(std::shared_ptr<zarr3::Store> store, const std::string& root,
+                                    GDALDataset* src, int strict, CSLConstList options,
+                                    GDALProgressFunc progress, void* progress_data) {
+    GDALDataType type = GDT_Unknown;
+    if (!CopyType(root, src, type)) return nullptr;
+    std::unique_ptr<Zarr3RasterDataset> ds;
+    const bool ok = ErrorBoundary(root, [&] {
+        CheckCopy(src, options);
+        ds = NewDatasetInStore(store, PrepareMetadata(root, src->GetRasterXSize(),
+                                                      src->GetRasterYSize(), src->GetRasterCount(),
+                                                      type, options, strict != 0));
+        FillCopy(*ds, store, src, options, progress ? progress : GDALDummyProgress,
+                 progress_data);
+    });
+    if (ok) return ds.release();
+    DiscardIfIcechunk(store.get()); // before the dataset's close could commit part of it
+    if (ds) ds->Abandon();
+    return nullptr;
+}
+
 GDALDataset* Zarr3CreateCopy(const char* name, GDALDataset* src, int strict,
                              DriverOptionList options, GDALProgressFunc progress,
                              void* progress_data) {
     if (!progress) progress = GDALDummyProgress;
-    const int nb = src->GetRasterCount();
-    if (nb == 0) {
-        CPLError(CE_Failure, CPLE_NotSupported, "%s: the source has no raster bands",
-                 StoreRoot(name).c_str());
-        return nullptr;
-    }
-    GDALDataType type = src->GetRasterBand(1)->GetRasterDataType();
-    for (int b = 2; b <= nb; ++b)
-        type = GDALDataTypeUnion(type, src->GetRasterBand(b)->GetRasterDataType());
+    GDALDataType type = GDT_Unknown;
+    if (!CopyType(StoreRoot(name), src, type)) return nullptr;
     Prepared p;
     if (!ErrorBoundary(StoreRoot(name), [&] {
-            CheckOverviewOptions(options);
-            if (IsAppendRequest(options)) CheckFirstAppend(src, options);
-            p = Prepare(name, src->GetRasterXSize(), src->GetRasterYSize(), nb, type, options,
-                        strict != 0);
+            CheckCopy(src, options);
+            p = Prepare(name, src->GetRasterXSize(), src->GetRasterYSize(),
+                        src->GetRasterCount(), type, options, strict != 0);
         }))
         return nullptr;
 
     std::unique_ptr<Zarr3RasterDataset> ds;
     const bool ok = ErrorBoundary(p.root, [&] {
         ds = CreateDataset(p, true);
-        RasterCopy::CopyProperties(src, *ds, CSLFetchNameValue(options, "APPEND_DIM"));
-        RasterCopy::CopyPixels(src, *ds, progress, progress_data);
-        if (IsAppendRequest(options))
-            WriteFirstCoordinate(std::make_shared<VSIStore>(p.root, true), src, options);
-        ds->Finalize();
-        BuildCopyOverviews(*ds, options, progress, progress_data);
+        FillCopy(*ds, std::make_shared<VSIStore>(p.root, true), src, options, progress,
+                 progress_data);
         ClearUnfinished(p.root);
     });
     if (!ok) {

@@ -269,6 +269,12 @@ GDALDataset* Zarr3Create(const char* name, int xsize, int ysize, int nbands, GDA
 GDALDataset* Zarr3CreateInStore(std::shared_ptr<zarr3::Store> store, const std::string& root,
                                 int xsize, int ysize, int nbands, GDALDataType type,
                                 CSLConstList options);
+// A copy of `src` into `store` (a repository's session), as Zarr3CreateCopy
+// makes it (properties, pixels, a time series' first coordinate, overviews);
+// nullptr after a CPLError, the session's changes discarded.
+GDALDataset* Zarr3CreateCopyInStore(std::shared_ptr<zarr3::Store> store, const std::string& root,
+                                    GDALDataset* src, int strict, CSLConstList options,
+                                    GDALProgressFunc progress, void* progress_data);
 GDALDataset* Zarr3CreateCopy(const char* name, GDALDataset* src, int strict,
                              DriverOptionList options, GDALProgressFunc progress,
                              void* progress_data);

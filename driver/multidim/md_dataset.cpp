@@ -156,6 +156,48 @@ GDALDataset* Zarr3CreateMultidim(const char* pszName, CSLConstList root_group_op
         .release();
 }
 
+namespace zarr3drv {
+namespace {
+// Copies every group and array of `src` into `ds` and flushes the buffered
+// chunks; false after a CPLError naming `root`.
+bool CopyHierarchy(Zarr3MDDataset& ds, const std::string& root, GDALDataset* src, int strict,
+                   CSLConstList options, GDALProgressFunc progress, void* progress_data) {
+    // While copying, ARRAY: options go to the arrays they fit and every
+    // failure is recorded: GDAL 3.6 goes on when e.g. a coordinate array
+    // cannot be created, and the copy would succeed without it.
+    ds.context()->SetCopying(true);
+    bool ok = GDALDriver::DefaultCreateCopyMultiDimensional(src, &ds, strict != 0, options,
+                                                            progress, progress_data) == CE_None;
+    ds.context()->SetCopying(false);
+    if (ok && !ds.context()->failure().empty()) {
+        CPLError(CE_Failure, CPLE_AppDefined, "%s: the copy failed (%s: see the error above)",
+                 root.c_str(), ds.context()->failure().c_str());
+        ok = false;
+    }
+    return ok && ds.FlushAll();
+}
+} // namespace
+
+GDALDataset* Zarr3CopyMultidimInStore(std::shared_ptr<zarr3::Store> store, const std::string& root,
+                                      GDALDataset* src, int strict, CSLConstList options,
+                                      GDALProgressFunc progress, void* progress_data) {
+    std::unique_ptr<Zarr3MDDataset> ds;
+    ErrorBoundary(root, [&] {
+        auto s = ConsolidatingIf(store, ConsolidationAsked(options));
+        auto ctx = std::make_shared<MDContext>(s, true);
+        auto group = zarr3::Group::create(s, "");
+        ds = std::make_unique<Zarr3MDDataset>(Zarr3Group::Create(std::string(), "/", group, ctx),
+                                              ctx);
+        ds->SetDescription(root.c_str());
+    });
+    if (ds && CopyHierarchy(*ds, root, src, strict, options, progress, progress_data))
+        return ds.release();
+    DiscardIfIcechunk(store.get()); // before the dataset's close could commit part of it
+    return nullptr;
+}
+
+} // namespace zarr3drv
+
 GDALDataset* Zarr3CreateCopyMultidim(const char* pszName, GDALDataset* src, int strict,
                                      CSLConstList options, GDALProgressFunc progress,
                                      void* progress_data) {
@@ -185,20 +227,9 @@ GDALDataset* Zarr3CreateCopyMultidim(const char* pszName, GDALDataset* src, int 
     });
     if (!ds) return nullptr;
     MarkUnfinished(root);
-    // While copying, ARRAY: options go to the arrays they fit and every
-    // failure is recorded: GDAL 3.6 goes on when e.g. a coordinate array
-    // cannot be created, and the copy would succeed without it.
-    ds->context()->SetCopying(true);
-    bool ok = GDALDriver::DefaultCreateCopyMultiDimensional(src, ds.get(), strict != 0, options,
-                                                            progress, progress_data) == CE_None;
-    ds->context()->SetCopying(false);
-    if (ok && !ds->context()->failure().empty()) {
-        CPLError(CE_Failure, CPLE_AppDefined, "%s: the copy failed (%s: see the error above)",
-                 root.c_str(), ds->context()->failure().c_str());
-        ok = false;
-    }
     // The arrays' buffered chunks first, the root zarr.json last.
-    ok = ok && ds->FlushAll() && ErrorBoundary(root, [&] { deferred->commit(); });
+    const bool ok = CopyHierarchy(*ds, root, src, strict, options, progress, progress_data) &&
+                    ErrorBoundary(root, [&] { deferred->commit(); });
     if (!ok) {
         ds.reset();
         RemoveCreated(root, existed, before);

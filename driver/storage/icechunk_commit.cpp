@@ -14,7 +14,7 @@ CommittingStore::CommittingStore(std::shared_ptr<zarr3::icechunk::IcechunkSessio
       message_(message.empty() ? std::string(kDefaultCommitMessage) : std::move(message)) {}
 
 CommittingStore::~CommittingStore() {
-    if (!commit_failed_) Commit(); // a failure was reported by the Close() that committed
+    Commit();
 }
 
 void CommittingStore::put(const std::string& key, zarr3::ByteView value) {
@@ -36,6 +36,7 @@ void CommittingStore::erase(const std::string& key) {
 }
 
 bool CommittingStore::Commit() {
+    if (state_ != State::Open) return state_ == State::Discarded;
     const bool ok = ErrorBoundary(root_, [&] {
         if (!session_->has_changes()) return;
         if (write_failed_)
@@ -52,17 +53,28 @@ bool CommittingStore::Commit() {
                                "' failed (the branch stays where it was): " + e.what());
         }
     });
-    commit_failed_ = !ok;
+    if (!ok) state_ = State::Failed;
     return ok;
 }
 
-bool CommitIfIcechunk(zarr3::Store* store) {
+namespace {
+CommittingStore* CommittingStoreOf(zarr3::Store* store) {
     while (store) {
-        if (auto* committing = dynamic_cast<CommittingStore*>(store)) return committing->Commit();
+        if (auto* committing = dynamic_cast<CommittingStore*>(store)) return committing;
         auto* fwd = dynamic_cast<zarr3::ForwardingStore*>(store);
         store = fwd ? fwd->inner().get() : nullptr;
     }
-    return true;
+    return nullptr;
+}
+} // namespace
+
+bool CommitIfIcechunk(zarr3::Store* store) {
+    auto* committing = CommittingStoreOf(store);
+    return !committing || committing->Commit();
+}
+
+void DiscardIfIcechunk(zarr3::Store* store) {
+    if (auto* committing = CommittingStoreOf(store)) committing->Discard();
 }
 
 bool IsIcechunkStore(const zarr3::Store* store) {

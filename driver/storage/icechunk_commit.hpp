@@ -31,11 +31,12 @@ class CommittingStore final : public zarr3::ForwardingStore {
     // Commits now when something changed; false after a CPLError. Later
     // writes go into the next commit. Nothing is committed once a write
     // into the session failed (a full disk, a cancelled copy): the dataset
-    // would otherwise commit part of what it was asked to write.
+    // would otherwise commit part of what it was asked to write. After a
+    // failed commit, nothing more is committed (false, reported once).
     bool Commit();
     // Nothing of this session is committed, ever (a create that failed
     // half-way: its parts must not become a commit when the store is released).
-    void Discard() { commit_failed_ = true; }
+    void Discard() { state_ = State::Discarded; }
     void put(const std::string& key, zarr3::ByteView value) override;
     void erase(const std::string& key) override;
     zarr3::icechunk::IcechunkSession& session() { return *session_; }
@@ -44,13 +45,16 @@ class CommittingStore final : public zarr3::ForwardingStore {
     std::shared_ptr<zarr3::icechunk::IcechunkSession> session_;
     std::string root_, message_;
     std::atomic<bool> write_failed_{false};
-    bool commit_failed_ = false; // the last Commit() failed (and said so)
+    enum class State { Open, Failed, Discarded } state_ = State::Open;
 };
 
 // Commits what was written into `store` when it is (or wraps) a
 // CommittingStore: a dataset closing commits here, so that its Close()
 // returns the result. True when nothing failed (or no repository).
 bool CommitIfIcechunk(zarr3::Store* store);
+// Discards what was written into `store` when it is (or wraps) a
+// CommittingStore (a copy or create that failed part way).
+void DiscardIfIcechunk(zarr3::Store* store);
 
 // Whether `store` (or what it wraps) reads or writes an Icechunk repository
 // (no .aux.xml is kept for one).

@@ -4,7 +4,6 @@
 #include "classic/raster_dataset.hpp"
 #include "error_boundary.hpp"
 #include "storage/icechunk_commit.hpp"
-#include "storage/path_guard.hpp"
 #include "storage/vsi_store.hpp"
 #include "zarr3/array.hpp"
 #include "zarr3/metadata.hpp"
@@ -22,23 +21,6 @@ namespace {
 bool Exists(const std::string& path) {
     VSIStatBufL st;
     return VSIStatL(path.c_str(), &st) == 0;
-}
-
-// The hidden folder beside `root` a copy is staged in; the store is
-// `<it>/<name of root>` (a root array is named after its store's folder).
-std::string StagingParent(const std::string& root) {
-    const std::string dir = CPLGetPath(root.c_str());
-    const std::string name = "." + std::string(CPLGetFilename(root.c_str())) + ".icechunk-staging";
-    return dir.empty() ? name : std::string(CPLFormFilename(dir.c_str(), name.c_str(), nullptr));
-}
-
-// Removes the staging folder: a symbolic link found at its name (stale or
-// planted) is removed itself, never followed into what it leads to.
-void RemoveFolder(const std::string& path) {
-    std::string error;
-    if (!RemoveTree(path, error))
-        CPLError(CE_Warning, CPLE_FileIO, "%s: cannot remove the staging folder (%s)",
-                 path.c_str(), error.c_str());
 }
 
 // The repository's storage, created (empty, branch main) when absent.
@@ -75,58 +57,22 @@ bool WantsIcechunk(const char* name, CSLConstList options) {
            CPLTestBool(CSLFetchNameValueDef(options, "ICECHUNK", "NO"));
 }
 
-GDALDataset* IcechunkCreateCopy(const char* name, GDALDataset* src, CSLConstList options,
-                                const PlainCopy& copy) {
-    const std::string root = IcechunkRepoRoot(name);
-    const std::string parent = StagingParent(root);
-    const std::string staging = parent + "/" + CPLGetFilename(root.c_str());
-    const char* branch = CSLFetchNameValueDef(options, "BRANCH", "main");
-    // Refused before anything is written where no commit could be made.
-    if (!ErrorBoundary(root, [&] { WritableRepositoryStorage(root); })) return nullptr;
-    RemoveFolder(parent); // what a killed copy left
-    if (VSIMkdir(parent.c_str(), 0755) != 0 && VSIMkdirRecursive(parent.c_str(), 0755) != 0) {
-        CPLError(CE_Failure, CPLE_FileIO, "%s: cannot create the staging folder %s", root.c_str(),
-                 parent.c_str());
-        return nullptr;
-    }
-    const CPLStringList plain_options = WithoutIcechunkOptions(options);
-    GDALDataset* staged = copy(staging.c_str(), plain_options.List());
-    if (!staged) {
-        RemoveFolder(parent);
-        return nullptr;
-    }
-    const bool multidim = src->GetRasterCount() == 0 && src->GetRootGroup();
-    CPLErrorReset();
-    GDALClose(staged);
-    bool ok = CPLGetLastErrorType() < CE_Failure;
-    ok = ok && ErrorBoundary(root, [&] {
-             auto storage = RepositoryStorage(root);
-             auto session = zarr3::icechunk::IcechunkSession::open(storage, branch);
-             VSIStore from(staging, false);
-             zarr3::replace_store_contents(from, *session);
-             if (session->has_changes()) session->commit(MessageOf(options, "gdal-zarr3: copy"));
-         });
-    RemoveFolder(parent);
-    if (!ok) return nullptr;
-    const std::string open_name = std::string("ICECHUNK:\"") + root + "?branch=" + branch + "\"";
-    const unsigned flags = multidim ? GDAL_OF_MULTIDIM_RASTER : GDAL_OF_RASTER;
-    const char* const drivers[] = {"Zarr3", nullptr};
-    return GDALDataset::Open(open_name.c_str(), flags | GDAL_OF_VERBOSE_ERROR, drivers);
-}
-
 namespace {
 // A session on the branch of the repository at `root` (created when absent)
 // for a dataset being created; `fill` puts its first nodes. A failure
 // discards the session: nothing of a half-made create is committed.
+// `commit_now`: committed before returning (a copy: its result is the
+// dataset's, not its close's); else when the dataset closes.
 template <typename Fill>
-GDALDataset* CreateInSession(const std::string& root, CSLConstList options, Fill&& fill) {
+GDALDataset* CreateInSession(const std::string& root, CSLConstList options, const char* message,
+                             bool commit_now, Fill&& fill) {
     std::shared_ptr<CommittingStore> session;
     GDALDataset* ds = nullptr;
     ErrorBoundary(root, [&] {
         RepositoryStorage(root);
         IcechunkVersion v;
         v.branch = CSLFetchNameValueDef(options, "BRANCH", "main");
-        session = OpenRepositoryForUpdate(root, v, MessageOf(options, "gdal-zarr3: create").c_str());
+        session = OpenRepositoryForUpdate(root, v, MessageOf(options, message).c_str());
         try {
             ds = fill(session);
         } catch (...) {
@@ -135,13 +81,24 @@ GDALDataset* CreateInSession(const std::string& root, CSLConstList options, Fill
         }
         if (!ds) session->Discard();
     });
+    if (ds && commit_now && !session->Commit()) {
+        GDALClose(ds); // the failure was reported; closing does not commit again
+        return nullptr;
+    }
     return ds;
+}
+
+// What a new dataset replaces: everything the branch held.
+void EraseAll(zarr3::Store& session) {
+    zarr3::MemoryStore nothing;
+    zarr3::replace_store_contents(nothing, session);
 }
 } // namespace
 
 GDALDataset* IcechunkCreateMultidim(const char* name, CSLConstList options) {
     const std::string root = IcechunkRepoRoot(name);
-    return CreateInSession(root, options, [&](const std::shared_ptr<CommittingStore>& session) {
+    return CreateInSession(root, options, "gdal-zarr3: create", false,
+                           [&](const std::shared_ptr<CommittingStore>& session) {
         if (!zarr3::read_node_json(*session, "")) zarr3::Group::create(session, "");
         GDALOpenInfo oi(root.c_str(), GDAL_OF_MULTIDIM_RASTER | GDAL_OF_UPDATE);
         OpenTarget t;
@@ -154,10 +111,28 @@ GDALDataset* IcechunkCreate(const char* name, int xsize, int ysize, int bands, G
                             CSLConstList options) {
     const std::string root = IcechunkRepoRoot(name);
     const CPLStringList plain_options = WithoutIcechunkOptions(options);
-    return CreateInSession(root, options, [&](const std::shared_ptr<CommittingStore>& session) {
-        zarr3::MemoryStore nothing; // the new raster replaces what the branch held
-        zarr3::replace_store_contents(nothing, *session);
+    return CreateInSession(root, options, "gdal-zarr3: create", false,
+                           [&](const std::shared_ptr<CommittingStore>& session) {
+        EraseAll(*session);
         return Zarr3CreateInStore(session, root, xsize, ysize, bands, type, plain_options.List());
+    });
+}
+
+GDALDataset* IcechunkCreateCopy(const char* name, GDALDataset* src, int strict,
+                                CSLConstList options, GDALProgressFunc progress,
+                                void* progress_data) {
+    const std::string root = IcechunkRepoRoot(name);
+    // Refused before anything is written where no commit could be made.
+    if (!ErrorBoundary(root, [&] { WritableRepositoryStorage(root); })) return nullptr;
+    const CPLStringList plain = WithoutIcechunkOptions(options);
+    const bool multidim = src->GetRasterCount() == 0 && src->GetRootGroup();
+    return CreateInSession(root, options, "gdal-zarr3: copy", true,
+                           [&](const std::shared_ptr<CommittingStore>& session) {
+        EraseAll(*session);
+        return multidim ? Zarr3CopyMultidimInStore(session, root, src, strict, plain.List(),
+                                                   progress, progress_data)
+                        : Zarr3CreateCopyInStore(session, root, src, strict, plain.List(),
+                                                 progress, progress_data);
     });
 }
 

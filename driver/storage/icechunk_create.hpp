@@ -1,16 +1,16 @@
 // Creating Icechunk repositories with the driver: `-co ICECHUNK=YES` or an
-// `ICECHUNK:` output name. A copy is made as a plain store in a hidden
-// staging folder beside the repository (every layout the plugin writes),
-// then put into the branch as ONE commit (zarr3::replace_store_contents); an
-// existing repository of that name gets the copy as a new commit on top of
-// its history. Create and the multidimensional Create give a dataset over a
-// session that commits when it closes (icechunk_commit.hpp).
+// `ICECHUNK:` output name. A copy is written straight into a session on the
+// branch (every layout the plugin writes: the classic and multidimensional
+// copies run over the session as over a folder) and committed as ONE commit
+// before CreateCopy returns; an existing repository of that name gets the
+// copy as a new commit on top of its history. Create and the
+// multidimensional Create give a dataset over a session that commits when it
+// closes (icechunk_commit.hpp).
 #pragma once
 
 #include "gdal_compat.hpp"
 #include "gdal_priv.h"
 
-#include <functional>
 #include <string>
 
 namespace zarr3drv {
@@ -18,11 +18,9 @@ namespace zarr3drv {
 // Whether the output `name` / `options` ask for an Icechunk repository.
 bool WantsIcechunk(const char* name, CSLConstList options);
 
-// The plain copy into the folder given (the driver's own CreateCopy).
-using PlainCopy = std::function<GDALDataset*(const char* name, CSLConstList options)>;
-
-GDALDataset* IcechunkCreateCopy(const char* name, GDALDataset* src, CSLConstList options,
-                                const PlainCopy& copy);
+GDALDataset* IcechunkCreateCopy(const char* name, GDALDataset* src, int strict,
+                                CSLConstList options, GDALProgressFunc progress,
+                                void* progress_data);
 GDALDataset* IcechunkCreateMultidim(const char* name, CSLConstList options);
 // Create: a raster of the size given replaces what the branch holds; closing
 // the dataset commits it (message COMMIT_MESSAGE, default "gdal-zarr3: create").

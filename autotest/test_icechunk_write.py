@@ -619,3 +619,27 @@ def test_update_of_a_read_only_repository_commits_nothing(repo, as_plain_user):
     assert "Permission denied" in p.stderr and repo in p.stderr, p.stderr
     assert {p: p.read_bytes() for p in Path(repo).rglob("*") if p.is_file()} == files
     assert history(repo) == before
+
+
+@pytest.mark.parametrize("kind", ["classic", "multidim"])
+def test_a_cancelled_copy_commits_nothing(tmp_path, repo, kind):
+    """A copy stopped part way (here: its progress callback cancels it) commits nothing, neither when
+    the copy fails nor later when its session is released; the branch stays where it was."""
+    before = history(repo)
+    calls = []
+
+    def cancel_midway(pct, _msg, _data):
+        calls.append(pct)
+        return 0 if pct > 0.3 else 1
+
+    src = source_tif(tmp_path / "big.tif", w=600, h=500, bands=2)
+    with pytest.raises(RuntimeError):
+        if kind == "classic":
+            gdal.Translate(repo, src, format="Zarr3", creationOptions=["ICECHUNK=YES", "BLOCKSIZE=1,50,50"],
+                           callback=cancel_midway)
+        else:
+            gdal.MultiDimTranslate(repo, src, format="Zarr3", creationOptions=["ICECHUNK=YES"],
+                                   callback=cancel_midway)
+    gc.collect()
+    assert calls and history(repo) == before
+    assert np.array_equal(gdal.Open(repo).ReadAsArray(), gdal.Open(str(tmp_path / "src.tif")).ReadAsArray())

@@ -371,9 +371,19 @@ def test_a_failed_commit_is_what_close_returns(repo, api):
     a.GetRasterBand(1).WriteArray(np.full((1, 1), 1, "f4"), 0, 0)
     a.Close()  # A wins
     assert history(repo)[0][1] == "A"
-    with pytest.raises(RuntimeError, match="failed, the branch is unchanged") as e:
-        b.Close()
-    assert repo in str(e.value)
+    # GDAL 3.8-3.12 bindings raise from Close() before they forget the closed dataset, which is
+    # then freed again when released (a crash; fixed in 3.13 with try/finally): there Close() runs
+    # with exceptions off and its result is read instead.
+    if int(gdal.VersionInfo()) >= 3130000:
+        with pytest.raises(RuntimeError, match="failed, the branch is unchanged") as e:
+            b.Close()
+        errs = [str(e.value)]
+    else:
+        rc = []
+        with gdal.ExceptionMgr(useExceptions=False):
+            errs = errors_of(lambda: rc.append(b.Close()))
+        assert rc == [gdal.CE_Failure], rc
+    assert any(repo in m and "failed, the branch is unchanged" in m for m in errs), errs
 
     def release():
         nonlocal b

@@ -112,6 +112,17 @@ namespace {
 
 // The folder `root` (created if missing) as a new store with a root group.
 // `wrap` may wrap the store (a copy holds its root zarr.json back).
+// A new dataset over `store`: its root group is put at once. Throws.
+std::unique_ptr<Zarr3MDDataset> NewMDDataset(const std::shared_ptr<zarr3::Store>& store,
+                                             const std::string& root) {
+    auto ctx = std::make_shared<MDContext>(store, true);
+    auto group = zarr3::Group::create(store, "");
+    auto ds = std::make_unique<Zarr3MDDataset>(Zarr3Group::Create(std::string(), "/", group, ctx),
+                                               ctx);
+    ds->SetDescription(root.c_str());
+    return ds;
+}
+
 std::unique_ptr<Zarr3MDDataset> CreateMDStore(
     const std::string& root,
     const std::function<std::shared_ptr<zarr3::Store>(std::shared_ptr<zarr3::Store>)>& wrap) {
@@ -125,13 +136,8 @@ std::unique_ptr<Zarr3MDDataset> CreateMDStore(
             VSIMkdirRecursive(root.c_str(), 0755) != 0)
             throw zarr3::Error(root + ": cannot create the folder");
         std::shared_ptr<zarr3::Store> store = std::make_shared<VSIStore>(root, true);
-        if (wrap) store = wrap(store);
-        auto ctx = std::make_shared<MDContext>(store, true);
-        auto group = zarr3::Group::create(store, "");
-        ds = std::make_unique<Zarr3MDDataset>(Zarr3Group::Create(std::string(), "/", group, ctx),
-                                              ctx);
+        ds = NewMDDataset(wrap ? wrap(store) : store, root);
     });
-    if (ds) ds->SetDescription(root.c_str());
     return ds;
 }
 
@@ -183,12 +189,7 @@ GDALDataset* Zarr3CopyMultidimInStore(std::shared_ptr<zarr3::Store> store, const
                                       GDALProgressFunc progress, void* progress_data) {
     std::unique_ptr<Zarr3MDDataset> ds;
     ErrorBoundary(root, [&] {
-        auto s = ConsolidatingIf(store, ConsolidationAsked(options));
-        auto ctx = std::make_shared<MDContext>(s, true);
-        auto group = zarr3::Group::create(s, "");
-        ds = std::make_unique<Zarr3MDDataset>(Zarr3Group::Create(std::string(), "/", group, ctx),
-                                              ctx);
-        ds->SetDescription(root.c_str());
+        ds = NewMDDataset(ConsolidatingIf(store, ConsolidationAsked(options)), root);
     });
     if (ds && CopyHierarchy(*ds, root, src, strict, options, progress, progress_data))
         return ds.release();

@@ -122,8 +122,6 @@ GDALDataset* IcechunkCreateCopy(const char* name, GDALDataset* src, int strict,
                                 CSLConstList options, GDALProgressFunc progress,
                                 void* progress_data) {
     const std::string root = IcechunkRepoRoot(name);
-    // Refused before anything is written where no commit could be made.
-    if (!ErrorBoundary(root, [&] { WritableRepositoryStorage(root); })) return nullptr;
     const CPLStringList plain = WithoutIcechunkOptions(options);
     const bool multidim = src->GetRasterCount() == 0 && src->GetRootGroup();
     return CreateInSession(root, options, "gdal-zarr3: copy", true,

@@ -192,6 +192,26 @@ def test_multidim_create_and_mdimtranslate(tmp_path):
     assert list(ds.GetRootGroup().OpenMDArray("v").ReadAsArray()) == [0, 3, 6, 9, 12]
 
 
+def test_multidim_create_into_a_repository_replaces_the_branch(tmp_path, repo):
+    """As classic Create and copies: a new multidimensional dataset is a commit replacing what
+    the branch held (it used to add to it: the old arrays stayed beside the new ones)."""
+    before = history(repo)
+    ds = gdal.GetDriverByName("Zarr3").CreateMultiDimensional(repo, options=["ICECHUNK=YES"])
+    rg = ds.GetRootGroup()
+    x = rg.CreateDimension("x", None, None, 4)
+    ar = rg.CreateMDArray("w", [x], gdal.ExtendedDataType.Create(gdal.GDT_Byte))
+    ar.Write(np.arange(4, dtype="u1") + 1)
+    del ar, x, rg
+    ds = None
+    h = history(repo)
+    assert len(h) == len(before) + 1 and h[0][1] == "gdal-zarr3: create" and h[1] == before[0]
+    rg = gdal.OpenEx(repo, gdal.OF_MULTIDIM_RASTER).GetRootGroup()
+    assert rg.GetMDArrayNames() == ["w"] and not rg.GetGroupNames()
+    assert list(rg.OpenMDArray("w").ReadAsArray()) == [1, 2, 3, 4]
+    old = gdal.OpenEx(repo, open_options=[f"SNAPSHOT={before[0][0]}"])
+    assert np.array_equal(old.ReadAsArray(), gdal.Open(str(tmp_path / "src.tif")).ReadAsArray())
+
+
 @pytest.mark.parametrize("step", ["icechunk-chunks", "icechunk-snapshot", "icechunk-repo"])
 def test_killed_copy_leaves_main_where_it_was(tmp_path, repo, step):
     src2 = source_tif(tmp_path / "src2.tif", value_scale=5.0)

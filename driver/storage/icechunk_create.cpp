@@ -50,14 +50,6 @@ std::string MessageOf(CSLConstList options, const char* fallback) {
     return m && m[0] ? m : fallback;
 }
 
-} // namespace
-
-bool WantsIcechunk(const char* name, CSLConstList options) {
-    return (name && STARTS_WITH_CI(name, "ICECHUNK:")) ||
-           CPLTestBool(CSLFetchNameValueDef(options, "ICECHUNK", "NO"));
-}
-
-namespace {
 // A session on the branch of the repository at `root` (created when absent)
 // for a dataset being created; `fill` puts its first nodes. A failure
 // discards the session: nothing of a half-made create is committed.
@@ -95,11 +87,17 @@ void EraseAll(zarr3::Store& session) {
 }
 } // namespace
 
+bool WantsIcechunk(const char* name, CSLConstList options) {
+    return (name && STARTS_WITH_CI(name, "ICECHUNK:")) ||
+           CPLTestBool(CSLFetchNameValueDef(options, "ICECHUNK", "NO"));
+}
+
 GDALDataset* IcechunkCreateMultidim(const char* name, CSLConstList options) {
     const std::string root = IcechunkRepoRoot(name);
     return CreateInSession(root, options, "gdal-zarr3: create", false,
                            [&](const std::shared_ptr<CommittingStore>& session) {
-        if (!zarr3::read_node_json(*session, "")) zarr3::Group::create(session, "");
+        EraseAll(*session); // as classic Create: the new dataset replaces the branch's contents
+        zarr3::Group::create(session, "");
         GDALOpenInfo oi(root.c_str(), GDAL_OF_MULTIDIM_RASTER | GDAL_OF_UPDATE);
         OpenTarget t;
         t.root = root;

@@ -92,6 +92,28 @@ def test_local_file_touched_after_the_reference_fails_naming_url(tmp_path, local
     np.testing.assert_array_equal(read(repo), OLD)
 
 
+def test_repository_in_vsimem_cannot_reach_local_files_unasked(tmp_path, local):
+    """A /vsimem/ repository is bytes a program was handed (an upload): it counts as remote, so
+    its declared file:// containers (here the whole file system) need the user's permission."""
+    f, url, _ = local
+    built = repo_with(tmp_path, url, "file:///", last_modified=1_700_000_000)
+    mem = f"/vsimem/{uuid.uuid4().hex}/repo.icechunk"
+    written = []
+    try:
+        for dirpath, _dirs, files in os.walk(built):
+            for name in files:
+                rel = os.path.relpath(os.path.join(dirpath, name), built)
+                written.append(f"{mem}/{rel}")
+                gdal.FileFromMemBuffer(written[-1], open(os.path.join(dirpath, name), "rb").read())
+        err = read_error(mem)
+        assert "file:///" in err and "VIRTUAL_ALLOWED_PREFIXES" in err, err
+        np.testing.assert_array_equal(read(mem, allowed=f"file://{f.parent}/"), OLD)
+        np.testing.assert_array_equal(read(built), OLD)  # the same repository in a local folder
+    finally:
+        for name in written:
+            gdal.Unlink(name)
+
+
 def test_local_file_rewritten_never_returns_the_new_bytes(tmp_path, local):
     f, url, container = local
     repo = repo_with(tmp_path, url, container, last_modified=1_700_000_000)

@@ -107,8 +107,11 @@ class GdalVirtualResolver final : public zarr3::icechunk::VirtualResolver {
     std::map<std::string, zarr3::ObjectVersion> checked_;
 };
 
+// Only a repository in a local folder may follow its own file:// containers
+// unasked. A /vsimem/ repository is bytes a program was handed (an upload,
+// a download): it is treated as remote, so it cannot reach local files.
 bool IsLocalRoot(const std::string& root) {
-    return !STARTS_WITH(root.c_str(), "/vsi") || STARTS_WITH(root.c_str(), "/vsimem/");
+    return !STARTS_WITH(root.c_str(), "/vsi");
 }
 
 } // namespace

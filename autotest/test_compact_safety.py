@@ -4,12 +4,14 @@ extent (#8), compaction deletes only its own chunk keys and never goes through s
 bad numbers name their option."""
 import json
 import subprocess
+import uuid
 
 import numpy as np
 import pytest
 from osgeo import gdal
 
 from test_append import build_cube, expected_day, meta
+from nginx_fixture import nginx  # noqa: F401  (session fixture)
 from test_compact import cli
 
 
@@ -98,16 +100,29 @@ def test_compaction_never_goes_through_a_symbolic_link(tmp_path, exe):  # noqa: 
     assert (outside / "0" / "0" / "0").read_bytes() == b"precious"
 
 
+@pytest.mark.parametrize("where", ["local", "http"])
 @pytest.mark.parametrize("mode", ["classic", "multidim"])
 def test_dataset_open_across_a_compaction_errors_instead_of_fill(tmp_path, run_tool, exe,  # noqa: F811
-                                                                 mode):
-    store = build_cube(tmp_path, run_tool, 6)
+                                                                 mode, where, request):
+    """Also over HTTP, where a read is not followed by a look at zarr.json: a read that finds
+    a chunk absent (the old chunks were removed by the switch) asks for zarr.json anew, past
+    every cache, instead of returning the fill value."""
+    if where == "http":
+        server = request.getfixturevalue("nginx")
+        top = server.root / uuid.uuid4().hex
+        top.mkdir()
+        store = build_cube(top, run_tool, 6)
+        name = f"/vsicurl/{server.url}/{top.name}/{store.name}"
+    else:
+        store = build_cube(tmp_path, run_tool, 6)
+        name = str(store)
     if mode == "classic":
-        ds = gdal.Open(str(store))
+        # Over HTTP (no folder listing) the classic view is opened at the array.
+        ds = gdal.Open(name if where == "local" else f'ZARR3:"{name}":/cube')
         np.testing.assert_array_equal(ds.GetRasterBand(1).ReadAsArray(), expected_day(1))
         read_after = lambda: ds.GetRasterBand(2).ReadAsArray()  # noqa: E731 (not in the block cache)
     else:
-        ds = gdal.OpenEx(str(store), gdal.OF_MULTIDIM_RASTER)
+        ds = gdal.OpenEx(name, gdal.OF_MULTIDIM_RASTER)
         a = ds.GetRootGroup().OpenMDArray("cube")
         np.testing.assert_array_equal(a.ReadAsArray(array_start_idx=[0, 0, 0], count=[1, 10, 20])[0],
                                       expected_day(1))

@@ -351,7 +351,9 @@ def classic(name):
 
 def test_missing_chunk_404_reads_fill(served):
     """A regular (unsharded) store with missing chunks: each is one GET
-    answered 404 and reads as the fill value; no listing, no retry, no HEAD."""
+    answered 404 and reads as the fill value; no listing, no retry, no HEAD.
+    The array's zarr.json is asked once more, after the chunks: a read that
+    returns the fill value checks that the array was not compacted since."""
     server, _ = served
     m = server.mark()
     ds = classic(f'ZARR3:"{vsicurl(server, "rect_missing_chunks.zarr")}":/a')
@@ -365,7 +367,10 @@ def test_missing_chunk_404_reads_fill(served):
     assert not [r for r in reqs if r.method == "HEAD"], reqs
     assert not [r for r in reqs if r.status not in (200, 206, 404)], reqs
     assert all(not r.uri.endswith("/") for r in reqs), reqs  # never a folder URL
-    assert len({(r.method, r.uri) for r in reqs}) == len(reqs), reqs  # nothing asked twice
+    meta = [i for i, r in enumerate(reqs) if r.uri.endswith("/a/zarr.json")]
+    assert len(meta) == 2 and meta[1] == len(reqs) - 1, reqs  # at the open, then after the chunks
+    again = reqs[:-1]
+    assert len({(r.method, r.uri) for r in again}) == len(again), reqs  # nothing else asked twice
 
 
 def test_prefixed_array_form_on_group(served):

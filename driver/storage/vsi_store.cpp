@@ -147,7 +147,8 @@ std::string VSIStore::path_of(const std::string& key) const {
 std::optional<zarr3::ReadResult> VSIStore::read(const zarr3::ReadRequest& request) {
     switch (request.kind) {
     case zarr3::ReadRequest::Kind::Value:
-        return read_value(request.key, request.limit.value_or(zarr3::max_decoded_chunk_bytes()));
+        return read_value(request.key, request.limit.value_or(zarr3::max_decoded_chunk_bytes()),
+                          request.fresh);
     case zarr3::ReadRequest::Kind::Ranges:
         return read_ranges(request.key, request.ranges);
     case zarr3::ReadRequest::Kind::Size:
@@ -245,10 +246,14 @@ template <class F> bool VSIStore::try_direct(F&& request) {
     }
 }
 
-std::optional<zarr3::ReadResult> VSIStore::read_value(const std::string& key, uint64_t limit) {
+std::optional<zarr3::ReadResult> VSIStore::read_value(const std::string& key, uint64_t limit,
+                                                     bool fresh) {
     zarr3::ObjectVersion version;
     const std::string path = path_of(key);
-    if (const auto hit = cached_meta(key, &version)) {
+    // A local cache entry is revalidated by a stat: fresh already.
+    fresh = fresh && remote_;
+    if (fresh) VSICurlPartialClearCache(path.c_str()); // what GDAL kept of it
+    if (const auto hit = fresh ? nullptr : cached_meta(key, &version)) {
         if (hit->size() > limit) zarr3::throw_too_large(path, hit->size(), limit);
         return zarr3::ReadResult{{*hit}, hit->size(), version};
     }

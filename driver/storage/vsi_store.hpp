@@ -88,7 +88,8 @@ class VSIStore : public zarr3::Store {
 
   private:
     bool is_vsimem() const;
-    std::optional<zarr3::ReadResult> read_value(const std::string& key, uint64_t limit);
+    std::optional<zarr3::ReadResult> read_value(const std::string& key, uint64_t limit,
+                                                bool fresh);
     std::optional<zarr3::ReadResult> read_ranges(const std::string& key,
                                                  const std::vector<zarr3::ByteRange>& ranges);
     std::optional<uint64_t> read_size(const std::string& key);

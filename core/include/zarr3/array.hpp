@@ -143,7 +143,10 @@ class Array {
     // Error "array <path> changed since it was opened (...); reopen it" when
     // the array's zarr.json now lays chunks out otherwise than meta_ does
     // (array_open.cpp). Remembers a hash of the bytes last found compatible.
-    void check_unchanged() const;
+    // `fresh`: zarr.json as stored now, past the store's caches (a request
+    // on network stores); otherwise as the store gives it (local stores
+    // revalidate what they keep).
+    void check_unchanged(bool fresh = true) const;
     // meta_ = the array's zarr.json as stored now (kept when not stored yet);
     // called under lock_array by every metadata write (array_open.cpp).
     void reload_stored_metadata();

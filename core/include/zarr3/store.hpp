@@ -111,6 +111,11 @@ struct ReadRequest {
     // size first (files: fstat; HTTP: the answer's headers). nullopt: the
     // store's own cap (files, VSI: max_decoded_chunk_bytes(); memory: none).
     std::optional<uint64_t> limit;
+    // What is stored now, past every cache of the store and below it (a
+    // remote store's kept metadata, GDAL's /vsicurl/ cache): for the checks
+    // that another writer changed a value. Stores whose caches are
+    // revalidated on every read (local files) may ignore it.
+    bool fresh = false;
 
     static ReadRequest value(std::string key, std::optional<uint64_t> limit = std::nullopt) {
         return ReadRequest{Kind::Value, std::move(key), {}, limit};
@@ -200,6 +205,8 @@ class Store {
     // Whole value if it holds at most `limit` bytes; nullopt when absent;
     // FormatError naming the key when larger (ReadRequest::limit).
     std::optional<Bytes> get_bounded(const std::string& key, uint64_t limit);
+    // get_bounded_versioned() of what is stored now (ReadRequest::fresh).
+    std::optional<Bytes> get_fresh(const std::string& key, uint64_t limit, ObjectVersion& version);
     std::optional<Bytes> get_bounded_versioned(const std::string& key, uint64_t limit,
                                                ObjectVersion& version);
     // Several ranges of one value; nullopt when absent.

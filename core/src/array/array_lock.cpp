@@ -64,7 +64,7 @@ NodeSnapshot snapshot_node(Store& store, const std::string& path) {
     if (const auto n = store.size(key); n && *n > kMaxMetadataBytes)
         throw_too_large(store.uri() + "/" + key, *n, kMaxMetadataBytes);
     NodeSnapshot s;
-    s.bytes = store.get_versioned(key, s.version);
+    s.bytes = store.get_fresh(key, kMaxMetadataBytes, s.version);
     if (s.bytes && s.bytes->size() > kMaxMetadataBytes)
         throw_too_large(store.uri() + "/" + key, s.bytes->size(), kMaxMetadataBytes);
     return s;

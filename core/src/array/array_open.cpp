@@ -133,9 +133,11 @@ std::string layout_change(const ArrayMetadata& was, const ArrayMetadata& now) {
 
 } // namespace
 
-void Array::check_unchanged() const {
+void Array::check_unchanged(bool fresh) const {
     const std::string key = join_key(path_, "zarr.json");
-    const auto bytes = store_->get_bounded(key, kMaxMetadataBytes);
+    ObjectVersion version;
+    const auto bytes = fresh ? store_->get_fresh(key, kMaxMetadataBytes, version)
+                             : store_->get_bounded(key, kMaxMetadataBytes);
     // Absent: not written yet (a copy writes it last) or deleted; nothing
     // to compare with.
     if (!bytes) return;

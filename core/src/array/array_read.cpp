@@ -69,12 +69,15 @@ void Array::read(const Selection& sel, void* out, const std::vector<int64_t>& ou
         check_unchanged(); // a chunk of another layout: say the array changed
         throw;
     }
-    // After the chunks, on local stores (one small read, a stat where the
-    // store caches zarr.json): a compaction or a shrink since the open is
-    // an error, never the fill value or chunks of another grid. Network
-    // stores are not asked (a request per read; the driver keeps the
-    // zarr.json it opened for the life of the open there).
-    if (in_flight <= 1) check_unchanged();
+    // After the chunks: a compaction or a shrink since the open is an
+    // error, never the fill value or chunks of another grid. A read that
+    // found a chunk absent asks for zarr.json as stored now (one request on
+    // network stores, only for reads that return the fill value); others
+    // ask the store as it is (local stores: a stat where zarr.json is kept).
+    if (missing > 0)
+        check_unchanged(true);
+    else if (in_flight <= 1)
+        check_unchanged(false);
     if (stats) {
         stats->chunks_decoded += decoded;
         stats->chunks_missing += missing;

@@ -98,7 +98,10 @@ std::vector<std::string> Array::read_strings(const Selection& sel) const {
         check_unchanged();
         throw;
     }
-    if (missing || store_->max_in_flight() <= 1) check_unchanged();
+    if (missing)
+        check_unchanged(true);
+    else if (store_->max_in_flight() <= 1)
+        check_unchanged(false);
     return out;
 }
 

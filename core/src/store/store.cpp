@@ -53,6 +53,13 @@ std::optional<Bytes> Store::get_bounded(const std::string& key, uint64_t limit) 
     return first_value(read(ReadRequest::value(key, limit)), nullptr);
 }
 
+std::optional<Bytes> Store::get_fresh(const std::string& key, uint64_t limit,
+                                      ObjectVersion& version) {
+    ReadRequest request = ReadRequest::value(key, limit);
+    request.fresh = true;
+    return first_value(read(request), &version);
+}
+
 std::optional<Bytes> Store::get_bounded_versioned(const std::string& key, uint64_t limit,
                                                   ObjectVersion& version) {
     return first_value(read(ReadRequest::value(key, limit)), &version);

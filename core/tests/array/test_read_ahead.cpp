@@ -180,11 +180,18 @@ TEST(ReadAhead, EachChunkFetchedOnceWithinTheBound) {
         }
     EXPECT_EQ(f.read(0, 0, 32), want);
     EXPECT_EQ(f.fake->runs, 1);
-    EXPECT_EQ(f.fake->keys().size(), 64u);
+    // 64 chunks, and zarr.json once: a read that returns the fill value
+    // checks that the array was not compacted or shrunk since its open.
+    EXPECT_EQ(f.fake->keys().size(), 65u);
     for (const auto& key : f.fake->keys())
         EXPECT_EQ(f.fake->of(key), (std::vector<std::string>{"get"})) << key;
+    EXPECT_EQ(f.fake->of("a/zarr.json").size(), 1u);
     EXPECT_LE(f.fake->peak, 5u);
     EXPECT_GE(f.fake->peak, 1u);
+    // With every chunk present, zarr.json is not asked.
+    Fixture full(regular_meta(), 5);
+    EXPECT_EQ(full.read(0, 0, 32), values());
+    EXPECT_EQ(full.fake->keys().size(), 64u);
 }
 
 TEST(ReadAhead, SameValuesAsASerialRead) {

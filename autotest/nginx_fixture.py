@@ -5,7 +5,10 @@ Usage in a test module:  from nginx_fixture import nginx  (a session fixture).
 The server serves `server.root` (a folder under a temp dir): /PATH maps to
 root/PATH, so it works for /vsicurl/http://127.0.0.1:PORT/PATH and, with
 AWS_S3_ENDPOINT=127.0.0.1:PORT AWS_VIRTUAL_HOSTING=FALSE, for /vsis3/PATH.
+object_store(kind, port) sets the GDAL configuration options that point /vsis3/ ("s3"), /vsigs/
+("gs") or /vsiaz/ ("az", "az_unsigned": account `acct`, so /acct/PATH) at the server, unsigned.
 """
+import contextlib
 import os
 import shutil
 import socket
@@ -165,6 +168,30 @@ class NginxServer:
             probe = "" if f[6] == "-" else f[6]
             out.append(Request(f[0], f[1], args, rng, int(f[4]), int(f[5]), probe, int(f[7])))
         return out
+
+
+def object_store_options(kind, port):
+    ep = f"127.0.0.1:{port}"
+    return {
+        "s3": {"AWS_S3_ENDPOINT": ep, "AWS_HTTPS": "NO", "AWS_VIRTUAL_HOSTING": "FALSE",
+               "AWS_NO_SIGN_REQUEST": "YES", "AWS_REGION": "us-east-1"},
+        "gs": {"CPL_GS_ENDPOINT": f"http://{ep}/", "GS_NO_SIGN_REQUEST": "YES"},
+        "az": {"AZURE_STORAGE_CONNECTION_STRING":
+               f"DefaultEndpointsProtocol=http;AccountName=acct;AccountKey=ZHVtbXk=;BlobEndpoint=http://{ep}/acct"},
+        "az_unsigned": {"AZURE_STORAGE_ACCOUNT": "acct", "AZURE_NO_SIGN_REQUEST": "YES",
+                        "CPL_AZURE_ENDPOINT": f"http://{ep}/acct", "CPL_AZURE_USE_HTTPS": "NO"},
+    }[kind]
+
+
+@contextlib.contextmanager
+def object_store(kind, port):
+    """The configuration options of object_store_options(kind, port), set for the block."""
+    from conftest import config_option  # here: bench/ imports this module without conftest
+
+    with contextlib.ExitStack() as stack:
+        for k, v in object_store_options(kind, port).items():
+            stack.enter_context(config_option(k, v))
+        yield
 
 
 @pytest.fixture(scope="session")

@@ -14,9 +14,15 @@ Groups (-k):
   test_open_* / test_select_* / test_as_of_* / test_unknown_*   versions and open syntaxes
   test_shard_* / test_inline_* / test_split_* / test_virtual_* / test_spec1_*  chunk kinds, split
                     manifests and format versions
+  test_object_store_*  a repository on /vsis3/ (the session nginx), s3:// virtual references into it
+  test_gdal_translate_cli_* / test_gdalmdiminfo_* / test_rioxarray_* / test_qgis_*  the applications:
+                    the gdal_translate and gdalmdiminfo programs, rioxarray and QGIS (headless, in a
+                    child process) read every selector bit-exact; rioxarray and QGIS missing is a
+                    failure, not a skip (the apps leg installs them before the interop leg)
 The open option that allows virtual chunk containers is VIRTUAL_ALLOWED_PREFIXES (the name is
 defined here once: ALLOW_OPTION).
 """
+import importlib
 import json
 import os
 import shutil
@@ -27,13 +33,15 @@ import numpy as np
 import pytest
 from osgeo import gdal
 
-from conftest import value_or_error
-from nginx_fixture import nginx  # noqa: F401  (session fixture)
+from conftest import config_option, value_or_error
+from nginx_fixture import nginx, object_store  # noqa: F401  (nginx: session fixture)
+from qgis_child import qgis_importable, run_qgis
 
 FIXTURES = os.environ.get("ZARR3_ICECHUNK_FIXTURES")
 pytestmark = pytest.mark.skipif(not FIXTURES, reason="Icechunk fixtures are written by scripts/interop.sh "
                                 "(ZARR3_ICECHUNK_FIXTURES unset)")
 ALLOW_OPTION = "VIRTUAL_ALLOWED_PREFIXES"
+ALLOW_CONFIG = "ZARR3_VIRTUAL_ALLOWED_PREFIXES"  # the configuration option, used when the open option is absent
 NAMES = ["rect", "shard", "inline", "virtual", "virtual_undeclared", "spec1", "split"]
 MAGIC = "ICE\N{ICE CUBE}CHUNK".encode()  # every Icechunk metadata file; spec version at byte 36
 
@@ -85,6 +93,56 @@ def snapshot_cases(name):
     # ids by commit order (snapshot ids differ from run to run)
     return [pytest.param(s["id"], a, id=f"{name}-commit{k + 1}{a}")
             for k, s in enumerate(e["snapshots"]) for a in s["values"]]
+
+
+def version(name, kind):
+    """(open options, snapshot id) choosing a version of fixture `name` by selector kind: default (the
+    head of main), branch (the head of the other branch), tag, snapshot (the first commit), as_of
+    (main: the earliest snapshot with data that is not the head) or branch_as_of (the other branch,
+    else main: the latest such snapshot). Older versions than the heads where the fixture has them,
+    so that a selector ignored fails."""
+    e = fx(name)
+    if kind == "default":
+        return {}, head(name)
+    if kind == "branch":
+        branch = next(b for b in sorted(e["branches"]) if b != "main")
+        return {"BRANCH": branch}, head(name, branch)
+    if kind == "tag":
+        if not e["tags"]:
+            pytest.fail(f"fixture {name} has no tag")
+        tag = sorted(e["tags"])[0]
+        return {"TAG": tag}, e["tags"][tag]
+    if kind == "snapshot":
+        sid = e.get("commits", {}).get("c1", head(name))
+        return {"SNAPSHOT": sid}, sid
+    branch = "main" if kind == "as_of" else next((b for b in sorted(e["branches"]) if b != "main"), "main")
+    with_values = {s["id"] for s in e["snapshots"] if s["values"]}
+    sels = [s for s in e["as_of"] if s["branch"] == branch and s["expect"] in with_values]
+    older = [s for s in sels if s["expect"] != head(name, branch)]
+    sel = (older[0] if kind == "as_of" else older[-1]) if older else sels[0]
+    opts = {"AS_OF": sel["as_of"]} if kind == "as_of" else {"BRANCH": branch, "AS_OF": sel["as_of"]}
+    return opts, sel["expect"]
+
+
+def only_array(name):
+    arrays = list(fx(name)["arrays"])
+    assert len(arrays) == 1, arrays
+    return arrays[0]
+
+
+def icechunk_uri(path, opts):
+    """GDAL 3.14's ICECHUNK:<repo>?key=value&... form of open options."""
+    query = "&".join(f"{k.lower()}={v}" for k, v in opts.items())
+    return f"ICECHUNK:{path}" + (f"?{query}" if query else "")
+
+
+def app_module(name):
+    """An application's python module; missing is a failure (the apps leg installs it, before the
+    interop leg: .ci/run)."""
+    try:
+        return importlib.import_module(name)
+    except ImportError as e:
+        pytest.fail(f"{name} not importable ({e}): scripts/install-apps.sh installs it")
 
 
 def assert_bit_exact(got, want, what):
@@ -344,6 +402,8 @@ def test_unknown_snapshot_is_an_error():
     bad = "0" * 20
     err = error_of(lambda: md_read(repo("rect"), "/t2m", SNAPSHOT=bad))
     assert bad in err, err
+    for sid in [s["id"] for s in fx("rect")["snapshots"]]:  # the valid ids, the heads among them
+        assert sid in err, f"valid snapshot {sid} not listed: {err}"
     err = error_of(lambda: md_read(repo("rect"), "/t2m", SNAPSHOT="not-an-id"))
     assert "not-an-id" in err, err
 
@@ -509,6 +569,21 @@ def test_virtual_remote_repository_needs_permission(served_virtual):
     assert_bit_exact(got, expected("virtual", head("virtual"), "/t2m"), "remote repo, allowed prefix")
 
 
+def test_virtual_remote_repository_allowed_by_config_option(served_virtual):
+    """The same permission through the configuration option ZARR3_VIRTUAL_ALLOWED_PREFIXES."""
+    prefix = fx("virtual")["file_prefix"]
+    want = expected("virtual", head("virtual"), "/t2m")
+    with config_option(ALLOW_CONFIG, "file:///elsewhere/"):  # a prefix that does not cover the files
+        err = error_of(lambda: md_read(served_virtual, "/t2m"))
+        assert prefix in err and ALLOW_OPTION in err, err
+    with config_option(ALLOW_CONFIG, prefix):
+        assert_bit_exact(md_read(served_virtual, "/t2m"), want, f"remote repo, {ALLOW_CONFIG}={prefix}")
+        ds = classic(f'ZARR3:"{served_virtual}":/t2m')
+        assert_bit_exact(ds.ReadAsArray(), want, f"remote repo, {ALLOW_CONFIG} (classic)")
+    err = error_of(lambda: md_read(served_virtual, "/t2m"))  # unset again: refused again
+    assert prefix in err, err
+
+
 def test_virtual_undeclared_container_refused():
     """References into a container the repository does not declare are never followed."""
     prefix = fx("virtual_undeclared")["file_prefix"]
@@ -564,3 +639,245 @@ def test_spec1_as_of():
 def test_spec1_unknown_branch_lists_valid_names():
     err = error_of(lambda: md_read(repo("spec1"), "/t2m", BRANCH="nope"))
     assert "nope" in err and "main" in err and "dev" in err, err
+
+
+# ------------------------------------------------------------------ a repository on an object store
+def served_s3(nginx, name, bucket="interop"):  # noqa: F811
+    """A copy of fixture `name` in bucket `bucket` of the session nginx: its /vsis3/ path."""
+    dst = nginx.root / bucket / f"{name}.icechunk"
+    if not dst.exists():
+        shutil.copytree(repo(name), dst)
+    return f"/vsis3/{bucket}/{name}.icechunk"
+
+
+@pytest.mark.parametrize("kind,form", [("default", "path"), ("tag", "path"), ("tag", "icechunk"),
+                                       ("branch_as_of", "path")])
+def test_object_store_repository_vsis3(nginx, kind, form):  # noqa: F811
+    """rect.icechunk (written by Icechunk) read through /vsis3/ from nginx, bit-exact."""
+    path = served_s3(nginx, "rect")
+    opts, sid = version("rect", kind)
+    name, oo = (icechunk_uri(path, opts), {}) if form == "icechunk" else (path, opts)
+    want = expected("rect", sid, "/t2m")
+    with object_store("s3", nginx.port):
+        gdal.VSICurlClearCache()
+        mark = nginx.mark()
+        assert_bit_exact(md_read(name, "/t2m", **oo), want, f"{name} {oo} (multidim)")
+        assert_bit_exact(classic(name, **oo).ReadAsArray(), want, f"{name} {oo} (classic)")
+        reqs = nginx.requests(mark)
+    got = {r.uri for r in reqs if r.method == "GET" and r.status in (200, 206)}
+    for key in ("repo", f"snapshots/{sid}"):
+        assert f"/interop/rect.icechunk/{key}" in got, reqs
+
+
+def test_object_store_virtual_s3_references(nginx):  # noqa: F811
+    """/t2m_s3's virtual references name s3://zarr3-icechunk-fixture/t2m_2023-01.nc: with the NetCDF
+    files in that bucket of nginx and the prefix allowed, the array reads bit-exact (January of /t2m,
+    the same HDF5 chunks as /t2m_checked)."""
+    e = fx("virtual")
+    arr, prefix = e["s3"]["array"], e["s3"]["prefix"]
+    assert prefix.startswith("s3://") and prefix.endswith("/"), prefix
+    urls = {r["url"] for r in e["virtual_refs"] if r["key"].startswith(arr[1:] + "/")}
+    assert urls and all(u.startswith(prefix) for u in urls), urls
+    nc_dir = Path(e["netcdf_files"][0]).parent
+    bucket_dir = nginx.root / prefix[len("s3://"):]
+    for url in urls:
+        key = url[len(prefix):]
+        (bucket_dir / key).parent.mkdir(parents=True, exist_ok=True)
+        shutil.copyfile(nc_dir / key, bucket_dir / key)
+    want = expected("virtual", head("virtual"), "/t2m_checked")
+    assert_bit_exact(want, expected("virtual", head("virtual"), "/t2m")[:want.shape[0]], "January")
+    with object_store("s3", nginx.port):
+        gdal.VSICurlClearCache()
+        err = error_of(lambda: md_read(repo("virtual"), arr))
+        assert prefix in err and ALLOW_OPTION in err, err
+        mark = nginx.mark()
+        assert_bit_exact(md_read(repo("virtual"), arr, **{ALLOW_OPTION: prefix}), want, f"{arr} (multidim)")
+        ds = classic(sub("virtual", arr), **{ALLOW_OPTION: prefix})
+        assert_bit_exact(ds.ReadAsArray(), want, f"{arr} (classic)")
+        with config_option(ALLOW_CONFIG, prefix):
+            assert_bit_exact(md_read(repo("virtual"), arr), want, f"{arr} ({ALLOW_CONFIG})")
+        reqs = nginx.requests(mark)
+    data = {"/" + u[len("s3://"):] for u in urls}
+    served = [r for r in reqs if r.uri in data]
+    assert served and all(r.method == "GET" and r.status == 206 for r in served), reqs
+
+
+# ------------------------------------------------------------------ applications
+def translate_cli(run_tool, tmp_path, src, oo=None, config=None):
+    """gdal_translate (the program) of `src` to a GeoTIFF, opened."""
+    out = tmp_path / "out.tif"
+    args = ["gdal_translate", "-q", "-of", "GTiff"]
+    for k, v in (oo or {}).items():
+        args += ["-oo", f"{k}={v}"]
+    for k, v in (config or {}).items():
+        args += ["--config", k, v]
+    p = run_tool(*args, src, out)
+    assert p.returncode == 0, f"{' '.join(args)} {src}: {p.stderr}"
+    return gdal.Open(str(out))
+
+
+def assert_translated(ds, name, sid, array, what):
+    want = expected(name, sid, array)
+    assert_bit_exact(ds.ReadAsArray(), want, what)
+    fill = fx(name)["arrays"][array]["fill_value"]
+    assert all(ds.GetRasterBand(b).GetNoDataValue() == fill for b in range(1, ds.RasterCount + 1)), what
+
+
+@pytest.mark.parametrize("name,kind,form", [
+    ("rect", "tag", "oo"), ("rect", "snapshot", "oo"), ("rect", "as_of", "oo"), ("rect", "branch_as_of", "oo"),
+    ("rect", "branch", "oo"), ("rect", "tag", "icechunk"), ("rect", "snapshot", "icechunk"),
+    ("rect", "branch_as_of", "icechunk"),
+    ("shard", "default", "oo"), ("shard", "snapshot", "oo"), ("shard", "as_of", "icechunk"),
+])
+def test_gdal_translate_cli_versions(run_tool, tmp_path, name, kind, form):
+    """gdal_translate -oo TAG= / SNAPSHOT= / [BRANCH= ]AS_OF= and ICECHUNK:repo?tag=...: bit-exact."""
+    opts, sid = version(name, kind)
+    array = only_array(name)
+    if form == "icechunk":
+        ds = translate_cli(run_tool, tmp_path, icechunk_uri(repo(name), opts))
+    else:
+        ds = translate_cli(run_tool, tmp_path, repo(name), oo=opts)
+    assert_translated(ds, name, sid, array, f"gdal_translate {name} {form} {opts}")
+
+
+@pytest.mark.parametrize("src", ["zarr3", "icechunk"])
+def test_gdal_translate_cli_inline(run_tool, tmp_path, src):
+    name = sub("inline", "/grids/mixed") if src == "zarr3" else f'ICECHUNK:"{repo("inline")}":/grids/mixed'
+    assert_translated(translate_cli(run_tool, tmp_path, name), "inline", head("inline"), "/grids/mixed", name)
+
+
+@pytest.mark.parametrize("allow", ["local", "option"])
+def test_gdal_translate_cli_virtual_local(run_tool, tmp_path, allow):
+    """A local repository follows its file:// container; the open option allowing it changes nothing."""
+    oo = {ALLOW_OPTION: fx("virtual")["file_prefix"]} if allow == "option" else None
+    ds = translate_cli(run_tool, tmp_path, sub("virtual", "/t2m"), oo=oo)
+    assert ds.RasterCount == 90
+    assert_translated(ds, "virtual", head("virtual"), "/t2m", f"gdal_translate virtual ({allow})")
+
+
+def test_gdal_translate_cli_virtual_remote(run_tool, tmp_path, served_virtual):
+    """Over HTTP: refused (non-zero exit, no output) until -oo or --config allows the prefix."""
+    prefix = fx("virtual")["file_prefix"]
+    name = f'ZARR3:"{served_virtual}":/t2m'
+    p = run_tool("gdal_translate", "-q", name, tmp_path / "refused.tif")
+    assert p.returncode != 0 and prefix in p.stderr and ALLOW_OPTION in p.stderr, p.stderr
+    assert not (tmp_path / "refused.tif").exists()
+    ds = translate_cli(run_tool, tmp_path, name, oo={ALLOW_OPTION: prefix})
+    assert_translated(ds, "virtual", head("virtual"), "/t2m", "gdal_translate remote virtual (-oo)")
+    ds = translate_cli(run_tool, tmp_path, name, config={ALLOW_CONFIG: prefix})
+    assert_translated(ds, "virtual", head("virtual"), "/t2m", "gdal_translate remote virtual (--config)")
+
+
+@pytest.mark.parametrize("form", ["oo", "icechunk"])
+def test_gdalmdiminfo_cli(run_tool, form):
+    """gdalmdiminfo (the program) -oo TAG= / ICECHUNK:repo?tag=: the array, its dimensions and sizes,
+    and (-detailed) its values, bit-exact."""
+    opts, sid = version("rect", "tag")
+    args = ["gdalmdiminfo", "-detailed"]
+    if form == "icechunk":
+        args.append(icechunk_uri(repo("rect"), opts))
+    else:
+        for k, v in opts.items():
+            args += ["-oo", f"{k}={v}"]
+        args.append(repo("rect"))
+    p = run_tool(*args)
+    assert p.returncode == 0, p.stderr
+    info = json.loads(p.stdout)
+    assert info["driver"] == "Zarr3"
+    shape = fx("rect")["arrays"]["/t2m"]["shape"]
+    names = ["time", "y", "x"]
+    assert {d["name"]: d["size"] for d in info["dimensions"]} == dict(zip(names, shape)), info["dimensions"]
+    arr = info["arrays"]["t2m"]
+    assert arr["dimensions"] == [f"/{n}" for n in names] and arr["dimension_size"] == shape, arr
+    assert_bit_exact(np.array(arr["values"], dtype=np.float32), expected("rect", sid, "/t2m"), " ".join(args))
+
+
+@pytest.mark.parametrize("name,kind", [("rect", "branch"), ("rect", "tag"), ("rect", "snapshot"), ("rect", "as_of"),
+                                       ("rect", "branch_as_of"), ("shard", "snapshot"), ("shard", "as_of")])
+def test_rioxarray_versions(name, kind):
+    """rioxarray.open_rasterio(repo, tag=... / snapshot=... / [branch=...,] as_of=...): bit-exact."""
+    rioxarray = app_module("rioxarray")
+    opts, sid = version(name, kind)
+    array = only_array(name)
+    want = expected(name, sid, array)
+    with rioxarray.open_rasterio(repo(name), **{k.lower(): v for k, v in opts.items()}) as da:
+        got, nodata = da.values, da.rio.nodata
+    if want.ndim == 2:
+        assert got.shape[0] == 1, got.shape
+        got = got[0]
+    assert_bit_exact(got, want, f"rioxarray {name} {opts}")
+    assert nodata == fx(name)["arrays"][array]["fill_value"]
+
+
+def test_rioxarray_unknown_tag_is_an_error():
+    """The open options reach the plugin: an unknown tag fails the open, naming it."""
+    rioxarray = app_module("rioxarray")
+    with pytest.raises(Exception) as e:
+        rioxarray.open_rasterio(repo("rect"), tag="v9")
+    assert "v9" in str(e.value) and "v1" in str(e.value), e.value
+
+
+QGIS_BANDS = r"""
+import json, re, sys
+from qgis.core import QgsApplication, QgsRasterLayer
+app = QgsApplication([], False)
+app.initQgis()
+out = {}
+for uri in sys.argv[1:]:
+    layer = QgsRasterLayer(uri, "layer", "gdal")
+    if not layer.isValid():
+        out[uri] = {"error": layer.error().summary()}
+        continue
+    p = layer.dataProvider()
+    bands = []
+    for b in range(1, layer.bandCount() + 1):
+        block = p.block(b, layer.extent(), layer.width(), layer.height())
+        w, h = block.width(), block.height()
+        bands.append({"shape": [h, w], "data": bytes(block.data()).hex(),
+                      "nodata": [i for i in range(w * h) if block.isNoData(i // w, i % w)]})
+    html = re.sub(r"<[^>]+>", " ", p.htmlMetadata())
+    out[uri] = {"bands": bands, "driver": bool(re.search(r"GDAL Driver Description\s+Zarr3\s", html))}
+print(json.dumps(out))
+"""
+QGIS_CASES = [("shard", "default"), ("shard", "as_of"), ("rect", "tag"), ("rect", "as_of"), ("rect", "branch"),
+              ("rect", "branch_as_of")]
+
+
+def qgis_uri(root, name, kind):
+    return icechunk_uri(str(root / f"{name}.icechunk"), version(name, kind)[0])
+
+
+@pytest.fixture(scope="module")
+def qgis_layers(tmp_path_factory, driver_path):
+    """Every QGIS_CASES layer read whole by QGIS in one child process, from copies (QGIS may write
+    .aux.xml files beside what it opens)."""
+    if not qgis_importable():
+        pytest.fail("QGIS (python3-qgis) not importable by /usr/bin/python3: scripts/install-apps.sh installs it")
+    root = tmp_path_factory.mktemp("qgis")
+    for name in {n for n, _ in QGIS_CASES}:
+        shutil.copytree(repo(name), root / f"{name}.icechunk")
+    uris = [qgis_uri(root, n, k) for n, k in QGIS_CASES]
+    p = run_qgis(QGIS_BANDS, uris, driver_path, root / "home")
+    assert p.returncode == 0, p.stderr
+    return root, json.loads(p.stdout.strip().splitlines()[-1])
+
+
+@pytest.mark.parametrize("name,kind", QGIS_CASES)
+def test_qgis_layer_bands_bit_exact(qgis_layers, name, kind):
+    """A QgsRasterLayer (provider gdal) of ICECHUNK:repo[?as_of=|?tag=|?branch=&as_of=]: every band's
+    block, read whole, holds the expected bytes; QGIS's no-data pixels are the fill value's."""
+    root, layers = qgis_layers
+    uri = qgis_uri(root, name, kind)
+    got = layers[uri]
+    assert "error" not in got, got
+    assert got["driver"], f"{uri}: not opened by the Zarr3 driver"
+    want = expected(name, version(name, kind)[1], only_array(name))
+    if want.ndim == 2:
+        want = want[None]
+    fill = fx(name)["arrays"][only_array(name)]["fill_value"]
+    assert len(got["bands"]) == want.shape[0], uri
+    for b, band in enumerate(got["bands"]):
+        assert band["shape"] == list(want.shape[1:]), (uri, b + 1, band["shape"])
+        data = np.frombuffer(bytes.fromhex(band["data"]), dtype=want.dtype).reshape(want.shape[1:])
+        assert_bit_exact(data, want[b], f"QGIS {uri} band {b + 1}")
+        assert band["nodata"] == np.flatnonzero(want[b] == fill).tolist(), f"{uri} band {b + 1}: no-data pixels"

@@ -23,6 +23,7 @@ import pytest
 from osgeo import gdal
 
 from conftest import REPO, value_or_error
+from qgis_child import qgis_importable, run_qgis
 
 DATA = REPO / "data"
 ARCHIVE_DIR = Path("/tmp/gdal-zarr3-archive")
@@ -278,13 +279,9 @@ print(layer.bandName(45))
 def test_archive_in_qgis(archive, driver_path, tmp_path):
     """The virtual array as a QGIS raster layer (headless, in a child process: QGIS writes its .aux.xml
     beside the copy in tmp)."""
-    probe = subprocess.run(["/usr/bin/python3", "-c", "import qgis.core"], capture_output=True, timeout=60)
-    if probe.returncode != 0:
+    if not qgis_importable():
         pytest.skip("QGIS (python3-qgis) not installed")
-    env = dict(os.environ, GDAL_DRIVER_PATH=driver_path, QT_QPA_PLATFORM="offscreen",
-               XDG_RUNTIME_DIR=str(tmp_path), HOME=str(tmp_path))
-    p = subprocess.run(["/usr/bin/python3", "-c", QGIS_SCRIPT, f'ZARR3:"{archive}":/t2m'], env=env,
-                       capture_output=True, text=True, timeout=120)
+    p = run_qgis(QGIS_SCRIPT, [f'ZARR3:"{archive}":/t2m'], driver_path, tmp_path)
     assert p.returncode == 0, p.stderr
     nc = gdal.Open(f'NETCDF:"{ARCHIVE_DIR / NC_FILES[1]}":t2m')
     want = float(nc.GetRasterBand(14).ReadAsArray()[0, 0])  # 2023-02-14, north-west pixel

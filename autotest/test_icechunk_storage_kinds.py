@@ -7,16 +7,14 @@ connection string only with an AccountKey, so a dummy one signs requests nginx i
 with AZURE_STORAGE_ACCOUNT + AZURE_NO_SIGN_REQUEST + CPL_AZURE_ENDPOINT. Virtual references with
 s3://, gs:// and az:// URLs go to /vsis3/, /vsigs/ and /vsiaz/ on the same endpoint.
 """
-import contextlib
 import uuid
 
 import numpy as np
 import pytest
 from osgeo import gdal
 
-from conftest import config_option
 from icechunk_build import build_repo, zarr_json
-from nginx_fixture import nginx  # noqa: F401  (session fixture)
+from nginx_fixture import nginx, object_store as options  # noqa: F401  (nginx: session fixture)
 
 SHAPE, CHUNKS = (4, 6), (2, 3)
 WANT = (np.arange(24, dtype=np.uint16).reshape(SHAPE) * 257).astype(np.uint16)  # both bytes vary
@@ -25,19 +23,6 @@ VIRTUAL = bytes(range(7)) + WANT.tobytes()  # the virtual array's object: 7 byte
 
 def chunk_bytes(i, j):
     return WANT[2 * i:2 * i + 2, 3 * j:3 * j + 3].astype("<u2").tobytes()
-
-
-def kind_options(kind, port):
-    ep = f"127.0.0.1:{port}"
-    return {
-        "s3": {"AWS_S3_ENDPOINT": ep, "AWS_HTTPS": "NO", "AWS_VIRTUAL_HOSTING": "FALSE",
-               "AWS_NO_SIGN_REQUEST": "YES", "AWS_REGION": "us-east-1"},
-        "gs": {"CPL_GS_ENDPOINT": f"http://{ep}/", "GS_NO_SIGN_REQUEST": "YES"},
-        "az": {"AZURE_STORAGE_CONNECTION_STRING":
-               f"DefaultEndpointsProtocol=http;AccountName=acct;AccountKey=ZHVtbXk=;BlobEndpoint=http://{ep}/acct"},
-        "az_unsigned": {"AZURE_STORAGE_ACCOUNT": "acct", "AZURE_NO_SIGN_REQUEST": "YES",
-                        "CPL_AZURE_ENDPOINT": f"http://{ep}/acct", "CPL_AZURE_USE_HTTPS": "NO"},
-    }[kind]
 
 
 VSI = {"s3": "/vsis3/", "gs": "/vsigs/", "az": "/vsiaz/", "az_unsigned": "/vsiaz/"}
@@ -74,14 +59,6 @@ def bucket(nginx):  # noqa: F811
                    groups=["/g"], containers=[f"{SCHEME[kind]}bkt/{rid}/"])
         out[kind] = rid
     return out
-
-
-@contextlib.contextmanager
-def options(kind, port):
-    with contextlib.ExitStack() as stack:
-        for k, v in kind_options(kind, port).items():
-            stack.enter_context(config_option(k, v))
-        yield
 
 
 @pytest.mark.parametrize("kind", list(VSI))

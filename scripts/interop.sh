@@ -98,5 +98,7 @@ fi
 step pytest "$PY" -m pytest -p no:cacheprovider -q -rfEs --basetemp="$TMPD/pytest" \
   --junitxml="$TMPD/interop.xml" "${TESTS[@]}" "$@" || rc=$?
 print_step_times
-"$PY" "$HERE/compat/summarize.py" "interop=$TMPD/interop.xml" >&2 || rc=1
+# A skipped Icechunk interop test fails the leg: their fixtures and applications are all set up here
+# (QGIS and rioxarray by the apps leg, which .ci/run runs first).
+"$PY" "$HERE/compat/summarize.py" --no-skip=test_icechunk_interop. "interop=$TMPD/interop.xml" >&2 || rc=1
 exit $rc

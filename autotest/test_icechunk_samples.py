@@ -160,6 +160,28 @@ def test_q1_unknown_tag_lists_the_valid_ones(q1):
     assert got is None and "february" in err and "january" in err, err
 
 
+def test_q1_gdalmdiminfo_command_opens_the_tagged_version(run_tool, q1):
+    """`gdalmdiminfo -oo TAG=january repo` as a command: the JSON has /t2m and a /time dimension of the
+    tag's 31 days (branch main, without -oo: 90), and the time values of that version."""
+    for oo, days in ((["-oo", "TAG=january"], 31), ([], 90), (["-oo", "BRANCH=qc"], 90)):
+        p = run_tool("gdalmdiminfo", *oo, q1, env_extra={"GDAL_PAM_ENABLED": "NO"})
+        assert p.returncode == 0 and "ERROR" not in p.stderr, (oo, p.stderr)
+        info = json.loads(p.stdout)
+        assert info["driver"] == "Zarr3", oo
+        dims = {d["full_name"]: d for d in info["dimensions"]}
+        assert dims["/time"]["size"] == days and dims["/time"]["type"] == "TEMPORAL", (oo, dims)
+        assert (dims["/lat"]["size"], dims["/lon"]["size"]) == (32, 64), (oo, dims)
+        t2m = info["arrays"]["t2m"]
+        assert t2m["dimensions"] == ["/time", "/lat", "/lon"] and t2m["dimension_size"] == [days, 32, 64], (oo, t2m)
+        assert t2m["datatype"] == "Float32"
+        assert info["arrays"]["time"]["dimension_size"] == [days], oo
+    p = run_tool("gdalmdiminfo", "-oo", "TAG=january", "-detailed", "-array", "time", q1,
+                 env_extra={"GDAL_PAM_ENABLED": "NO"})
+    assert p.returncode == 0, p.stderr
+    time = json.loads(p.stdout)
+    assert time["unit"] == "days since 2023-01-01" and time["values"] == list(range(31)), time
+
+
 # ------------------------------------------------------------------ data/archive.icechunk (virtual)
 @pytest.fixture(scope="module")
 def archive(tmp_data):

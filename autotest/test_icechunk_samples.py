@@ -8,29 +8,21 @@
   file:///tmp/gdal-zarr3-archive/, so the files are copied there for the test (skipped with the reason
   when that folder cannot be made).
 
+Both in QGIS and rioxarray: test_qgis.py and test_rioxarray.py (the apps leg, where those are installed).
+The helpers shared with them are in icechunk_samples.py.
+
 Everything is read from copies in a temporary folder: nothing is ever written into data/.
 """
-import filecmp
 import json
-import os
-import re
 import shutil
-import subprocess
-from pathlib import Path
 
 import numpy as np
 import pytest
 from osgeo import gdal
 
-from conftest import REPO, value_or_error
-from qgis_child import qgis_importable, run_qgis
-
-DATA = REPO / "data"
-ARCHIVE_DIR = Path("/tmp/gdal-zarr3-archive")
-MONTHS = [31, 28, 31]
-# branch qc: 2023-02-14 (day index 44), lat rows 0-15, lon columns 0-31, -1.5 K
-QC = (44, slice(0, 16), slice(0, 32), np.float32(-1.5))
-NC_FILES = [f"t2m_2023-0{m}.nc" for m in (1, 2, 3)]
+from conftest import value_or_error
+from icechunk_samples import (ARCHIVE_DIR, DATA, MONTHS, NC_FILES, QC, days_and_qc, history, netcdf_months,
+                              placed_archive_files, zarr3_log)
 
 
 def _data_state():
@@ -93,46 +85,17 @@ def open_classic(path, options=()):
     return ds
 
 
-def zarr3_log(driver_path, repo, branch=None):
-    exe = Path(os.environ.get("ZARR3_CLI", Path(driver_path) / "zarr3"))
-    if not exe.exists():
-        pytest.skip(f"{exe} not built")
-    p = subprocess.run([str(exe), "log", repo] + (["--branch", branch] if branch else []),
-                       capture_output=True, text=True, timeout=60)
-    assert p.returncode == 0, p.stderr
-    return p.stdout
-
-
-def history(log):
-    """[(id, labels, message)] of the history part of `zarr3 log`, newest first."""
-    out = []
-    for line in log.split("history of branch", 1)[1].splitlines()[1:]:
-        m = re.match(r"^([0-9A-Z]{20})  \S+  (?:\(([^)]*)\)  )?(.*)$", line)
-        assert m, f"unexpected zarr3 log line: {line!r}"
-        out.append((m.group(1), m.group(2) or "", m.group(3)))
-    return out
-
-
-def days_and_qc(message):
-    """What a commit of the sample holds, from its message."""
-    for prefix, days in (("January 2023 created", 31), ("February 2023 appended", 59), ("March 2023 appended", 90)):
-        if message.startswith(prefix):
-            return days, False
-    if message.startswith("qc: 2023-02-14"):
-        return 90, True
-    return None
-
-
 # ------------------------------------------------------------------ data/t2m_2023q1.icechunk
-def test_q1_history_three_monthly_commits_tag_branch(driver_path, q1):
-    main = history(zarr3_log(driver_path, q1))
-    msgs = [m for _, _, m in main]
+def test_q1_history_three_monthly_commits_tag_branch(exe, q1):
+    main = history(zarr3_log(exe, q1))
+    msgs = [c.message for c in main]
     assert [days_and_qc(m) for m in msgs[:3]] == [(90, False), (59, False), (31, False)], msgs
     assert msgs[3] == "Repository initialized" and len(main) == 4
-    assert "tag: january" in main[2][1] and "main" in main[0][1]
-    qc = history(zarr3_log(driver_path, q1, "qc"))
-    assert days_and_qc(qc[0][2]) == (90, True), qc[0]
-    assert [s for s, _, _ in qc[1:]] == [s for s, _, _ in main], "qc must branch from main's March commit"
+    assert "tag: january" in main[2].labels and "main" in main[0].labels
+    assert [c.time for c in main] == sorted((c.time for c in main), reverse=True), main
+    qc = history(zarr3_log(exe, q1, "qc"))
+    assert days_and_qc(qc[0].message) == (90, True), qc[0]
+    assert [c.id for c in qc[1:]] == [c.id for c in main], "qc must branch from main's March commit"
 
 
 def test_q1_main_classic_georeferenced_bit_exact(q1, source):
@@ -147,11 +110,12 @@ def test_q1_main_classic_georeferenced_bit_exact(q1, source):
     assert grid["name"] == "rectilinear" and grid["configuration"]["chunk_shapes"][0] == MONTHS
 
 
-def version_cases(driver_path, q1):
+def version_cases(exe, q1):
     """(label, path, open options, days, qc) for every snapshot, the tag and both branches."""
     cases = []
     for branch in ("main", "qc"):
-        for sid, _, msg in history(zarr3_log(driver_path, q1, branch)):
+        for c in history(zarr3_log(exe, q1, branch)):
+            sid, msg = c.id, c.message
             what = days_and_qc(msg)
             if what and not any(c[2] == [f"SNAPSHOT={sid}"] for c in cases):
                 cases.append((f"snapshot {sid} ({msg[:22]})", q1, [f"SNAPSHOT={sid}"], *what))
@@ -164,8 +128,8 @@ def version_cases(driver_path, q1):
     return cases
 
 
-def test_q1_every_version_bit_exact_classic_and_multidim(driver_path, q1, source):
-    for label, path, opts, days, qc in version_cases(driver_path, q1):
+def test_q1_every_version_bit_exact_classic_and_multidim(exe, q1, source):
+    for label, path, opts, days, qc in version_cases(exe, q1):
         want = expected(source, days, qc)
         mds = open_md(path, opts)
         rg = mds.GetRootGroup()
@@ -196,43 +160,33 @@ def test_q1_unknown_tag_lists_the_valid_ones(q1):
     assert got is None and "february" in err and "january" in err, err
 
 
+def test_q1_gdalmdiminfo_command_opens_the_tagged_version(run_tool, q1):
+    """`gdalmdiminfo -oo TAG=january repo` as a command: the JSON has /t2m and a /time dimension of the
+    tag's 31 days (branch main, without -oo: 90), and the time values of that version."""
+    for oo, days in ((["-oo", "TAG=january"], 31), ([], 90), (["-oo", "BRANCH=qc"], 90)):
+        p = run_tool("gdalmdiminfo", *oo, q1, env_extra={"GDAL_PAM_ENABLED": "NO"})
+        assert p.returncode == 0 and "ERROR" not in p.stderr, (oo, p.stderr)
+        info = json.loads(p.stdout)
+        assert info["driver"] == "Zarr3", oo
+        dims = {d["full_name"]: d for d in info["dimensions"]}
+        assert dims["/time"]["size"] == days and dims["/time"]["type"] == "TEMPORAL", (oo, dims)
+        assert (dims["/lat"]["size"], dims["/lon"]["size"]) == (32, 64), (oo, dims)
+        t2m = info["arrays"]["t2m"]
+        assert t2m["dimensions"] == ["/time", "/lat", "/lon"] and t2m["dimension_size"] == [days, 32, 64], (oo, t2m)
+        assert t2m["datatype"] == "Float32"
+        assert info["arrays"]["time"]["dimension_size"] == [days], oo
+    p = run_tool("gdalmdiminfo", "-oo", "TAG=january", "-detailed", "-array", "time", q1,
+                 env_extra={"GDAL_PAM_ENABLED": "NO"})
+    assert p.returncode == 0, p.stderr
+    time = json.loads(p.stdout)
+    assert time["unit"] == "days since 2023-01-01" and time["values"] == list(range(31)), time
+
+
 # ------------------------------------------------------------------ data/archive.icechunk (virtual)
 @pytest.fixture(scope="module")
 def archive(tmp_data):
-    """The .nc files where the virtual references point; removed afterwards (only what was copied)."""
-    made = not ARCHIVE_DIR.exists()
-    copied = []
-    try:
-        try:
-            ARCHIVE_DIR.mkdir(exist_ok=True)
-            for name in NC_FILES:
-                dst = ARCHIVE_DIR / name
-                if dst.exists():
-                    if not filecmp.cmp(dst, DATA / "archive" / name, shallow=False):
-                        pytest.skip(f"{dst} exists and differs from data/archive/{name}: not overwritten")
-                    continue
-                shutil.copy(DATA / "archive" / name, dst)
-                copied.append(dst)
-        except OSError as e:
-            pytest.skip(f"cannot put the .nc files in {ARCHIVE_DIR} (the virtual chunk container of "
-                        f"data/archive.icechunk): {e}")
+    with placed_archive_files():
         yield str(tmp_data / "archive.icechunk")
-    finally:
-        for f in copied:
-            f.unlink(missing_ok=True)
-        if made:
-            shutil.rmtree(ARCHIVE_DIR, ignore_errors=True)
-
-
-def netcdf_months():
-    parts = []
-    for name in NC_FILES:
-        ds = gdal.OpenEx(f'NETCDF:"{ARCHIVE_DIR / name}":t2m', gdal.OF_RASTER | gdal.OF_READONLY)
-        assert ds.GetDriver().ShortName == "netCDF"
-        assert ds.GetGeoTransform() == (-20.0, 1.0, 0.0, 72.0, 0.0, -1.0)
-        parts.append(ds.ReadAsArray())
-    assert [p.shape[0] for p in parts] == MONTHS
-    return np.concatenate(parts)
 
 
 def test_archive_classic_equals_netcdf_driver_and_source(archive, source):
@@ -262,32 +216,6 @@ def test_archive_multidim_virtual_rectilinear(archive, source):
     grid = json.loads(md["CHUNK_GRID"])["configuration"]["chunk_shapes"]
     assert grid[0] == MONTHS
     assert [c["name"] for c in json.loads(md["CODECS"])] == ["bytes", "numcodecs.shuffle", "numcodecs.zlib"]
-
-
-QGIS_SCRIPT = """
-import sys
-from qgis.core import QgsApplication, QgsPointXY, QgsRasterLayer
-app = QgsApplication([], False)
-app.initQgis()
-layer = QgsRasterLayer(sys.argv[1], "t2m", "gdal")
-v, ok = layer.dataProvider().sample(QgsPointXY(-19.5, 71.5), 45)
-print(layer.isValid(), layer.bandCount(), layer.crs().authid(), layer.extent().toString(3), repr(v), ok)
-print(layer.bandName(45))
-"""
-
-
-def test_archive_in_qgis(archive, driver_path, tmp_path):
-    """The virtual array as a QGIS raster layer (headless, in a child process: QGIS writes its .aux.xml
-    beside the copy in tmp)."""
-    if not qgis_importable():
-        pytest.skip("QGIS (python3-qgis) not installed")
-    p = run_qgis(QGIS_SCRIPT, [f'ZARR3:"{archive}":/t2m'], driver_path, tmp_path)
-    assert p.returncode == 0, p.stderr
-    nc = gdal.Open(f'NETCDF:"{ARCHIVE_DIR / NC_FILES[1]}":t2m')
-    want = float(nc.GetRasterBand(14).ReadAsArray()[0, 0])  # 2023-02-14, north-west pixel
-    lines = p.stdout.strip().splitlines()
-    assert lines[-2] == f"True 90 EPSG:4326 -20.000,40.000 : 44.000,72.000 {want!r} True", p.stdout
-    assert lines[-1] == "Band 45: time=2023-02-14", p.stdout
 
 
 # ------------------------------------------------------------------ last: data/ untouched

@@ -1,13 +1,16 @@
 """QGIS (Debian python3-qgis, headless): a rectilinear, sharded, georeferenced
 Zarr3 store opens as a QgsRasterLayer through QGIS's GDAL provider (plain path
 and ZARR3: subdataset URI), with the right CRS, extent and pixel values, and
-renders exactly like the same data as GeoTIFF.
+renders exactly like the same data as GeoTIFF. The Icechunk samples of data/ open as layers
+at every version selector (ICECHUNK:repo?tag=/branch=/snapshot=/as_of=), and the virtual archive
+over NetCDF files, with every band equal to GDAL's read (issue 29).
 
 Skipped when qgis is not installed (scripts/install-apps.sh installs it).
 """
 import json
 import os
 import re
+import shutil
 import subprocess
 from pathlib import Path
 
@@ -23,6 +26,8 @@ qgis_core = pytest.importorskip("qgis.core")
 from osgeo import gdal, osr  # noqa: E402
 
 from app_stores import two_variable_store  # noqa: E402
+from icechunk_samples import (ARCHIVE_DIR, DATA, NC_FILES, between, days_and_qc, history,  # noqa: E402
+                              netcdf_months, placed_archive_files, zarr3_log)
 from qgis.core import (  # noqa: E402
     Qgis,
     QgsApplication,
@@ -233,7 +238,6 @@ def test_two_variable_store_offers_its_two_data_arrays(qgs, stores):
 def test_band_list_shows_dates(qgs, tmp_path):
     """QGIS's band list of a daily series names each band by its date (issue 32, part). On a copy: QGIS
     saves the histograms it computes beside the store."""
-    import shutil
     sample = tmp_path / "sample.zarr"
     shutil.copytree(Path(__file__).resolve().parent.parent / "data" / "daily_t2m_2023.zarr", sample)
     layer = QgsRasterLayer(str(sample), "t2m", "gdal")
@@ -241,3 +245,128 @@ def test_band_list_shows_dates(qgs, tmp_path):
     assert layer.bandCount() == 365
     assert "2023-01-01" in layer.bandName(1), layer.bandName(1)
     assert "2023-02-01" in layer.bandName(32), layer.bandName(32)
+
+
+# ------------------------------------------------------------------ Icechunk samples (issue 29)
+# data/t2m_2023q1.icechunk at every kind of version selector, and the virtual data/archive.icechunk, as
+# QGIS raster layers through the GDAL provider. Each band QGIS reads (a full block through the data
+# provider) equals GDAL's own read of the same version, chosen with open options rather than the URI
+# (that read is checked bit-exact against the source in test_icechunk_samples.py).
+
+
+@pytest.fixture(scope="module")
+def q1(tmp_path_factory):
+    """A copy of data/t2m_2023q1.icechunk (nothing is written into data/)."""
+    dst = tmp_path_factory.mktemp("q1") / "t2m_2023q1.icechunk"
+    shutil.copytree(DATA / "t2m_2023q1.icechunk", dst)
+    return dst
+
+
+def q1_versions(exe, q1):
+    """[(id, ICECHUNK: query, the same as GDAL open options, snapshot id, days, qc)]: the default, the tag,
+    the branch, a snapshot id from `zarr3 log`, and an as_of between two commits of main and of qc."""
+    main = history(zarr3_log(exe, q1))
+    qc = history(zarr3_log(exe, q1, "qc"))
+    march, feb, jan = main[0], main[1], main[2]
+    assert [days_and_qc(c.message) for c in (march, feb, jan)] == [(90, False), (59, False), (31, False)]
+    assert days_and_qc(qc[0].message) == (90, True) and qc[1].id == march.id
+    t_feb, t_qc = between(feb, march), between(march, qc[0])
+    return [
+        ("default", "", [], march.id, 90, False),
+        ("tag", "?tag=january", ["TAG=january"], jan.id, 31, False),
+        ("branch", "?branch=qc", ["BRANCH=qc"], qc[0].id, 90, True),
+        ("snapshot", f"?snapshot={feb.id}", [f"SNAPSHOT={feb.id}"], feb.id, 59, False),
+        # the latest snapshot of main at or before a time between February and March: February
+        ("as_of", f"?as_of={t_feb}", [f"AS_OF={t_feb}"], feb.id, 59, False),
+        # branch qc just before its correction: main's March, which qc branched from
+        ("branch_as_of", f"?branch=qc&as_of={t_qc}", ["BRANCH=qc", f"AS_OF={t_qc}"], march.id, 90, False),
+    ]
+
+
+def provider_bands(lyr):
+    """Every band of the layer as one full-extent block read through its data provider: (bands, rows, cols)."""
+    prov = lyr.dataProvider()
+    assert prov.dataType(1) == Qgis.Float32
+    out = []
+    for b in range(1, lyr.bandCount() + 1):
+        block = prov.block(b, lyr.extent(), lyr.width(), lyr.height())
+        assert block.isValid() and (block.width(), block.height()) == (lyr.width(), lyr.height()), b
+        assert block.dataType() == Qgis.Float32, b
+        out.append(np.frombuffer(bytes(block.data()), np.float32).reshape(lyr.height(), lyr.width()))
+    return np.stack(out)
+
+
+def assert_same_bits(got, want, what):
+    assert got.shape == want.shape and got.dtype == want.dtype, (what, got.shape, want.shape, got.dtype, want.dtype)
+    if got.tobytes() != want.tobytes():
+        bad = np.argwhere(got != want)
+        pytest.fail(f"{what}: {len(bad)} values differ from GDAL's read, first at {bad[0].tolist()}")
+
+
+def assert_through_plugin(lyr):
+    html = re.sub(r"<[^>]+>", " ", lyr.dataProvider().htmlMetadata())
+    assert re.search(r"GDAL Driver Description\s+Zarr3\s", html), html[:2000]
+    return html
+
+
+def test_icechunk_versions_in_qgis(qgs, exe, q1):
+    """t2m_2023q1.icechunk through ICECHUNK: URIs (?tag=, ?branch=, ?snapshot=, ?as_of=, branch with as_of,
+    and none): each layer has its version's days, georeferencing and snapshot, and every band equals GDAL's
+    read of that version."""
+    seen = {}
+    for key, query, opts, sid, days, qc in q1_versions(exe, q1):
+        uri = f"ICECHUNK:{q1}{query}"
+        lyr = layer_for(qgs, uri, key)
+        assert lyr.providerType() == "gdal" and lyr.source() == uri, (key, lyr.source())
+        assert (lyr.bandCount(), lyr.width(), lyr.height()) == (days, 64, 32), key
+        assert lyr.crs().authid() == "EPSG:4326", key
+        assert lyr.extent().toString(3) == "-20.000,40.000 : 44.000,72.000", key
+        last_day = {31: "2023-01-31", 59: "2023-02-28", 90: "2023-03-31"}[days]
+        assert lyr.bandName(days) == f"Band {days:02d}: time={last_day}", (key, lyr.bandName(days))
+        html = assert_through_plugin(lyr)
+        assert re.search(rf"ICECHUNK_SNAPSHOT_ID={sid}\b", html), (key, sid, html[:3000])
+        ds = gdal.OpenEx(str(q1), gdal.OF_RASTER | gdal.OF_READONLY, open_options=opts)
+        assert ds.GetMetadataItem("SNAPSHOT_ID", "ICECHUNK") == sid and ds.RasterCount == days, key
+        got = provider_bands(lyr)
+        assert_same_bits(got, ds.ReadAsArray(), f"{uri} in QGIS")
+        seen[key] = got
+    # The versions really differ where they should: qc's correction (2023-02-14, north-west block, -1.5 K)
+    # is only on branch qc; the tag and the February snapshot are the first days of main.
+    diff = seen["branch"] - seen["default"]
+    assert np.all(diff[44, :16, :32] == np.float32(-1.5))
+    diff[44, :16, :32] = 0
+    assert not diff.any()
+    assert_same_bits(seen["branch_as_of"], seen["default"], "qc as of before its correction")
+    assert_same_bits(seen["tag"], seen["default"][:31], "tag january")
+    assert_same_bits(seen["snapshot"], seen["default"][:59], "February snapshot")
+    assert_same_bits(seen["as_of"], seen["snapshot"], "as_of between February and March")
+
+
+@pytest.fixture(scope="module")
+def archive(tmp_path_factory):
+    """A copy of data/archive.icechunk, its .nc files where its virtual references point."""
+    dst = tmp_path_factory.mktemp("archive") / "archive.icechunk"
+    shutil.copytree(DATA / "archive.icechunk", dst)
+    with placed_archive_files():
+        yield dst
+
+
+@pytest.mark.parametrize("how", ["folder", "uri"])
+def test_virtual_archive_in_qgis(qgs, archive, how):
+    """The virtual array over three monthly NetCDF-4 files as a QGIS layer (the folder, or the ZARR3: URI
+    README gives): 90 bands named by date, EPSG:4326, every band equal to GDAL's read of the same name
+    and to the netCDF driver reading the files one by one."""
+    name = str(archive) if how == "folder" else f'ZARR3:"{archive}":/t2m'
+    lyr = layer_for(qgs, name, how)
+    assert (lyr.bandCount(), lyr.width(), lyr.height()) == (90, 64, 32)
+    assert lyr.crs().authid() == "EPSG:4326"
+    assert lyr.extent().toString(3) == "-20.000,40.000 : 44.000,72.000"
+    assert lyr.bandName(45) == "Band 45: time=2023-02-14", lyr.bandName(45)
+    assert_through_plugin(lyr)
+    got = provider_bands(lyr)
+    assert_same_bits(got, gdal.Open(name).ReadAsArray(), f"{name} in QGIS")
+    assert_same_bits(got, netcdf_months(), f"{name} in QGIS vs the netCDF driver")
+    nc = gdal.Open(f'NETCDF:"{ARCHIVE_DIR / NC_FILES[1]}":t2m')
+    want = float(nc.GetRasterBand(14).ReadAsArray()[0, 0])  # 2023-02-14, north-west pixel
+    v, ok = lyr.dataProvider().sample(QgsPointXY(-19.5, 71.5), 45)
+    assert ok and v == want, (v, want)

@@ -192,6 +192,11 @@ def test_readme_outputs_are_what_the_examples_say(readme_run):
     rgb = ds.ReadAsArray()
     assert len({tuple(px) for px in rgb.reshape(3, -1).T}) > 20  # a colour ramp, not one flat colour
     assert len(demo["stdout"].splitlines()) < 120  # readable: not thousands of gdalinfo lines
+    # Its Icechunk step opens a snapshot by the id zarr3 log printed (February's: 59 days).
+    log_ids = re.findall(r"^    ([0-9A-Z]{20})  \S+  February 2023 appended", demo["stdout"], re.M)
+    assert len(log_ids) == 1, demo["stdout"]
+    assert re.search(rf"^    gdalinfo -oo SNAPSHOT={log_ids[0]} data/t2m_2023q1.icechunk +59 bands "
+                     r"\(February 2023 appended\)$", demo["stdout"], re.M), demo["stdout"]
     # make install: the plugin lands in GDAL's plugin folder under DESTDIR.
     if (Path(os.environ["GDAL_DRIVER_PATH"]) / "cmake_install.cmake").exists():
         installed = list((work / "destdir").rglob("gdal_Zarr3.so"))
@@ -202,3 +207,35 @@ def test_readme_outputs_are_what_the_examples_say(readme_run):
     # The Python example read July.
     py = next(r for i, r in results.items() if i.endswith("-python"))
     assert "july mean" in py["stdout"]
+
+
+def test_demo_removes_only_the_archive_files_it_copied(driver_path, tmp_path):
+    """scripts/demo.sh copies the monthly .nc files of data/archive.icechunk where its virtual references
+    point (/tmp/gdal-zarr3-archive) and removes afterwards only what it copied: a file already there (from
+    README's worked example) stays as it was, and one that differs from data/archive/ is not overwritten
+    (the demo fails, naming it)."""
+    import filecmp
+
+    from icechunk_samples import ARCHIVE_DIR, DATA
+
+    if ARCHIVE_DIR.exists():
+        pytest.skip(f"{ARCHIVE_DIR} exists (another run's, or the user's): not touched by this test")
+    env = dict(os.environ, GDAL_DRIVER_PATH=driver_path, DEMO_OUT=str(tmp_path / "demo"))
+    demo = ["bash", str(REPO / "scripts" / "demo.sh"), driver_path]
+    ARCHIVE_DIR.mkdir()
+    try:
+        kept = ARCHIVE_DIR / "t2m_2023-02.nc"
+        shutil.copy(DATA / "archive" / kept.name, kept)
+        os.utime(kept, ns=(10**18, 10**18))
+        p = subprocess.run(demo, env=env, capture_output=True, text=True, timeout=600)
+        assert p.returncode == 0, p.stdout[-3000:] + p.stderr[-3000:]
+        assert sorted(f.name for f in ARCHIVE_DIR.iterdir()) == [kept.name]
+        assert "1 already there, kept" in p.stdout and "removed the 2 file(s) copied" in p.stdout, p.stdout[-3000:]
+        assert kept.stat().st_mtime_ns == 10**18 and filecmp.cmp(kept, DATA / "archive" / kept.name, shallow=False)
+        kept.write_bytes(b"not the sample")
+        p = subprocess.run(demo, env=env, capture_output=True, text=True, timeout=600)
+        assert p.returncode != 0, p.stdout[-3000:]
+        assert f"{kept} exists and differs from data/archive/{kept.name}: not overwritten" in p.stdout, p.stdout[-3000:]
+        assert sorted(f.name for f in ARCHIVE_DIR.iterdir()) == [kept.name] and kept.read_bytes() == b"not the sample"
+    finally:
+        shutil.rmtree(ARCHIVE_DIR, ignore_errors=True)

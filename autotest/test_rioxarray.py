@@ -25,6 +25,7 @@ import xarray  # noqa: E402
 from osgeo import gdal  # noqa: E402
 
 from app_stores import geotiff as make_geotiff, two_variable_store  # noqa: E402
+from icechunk_samples import DATA, between, days_and_qc, history, zarr3_log  # noqa: E402
 
 gdal.UseExceptions()
 
@@ -161,21 +162,49 @@ def test_time_axis_is_a_datetime_dimension():
         assert np.array_equal(np.squeeze(day.values), expected)
 
 
-@pytest.mark.parametrize("opts,days", [({}, 90), ({"TAG": "january"}, 31), ({"BRANCH": "qc"}, 90)])
-def test_icechunk_repository_versions(tmp_path, opts, days):
-    """An Icechunk repository opens in rioxarray like a store, at the version its open options choose,
-    with its dates on a `time` dimension (issue 29)."""
+@pytest.fixture(scope="module")
+def q1(tmp_path_factory):
+    """A copy of data/t2m_2023q1.icechunk (nothing is written into data/)."""
     import shutil
 
-    repo = tmp_path / "t2m_2023q1.icechunk"
-    shutil.copytree(Path(__file__).resolve().parent.parent / "data" / "t2m_2023q1.icechunk", repo)
-    with rioxarray.open_rasterio(str(repo), **{k.lower(): v for k, v in opts.items()}) as da:
-        assert da.dims[0] == "time" and da.sizes["time"] == days
-        assert str(da["time"].values[-1])[:10] == ("2023-01-31" if days == 31 else "2023-03-31")
+    repo = tmp_path_factory.mktemp("q1") / "t2m_2023q1.icechunk"
+    shutil.copytree(DATA / "t2m_2023q1.icechunk", repo)
+    return repo
+
+
+def q1_version(exe, q1, which):
+    """(open options, snapshot id, days) of a version of the sample, the ids and times from `zarr3 log`."""
+    main = history(zarr3_log(exe, q1))
+    qc = history(zarr3_log(exe, q1, "qc"))
+    march, feb, jan = main[0], main[1], main[2]
+    assert [days_and_qc(c.message) for c in (march, feb, jan)] == [(90, False), (59, False), (31, False)]
+    assert days_and_qc(qc[0].message) == (90, True) and qc[1].id == march.id
+    return {
+        "default": ({}, march.id, 90),
+        "tag": ({"TAG": "january"}, jan.id, 31),
+        "branch": ({"BRANCH": "qc"}, qc[0].id, 90),
+        "snapshot": ({"SNAPSHOT": feb.id}, feb.id, 59),
+        # branch qc as of a time between January and February: January, the first commit qc shares
+        "branch_as_of": ({"BRANCH": "qc", "AS_OF": between(jan, feb)}, jan.id, 31),
+    }[which]
+
+
+@pytest.mark.parametrize("which", ["default", "tag", "branch", "snapshot", "branch_as_of"])
+def test_icechunk_repository_versions(exe, q1, which):
+    """An Icechunk repository opens in rioxarray like a store, at the version its open options choose
+    (BRANCH=, TAG=, SNAPSHOT=, BRANCH= with AS_OF=), with its dates on a `time` dimension, and all the days
+    of that version equal GDAL's read of the same version (issue 29)."""
+    opts, sid, days = q1_version(exe, q1, which)
+    with rioxarray.open_rasterio(str(q1), **{k.lower(): v for k, v in opts.items()}) as da:
+        assert da.dims == ("time", "y", "x") and da.shape == (days, 32, 64), (da.dims, da.shape)
+        last = {31: "2023-01-31", 59: "2023-02-28", 90: "2023-03-31"}[days]
+        assert str(da["time"].values[0])[:10] == "2023-01-01" and str(da["time"].values[-1])[:10] == last
         assert da.rio.crs.to_epsg() == 4326
-        ds = gdal.OpenEx(str(repo), gdal.OF_RASTER, open_options=[f"{k}={v}" for k, v in opts.items()])
+        ds = gdal.OpenEx(str(q1), gdal.OF_RASTER, open_options=[f"{k}={v}" for k, v in opts.items()])
+        assert ds.GetMetadataItem("SNAPSHOT_ID", "ICECHUNK") == sid and ds.RasterCount == days
+        want = ds.ReadAsArray()
+        got = da.values
+        assert got.dtype == want.dtype == np.float32 and got.shape == want.shape
+        assert got.tobytes() == want.tobytes(), f"{opts}: {np.count_nonzero(got != want)} values differ"
         day = da.sel(time="2023-01-15")
         assert np.array_equal(np.squeeze(day.values), ds.GetRasterBand(15).ReadAsArray())
-        if days == 90:
-            feb14 = np.squeeze(da.sel(time="2023-02-14").values)
-            assert np.array_equal(feb14, ds.GetRasterBand(45).ReadAsArray())

@@ -191,11 +191,16 @@ else
 fi
 
 step "Icechunk: one version per open (-oo BRANCH=/TAG=/SNAPSHOT=, or ICECHUNK:repo?tag=...)"
-for sel in "-oo BRANCH=main" "-oo TAG=january" "ICECHUNK:$Q1?tag=january"; do
+# The February commit's snapshot id, from the history zarr3 log printed above.
+feb=$(sed -n 's/^\([0-9A-Z]\{20\}\)  .*February 2023 appended.*/\1/p' "$OUT/log.txt" 2>/dev/null | head -1)
+[ -n "$feb" ] || fail "no February commit in zarr3 log"
+for sel in "-oo BRANCH=main" "-oo TAG=january" "-oo SNAPSHOT=${feb:-?}" "ICECHUNK:$Q1?tag=january"; do
   case $sel in ICECHUNK:*) args=("$sel") ;; *) read -ra args <<<"$sel $Q1" ;; esac
   if GDAL_PAM_ENABLED=NO gdalinfo -mdd ICECHUNK "${args[@]}" >"$OUT/ice.txt"; then
-    printf '    gdalinfo %-40s %3s bands  snapshot "%s"\n' "${args[*]}" "$(grep -c '^Band ' "$OUT/ice.txt")" \
-      "$(sed -n 's/^  SNAPSHOT_MESSAGE=//p' "$OUT/ice.txt" | cut -c1-42)"
+    nb=$(grep -c '^Band ' "$OUT/ice.txt")
+    printf '    gdalinfo %-58s %2s bands (%s)\n' "${args[*]}" "$nb" \
+      "$(sed -n 's/^  SNAPSHOT_MESSAGE=//p' "$OUT/ice.txt" | cut -d: -f1)"
+    case $sel in *SNAPSHOT=*) [ "$nb" = 59 ] || fail "SNAPSHOT=$feb: $nb bands, not February's 59" ;; esac
   else
     fail "gdalinfo ${args[*]}"
   fi
@@ -211,10 +216,26 @@ if [ -z "$v_main" ] || [ "$(awk -v a="$v_main" -v b="$v_qc" 'BEGIN { print (a - 
 fi
 
 step "A virtual archive: 3 monthly NetCDF-4 files as one Icechunk array (ZARR3:$ARCHIVE:/t2m)"
+# Only the files missing there are copied, and only those (and the folder, if made here) are removed
+# afterwards: files already there (README's worked example) stay; one that differs is not overwritten.
 made_archive=0
+copied=()
+placed=1
 if [ ! -e "$ARCHIVE_TMP" ]; then mkdir "$ARCHIVE_TMP" && made_archive=1; fi
-if cp data/archive/t2m_2023-0[123].nc "$ARCHIVE_TMP/"; then
-  echo "    cp data/archive/t2m_2023-0[123].nc $ARCHIVE_TMP/   (where the references point)"
+for f in data/archive/t2m_2023-0[123].nc; do
+  dst=$ARCHIVE_TMP/$(basename "$f")
+  if [ -e "$dst" ]; then
+    cmp -s "$f" "$dst" || { echo "    $dst exists and differs from $f: not overwritten"; placed=0; }
+  elif cp "$f" "$dst"; then
+    copied+=("$dst")
+  else
+    placed=0
+  fi
+done
+if [ "$placed" = 1 ]; then
+  kept=$((3 - ${#copied[@]}))
+  echo "    cp data/archive/t2m_2023-0[123].nc $ARCHIVE_TMP/   (where the references point$(
+    [ "$kept" = 0 ] || echo "; $kept already there, kept"))"
   GDAL_PAM_ENABLED=NO "$PY" - "ZARR3:$ARCHIVE:/t2m" "$ARCHIVE_TMP" <<'PYEOF' || fail "virtual archive"
 import json, sys
 import numpy as np
@@ -235,9 +256,9 @@ PYEOF
 else
   fail "copy to $ARCHIVE_TMP"
 fi
-rm -f "$ARCHIVE_TMP"/t2m_2023-0[123].nc
+if [ "${#copied[@]}" -gt 0 ]; then rm -f "${copied[@]}"; fi
 [ "$made_archive" = 1 ] && rmdir "$ARCHIVE_TMP"
-echo "    (removed the copies in $ARCHIVE_TMP)"
+echo "    (removed the ${#copied[@]} file(s) copied to $ARCHIVE_TMP)"
 echo
 if [ "$failures" -ne 0 ]; then
   echo "demo: $failures step(s) failed"

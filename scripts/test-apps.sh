@@ -1,11 +1,11 @@
 #!/usr/bin/env bash
 # Application leg: QGIS (headless), rasterio, rioxarray and dask.distributed open Zarr3 stores
-# through the plugin.
+# and Icechunk repositories through the plugin.
 #   bash scripts/test-apps.sh            build dir: build (override with ZARR3_BUILD_DIR)
 # Installs the missing Debian packages (scripts/install-deps.sh, scripts/install-apps.sh),
-# builds the plugin target, runs autotest/test_qgis.py, test_rasterio.py, test_rioxarray.py and
-# test_dask.py (a two-process LocalCluster on 127.0.0.1),
-# and prints a SUMMARY line. Fails when a test fails or is skipped (the packages are
+# builds the plugin and the zarr3 tool (the Icechunk tests take snapshot ids from `zarr3 log`),
+# runs autotest/test_qgis.py, test_rasterio.py, test_rioxarray.py and test_dask.py (a two-process
+# LocalCluster on 127.0.0.1), and prints a SUMMARY line. Fails when a test fails or is skipped (the packages are
 # installed here, so a skip means an import is broken).
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
@@ -18,18 +18,20 @@ bash scripts/install-apps.sh
 t1=$(date +%s)
 echo "apps: packages ready in $((t1 - t0))s"
 
-# Only the plugin target (incremental when `make build` already ran in the same dir).
+# Only the plugin and the tool (incremental when `make build` already ran in the same dir).
 blog=$(mktemp)
-{ cmake -S . -B "$BUILD_DIR" -DZARR3_WERROR=ON && cmake --build "$BUILD_DIR" -j"${JOBS:-2}" --target gdal_Zarr3; } \
+{ cmake -S . -B "$BUILD_DIR" -DZARR3_WERROR=ON && cmake --build "$BUILD_DIR" -j"${JOBS:-2}" --target gdal_Zarr3 zarr3; } \
   >"$blog" 2>&1 || {
   cat "$blog" >&2
   echo "apps: build failed" >&2
   exit 1
 }
 rm -f "$blog"
-[[ -f "$BUILD_DIR/gdal_Zarr3.so" ]] || { echo "apps: $BUILD_DIR/gdal_Zarr3.so missing" >&2; exit 1; }
+for f in gdal_Zarr3.so zarr3; do
+  [[ -f "$BUILD_DIR/$f" ]] || { echo "apps: $BUILD_DIR/$f missing" >&2; exit 1; }
+done
 t2=$(date +%s)
-echo "apps: plugin built in $((t2 - t1))s ($BUILD_DIR)"
+echo "apps: plugin and tool built in $((t2 - t1))s ($BUILD_DIR)"
 
 log="$BUILD_DIR/apps-pytest.log"
 rc=0

@@ -80,6 +80,7 @@ struct ChunkRef {
     uint64_t length = 0;        // Native, Virtual
     std::string etag;           // Virtual: checksum of the object (empty: none)
     uint32_t last_modified = 0; // Virtual: seconds since 1970 (0: none)
+    std::string manifest_id;    // the manifest it was found in (for errors)
 };
 
 // A verified manifest file. Lookups are binary searches over the
@@ -248,6 +249,7 @@ class IcechunkStore : public Store {
 
   private:
     std::optional<uint64_t> size_of(const std::string& key);
+    [[noreturn]] void too_large(const std::string& key, uint64_t n, uint64_t limit);
     struct Impl;
     std::shared_ptr<Repository> repo_;
     std::shared_ptr<const Snapshot> snap_;

@@ -49,8 +49,12 @@ std::optional<Bytes> read_stored_chunk(ByteSource& src, uint64_t limit, const Ch
     try {
         return src.read_all(limit, version);
     } catch (const FormatError& e) {
+        // Explained only when it is this chunk's size that is too large
+        // (not, say, a file a store read to find the chunk).
         const std::string msg = e.what();
-        if (msg.find("exceeds the limit of") == std::string::npos) throw;
+        if (!msg.starts_with(src.describe() + ": ") ||
+            msg.find("exceeds the limit of") == std::string::npos)
+            throw;
         std::string shape;
         for (size_t i = 0; i < spec.shape.size(); ++i)
             shape += (i ? "," : "") + std::to_string(spec.shape[i]);

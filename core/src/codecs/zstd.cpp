@@ -58,28 +58,35 @@ void check_decoded(size_t got, uint64_t expected) {
                           std::to_string(expected));
 }
 
-// Streaming decode when the frames do not state their content size: the
-// output grows by doubling up to `limit`.
-Bytes decode_stream(ByteView in, std::optional<uint64_t> expected, uint64_t limit) {
-    Bytes out(expected ? *expected
-                       : std::min<uint64_t>(limit, std::max<uint64_t>(in.size() * 4, 64 * 1024)));
-    auto room = [&](size_t pos) {
-        if (pos == out.size() && out.size() < limit)
-            out.resize(std::min<uint64_t>(limit, std::max<uint64_t>(out.size() * 2, 4096)));
-        return std::pair<uint8_t*, size_t>{out.data() + pos, out.size() - pos};
-    };
-    const size_t n = stream(in, room,
-                            std::string(expected ? "expected " : "limit of ") +
-                                std::to_string(limit) + " bytes");
-    if (expected) check_decoded(n, *expected);
-    out.resize(n);
-    return out;
-}
-
 // Streaming decode of exactly `size` bytes into `out` (FormatError otherwise).
 void decode_stream_into(ByteView in, uint8_t* out, uint64_t size) {
     auto room = [&](size_t pos) { return std::pair<uint8_t*, size_t>{out + pos, size - pos}; };
     check_decoded(stream(in, room, "expected " + std::to_string(size) + " bytes"), size);
+}
+
+// How many bytes the frames decode to, at most `limit` (FormatError past
+// it), decoded into a small scratch buffer that is overwritten.
+size_t decoded_size(ByteView in, uint64_t limit) {
+    std::vector<uint8_t> scratch(256 * 1024);
+    auto room = [&](size_t pos) {
+        const uint64_t left = limit - std::min<uint64_t>(limit, pos);
+        return std::pair<uint8_t*, size_t>{scratch.data(),
+                                           size_t(std::min<uint64_t>(left, scratch.size()))};
+    };
+    return stream(in, room, "limit of " + std::to_string(limit) + " bytes");
+}
+
+// Streaming decode when the frames do not state their content size. With
+// no expected size either, a first pass counts the decoded bytes (refused
+// past `limit` before anything that large is allocated) and a second
+// decodes into exactly that many: the memory is the result's, never a
+// growing buffer's copies (a decompression bomb costs time up to the
+// limit, not memory).
+Bytes decode_stream(ByteView in, std::optional<uint64_t> expected, uint64_t limit) {
+    const uint64_t n = expected ? *expected : decoded_size(in, limit);
+    Bytes out(n);
+    decode_stream_into(in, out.data(), n);
+    return out;
 }
 
 class ZstdCodec : public BytesToBytesCodec {

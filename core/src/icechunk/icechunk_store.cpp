@@ -197,7 +197,10 @@ std::optional<ChunkRef> IcechunkStore::Impl::find_ref(const Snapshot& snap, cons
     if (!coords) return std::nullopt;
     for (const ManifestExtent& m : n->manifests) {
         if (!m.contains(*coords)) continue;
-        if (auto ref = manifest(m.manifest_id)->find(n->id, *coords)) return ref;
+        if (auto ref = manifest(m.manifest_id)->find(n->id, *coords)) {
+            ref->manifest_id = m.manifest_id;
+            return ref;
+        }
     }
     return std::nullopt;
 }
@@ -272,6 +275,17 @@ std::optional<uint64_t> IcechunkStore::size_of(const std::string& key) {
     return ref->kind == ChunkRef::Kind::Inline ? ref->inline_data.size() : ref->length;
 }
 
+// A chunk larger than a read allows: the error names the manifest holding
+// its reference too (a hostile size is that file's).
+void IcechunkStore::too_large(const std::string& key, uint64_t n, uint64_t limit) {
+    const std::string where = join_key(uri(), key);
+    const auto ref = impl_->find_ref(*snap_, key, where);
+    if (!ref || ref->manifest_id.empty()) throw_too_large(where, n, limit);
+    throw FormatError(where + ": " + std::to_string(n) + " bytes exceeds the limit of " +
+                      std::to_string(limit) + " bytes; refused before reading (its reference is in " +
+                      join_key(impl_->storage->uri(), "manifests/" + ref->manifest_id) + ")");
+}
+
 std::optional<ReadResult> IcechunkStore::read(const ReadRequest& request) {
     ReadResult out;
     if (request.kind == ReadRequest::Kind::Size) {
@@ -283,7 +297,7 @@ std::optional<ReadResult> IcechunkStore::read(const ReadRequest& request) {
     if (whole && request.limit) {
         const auto n = size_of(request.key);
         if (!n) return std::nullopt;
-        if (*n > *request.limit) throw_too_large(join_key(uri(), request.key), *n, *request.limit);
+        if (*n > *request.limit) too_large(request.key, *n, *request.limit);
     }
     auto v = impl_->read(*snap_, request.key, whole ? nullptr : &request.ranges, out.total_size,
                          &out.version);

@@ -38,7 +38,7 @@ cmake --build "$BUILD" -j"$JOBS" --target "${TARGETS[@]}" || { echo "fuzz.sh: bu
 
 declare -A MAXLEN=([fuzz_metadata]=16384 [fuzz_rectilinear]=4096 [fuzz_shard]=8192
                    [fuzz_codecs]=16384 [fuzz_array]=65536 [fuzz_multiscales]=8192
-                   [fuzz_string_shard]=16384 [fuzz_compact]=4096 [fuzz_icechunk]=16384)
+                   [fuzz_string_shard]=32768 [fuzz_compact]=4096 [fuzz_icechunk]=16384)
 WORK=$(mktemp -d)
 trap 'rm -rf "$WORK"' EXIT
 failed=0

@@ -92,6 +92,36 @@ def test_stale_consolidated_metadata_through_the_command(tmp_path, run_tool):
     check_days(store, [1, 2, 3, 4, 5])
 
 
+def test_gdaladdo_never_plans_levels_from_stale_consolidated_metadata(tmp_path):
+    """Overview levels are planned from the array as stored now: when the dataset was opened from
+    consolidated metadata older than the array (another tool appended without re-consolidating),
+    gdaladdo fails naming both shapes and changes nothing (it used to build 3-step levels of a 4-step
+    array, exit 0, and leave a pyramid the reader rejects)."""
+    store = tmp_path / "cube.zarr"
+    for d in (1, 2, 3):
+        gdal.Translate(str(store), str(day_tif(tmp_path / f"d{d}.tif", d)), format=DRV,
+                       creationOptions=append_options())
+    consolidate(store)
+    stale_root = (store / "zarr.json").read_text()
+    gdal.Translate(str(store), str(day_tif(tmp_path / "d4.tif", 4)), format=DRV,
+                   creationOptions=append_options())
+    (store / "zarr.json").write_text(stale_root)
+    before = {p: p.read_bytes() for p in store.rglob("*") if p.is_file()}
+    p = subprocess.run(["gdaladdo", "-q", str(store), "2"], capture_output=True, text=True)
+    assert p.returncode != 0, p.stderr
+    assert "changed since it was opened" in p.stderr and "reopen it" in p.stderr, p.stderr
+    assert {p: p.read_bytes() for p in store.rglob("*") if p.is_file()} == before
+    # Opened from what is stored (the consolidated root re-written by an append), it builds.
+    gdal.Translate(str(store), str(day_tif(tmp_path / "d5.tif", 5)), format=DRV,
+                   creationOptions=append_options())
+    p = subprocess.run(["gdaladdo", "-q", str(store), "2"], capture_output=True, text=True)
+    assert p.returncode == 0, p.stderr
+    gdal.ErrorReset()
+    ds = gdal.Open(str(store))
+    assert ds.RasterCount == 5 and ds.GetRasterBand(1).GetOverviewCount() == 1
+    assert gdal.GetLastErrorMsg() == ""
+
+
 def run_workers(driver_path, store, day_lists, env_extra=None):
     env = dict(os.environ, GDAL_DRIVER_PATH=driver_path, **(env_extra or {}))
     script = ("import subprocess, sys\n"

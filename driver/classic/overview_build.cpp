@@ -13,6 +13,7 @@
 #include "classic/raster_dataset.hpp"
 #include "classic/raster_overviews.hpp"
 
+#include "zarr3/array_lock.hpp"
 #include "zarr3/hierarchy.hpp"
 #include "zarr3/multiscales.hpp"
 
@@ -58,6 +59,7 @@ class OverviewBuilder {
         return ds_.store_->uri() + "/" + zarr3::join_key(GroupPath(), "zarr.json");
     }
     void CheckCanBuild();
+    void CheckOpenedAsStored() const;
     std::vector<std::string> Doomed(const PyramidOf& pyr) const;
     std::string BaseName() const;
 
@@ -336,10 +338,31 @@ void OverviewBuilder::CheckCanBuild() {
     if (pyr && pyr->level != zarr3::base_level(pyr->ms))
         throw zarr3::Error(where + ": is a level of a multiscales pyramid, not its base " +
                            "(build the overviews of /" + pyr->ArrayPath(0) + ")");
+    CheckOpenedAsStored();
     auto group = zarr3::Group::open(ds_.store_, GroupPath());
     if (const auto ms = zarr3::parse_multiscales(group->metadata().attributes, GroupWhere()))
         for (const auto& l : ms->layout)
             taken_.insert(l.asset);
+}
+
+// The levels are planned from the array as this dataset opened it: that
+// must be the array stored now, not an older shape (consolidated metadata
+// left behind by another tool's append, or an append since the open).
+void OverviewBuilder::CheckOpenedAsStored() const {
+    zarr3::NodeSnapshot seen;
+    const auto now = zarr3::open_array_fresh(ds_.store_, ds_.array_->path(), seen);
+    const auto shape_text = [](const std::vector<uint64_t>& s) {
+        std::string t;
+        for (uint64_t n : s)
+            t += (t.empty() ? "" : ",") + std::to_string(n);
+        return "[" + t + "]";
+    };
+    const auto& was = ds_.array_->metadata().shape;
+    if (now->metadata().shape != was)
+        throw zarr3::Error(ds_.array_->describe() + " changed since it was opened (shape " +
+                           shape_text(was) + " -> " + shape_text(now->metadata().shape) +
+                           "; consolidated metadata out of date, or an append since the open): "
+                           "reopen it; nothing changed");
 }
 
 // The array paths -clean removes: the levels of this array's own pyramid

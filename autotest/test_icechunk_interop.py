@@ -405,7 +405,9 @@ def test_unknown_snapshot_is_an_error():
     for sid in [s["id"] for s in fx("rect")["snapshots"]]:  # the valid ids, the heads among them
         assert sid in err, f"valid snapshot {sid} not listed: {err}"
     err = error_of(lambda: md_read(repo("rect"), "/t2m", SNAPSHOT="not-an-id"))
-    assert "not-an-id" in err, err
+    assert "not-an-id" in err and "is not a snapshot id" in err, err
+    for sid in [s["id"] for s in fx("rect")["snapshots"]]:  # a malformed id lists them too
+        assert sid in err, f"valid snapshot {sid} not listed: {err}"
 
 
 def test_log_lists_branches_tags_history(driver_path):

@@ -240,13 +240,20 @@ std::string Repository::resolve(const VersionSpec& v) {
         throw Error(storage_->uri() + ": as_of applies to a branch, not to a tag or snapshot");
     if (!v.tag.empty()) return resolve_ref(tags_, v.tag, "tag");
     if (!v.snapshot.empty()) {
-        const std::string id = canonical_id(v.snapshot, storage_->uri());
-        if (info_of(id)) return id;
         std::vector<std::string> ids;
         for (const HistoryEntry& e : infos_)
             ids.push_back(e.id);
+        const std::string known =
+            ids.empty() ? std::string() : " (snapshots: " + list_names(ids) + ")";
+        std::string id;
+        try {
+            id = canonical_id(v.snapshot, storage_->uri());
+        } catch (const Error& e) {
+            throw Error(e.what() + known);
+        }
+        if (info_of(id)) return id;
         throw NotFound(storage_->uri() + ": no snapshot " + id + " in the Icechunk repository" +
-                       (ids.empty() ? std::string() : " (snapshots: " + list_names(ids) + ")"));
+                       known);
     }
     const std::string branch = v.branch.empty() ? "main" : v.branch;
     const std::string head = resolve_ref(branches_, branch, "branch");

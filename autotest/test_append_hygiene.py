@@ -222,6 +222,24 @@ def test_append_failing_while_writing_removes_its_chunks(tmp_path, run_tool):
     assert read_time(store).tolist() == [days_of(d) for d in (1, 2, 3, 4)]
 
 
+def test_clean_up_of_a_failed_append_never_goes_through_a_link(tmp_path, run_tool):
+    """The clean-up after a failed append removes chunk keys past the array's end: a symbolic link
+    planted there (c/4 -> a folder outside the store laid out as chunks) is never followed; what it
+    leads to stays."""
+    store = build_cube(tmp_path, run_tool, 3)
+    outside = tmp_path / "outside"
+    (outside / "0").mkdir(parents=True)
+    (outside / "0" / "0").write_bytes(b"precious")
+    (store / "cube" / "c" / "4").symlink_to(outside)
+    src = day_tif(tmp_path / "d4.tif", 4)
+    with pytest.raises(RuntimeError):
+        gdal.Translate(str(store), str(src), format=DRV,
+                       creationOptions=["APPEND_DIM=time", *KEEP], callback=lambda *a: 0)
+    assert (outside / "0" / "0").read_bytes() == b"precious"
+    assert (store / "cube" / "c" / "4").is_symlink()
+    assert not [p for p in (store / "cube" / "c" / "3").rglob("*") if p.is_file()]
+
+
 def test_append_order_without_append_dim_is_refused(tmp_path):
     out = tmp_path / "out.zarr"
     src = day_tif(tmp_path / "d1.tif", 1)

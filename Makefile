@@ -94,7 +94,7 @@ fuzz:
 bench:
 	bash scripts/bench.sh
 
-# Only the Icechunk rows (needs BENCH_ICECHUNK_DATA or BENCH_TRIXIE_CHROOT; see scripts/bench.sh).
+# Only the Icechunk rows (data from BENCH_ICECHUNK_DATA, else written by the real Icechunk in a Debian 13 chroot; see scripts/bench.sh).
 bench-icechunk:
 	bash scripts/bench.sh --icechunk-only
 

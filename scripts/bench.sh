@@ -5,8 +5,8 @@
 # targets and writes bench/RESULTS.md.
 #
 # usage: scripts/bench.sh [--icechunk-only | --append-only]
-#   --icechunk-only: only the Icechunk rows (bench/icechunk_e2e.py; needs BENCH_ICECHUNK_DATA or
-#                    BENCH_TRIXIE_CHROOT), replacing only the section "Icechunk" of bench/RESULTS.md
+#   --icechunk-only: only the Icechunk rows (bench/icechunk_e2e.py), replacing only the section
+#                    "Icechunk" of bench/RESULTS.md
 #   --append-only:   only the daily appends into a plain store and an Icechunk repository and their
 #                    compaction (bench/icechunk_append.py, issue 30), replacing only the section
 #                    "Icechunk appends" of bench/RESULTS.md
@@ -19,8 +19,10 @@
 #                3.13's built-in Zarr driver in one process (rows 10).
 #              BENCH_ICECHUNK_DATA: a folder written by scripts/icechunk/make_bench_data.sh, or
 #              BENCH_TRIXIE_CHROOT: a Debian 13 chroot in which to write one (needs root and npm);
-#                with either, the Icechunk rows run (repository against plain store through the
-#                latency proxy, virtual array against the netCDF driver); without, they are skipped.
+#                without either, as root, make_bench_data.sh writes the data in a fresh Debian 13
+#                chroot (a few minutes; BENCH_ICECHUNK=0 skips the Icechunk rows). The rows:
+#                repository against plain store through the latency proxy, virtual array against
+#                the netCDF driver.
 set -euo pipefail
 
 REPO=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
@@ -56,16 +58,16 @@ trap cleanup EXIT
 # icechunk_rows OUT.json: the Icechunk rows into OUT.json; false when skipped (no data, no chroot).
 icechunk_rows() {
   local data=${BENCH_ICECHUNK_DATA:-}
-  if [ -z "$data" ] && [ -n "${BENCH_TRIXIE_CHROOT:-}" ]; then
-    echo "== Icechunk bench data (real Icechunk in $BENCH_TRIXIE_CHROOT)"
-    data=$DATA/icechunk
-    BENCH_TRIXIE_CHROOT=$BENCH_TRIXIE_CHROOT bash "$REPO/scripts/icechunk/make_bench_data.sh" "$data" ||
-      { echo "== Icechunk bench data FAILED" >&2; return 1; }
+  if [ "${BENCH_ICECHUNK:-1}" = 0 ] || { [ -z "$data" ] && [ "$(id -u)" != 0 ]; }; then
+    echo "== Icechunk rows skipped: BENCH_ICECHUNK=0, or not root without BENCH_ICECHUNK_DATA" \
+      "(a folder from scripts/icechunk/make_bench_data.sh)"
+    return 1
   fi
   if [ -z "$data" ]; then
-    echo "== Icechunk rows skipped: set BENCH_ICECHUNK_DATA (a folder from" \
-      "scripts/icechunk/make_bench_data.sh) or BENCH_TRIXIE_CHROOT (a Debian 13 chroot)"
-    return 1
+    echo "== Icechunk bench data (real Icechunk in ${BENCH_TRIXIE_CHROOT:-a fresh Debian 13 chroot})"
+    data=$DATA/icechunk
+    BENCH_TRIXIE_CHROOT=${BENCH_TRIXIE_CHROOT:-} bash "$REPO/scripts/icechunk/make_bench_data.sh" "$data" ||
+      { echo "== Icechunk bench data FAILED" >&2; return 1; }
   fi
   echo "== Icechunk: repository vs plain store, virtual array vs netCDF ($data)"
   $PY "$REPO/bench/icechunk_e2e.py" --data "$data" --plugin-dir "$PLUGIN_DIR" \

@@ -17,6 +17,7 @@
 #   COMPAT_MIRROR     Debian mirror for a fresh chroot (default: the host's)
 #   INTEROP_PYTHON    python with GDAL bindings for the tests (default /usr/bin/python3)
 #   INTEROP_ICECHUNK  0: no Icechunk fixtures and tests (default 1)
+#   INTEROP_ICECHUNK_BENCH  0: without the one run of the Icechunk bench rows (default 1)
 # Needs root (chroot, mount, unshare) and node >= 18 with npm.
 set -euo pipefail
 
@@ -94,6 +95,20 @@ if [ "${INTEROP_ICECHUNK:-1}" = 1 ]; then
     "$BUILD_DIR" || { clog "Icechunk reading what the plugin wrote FAILED"; rc=1; }
   clog "Icechunk reading what the plugin wrote: $(($(date +%s) - T_WRITTEN))s"
   TESTS+=("$REPO/autotest/test_icechunk_interop.py")
+  # The Icechunk rows of `make bench` once, on data the real Icechunk writes here (issue 29, "Fast"):
+  # open + full read of a 256-chunk array through the 50 ms latency proxy, repository against plain
+  # store (sequential round trips), and the virtual array against GDAL's netCDF driver. Printed, not
+  # judged: one run on a loaded machine (`make bench` records the medians in bench/RESULTS.md).
+  if [ "${INTEROP_ICECHUNK_BENCH:-1}" = 1 ]; then
+    T_BENCH=$(date +%s)
+    { step icechunk-bench-data in_chroot "$ROOT" node "$TMPD/icechunk/node/write_bench.mjs" \
+      "$TMPD/icechunk/bench" "$TMPD/icechunk/fixtures" >&2 &&
+      step icechunk-bench "$PY" "$REPO/bench/icechunk_e2e.py" --data "$TMPD/icechunk" \
+        --plugin-dir "$BUILD_DIR" --reps 1 --json "$TMPD/icechunk-bench.json" >&2 &&
+      "$PY" "$REPO/bench/icechunk_report.py" "$TMPD/icechunk-bench.json" "$TMPD/RESULTS.md" >&2; } ||
+      { clog "Icechunk bench FAILED"; rc=1; }
+    clog "Icechunk bench: $(($(date +%s) - T_BENCH))s"
+  fi
 fi
 step pytest "$PY" -m pytest -p no:cacheprovider -q -rfEs --basetemp="$TMPD/pytest" \
   --junitxml="$TMPD/interop.xml" "${TESTS[@]}" "$@" || rc=$?

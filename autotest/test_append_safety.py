@@ -57,17 +57,26 @@ def consolidate(store):
     (store / "zarr.json").write_text(json.dumps(root))
 
 
-def test_append_ignores_stale_consolidated_metadata(tmp_path):
+def append_day(tmp_path, store, d):
+    gdal.Translate(str(store), str(day_tif(tmp_path / f"d{d}.tif", d)), format=DRV,
+                   creationOptions=append_options())
+
+
+def store_with_stale_consolidated_metadata(tmp_path):
+    """Days 1-4, whose root's consolidated metadata still says 3 steps: another tool appended
+    day 4 without re-consolidating."""
     store = tmp_path / "cube.zarr"
     for d in (1, 2, 3):
-        gdal.Translate(str(store), str(day_tif(tmp_path / f"d{d}.tif", d)), format=DRV,
-                       creationOptions=append_options())
+        append_day(tmp_path, store, d)
     consolidate(store)
     stale_root = (store / "zarr.json").read_text()
-    gdal.Translate(str(store), str(day_tif(tmp_path / "d4.tif", 4)), format=DRV,
-                   creationOptions=append_options())
-    # Another tool appended day 4 without re-consolidating: the root still says 3 steps.
+    append_day(tmp_path, store, 4)
     (store / "zarr.json").write_text(stale_root)
+    return store
+
+
+def test_append_ignores_stale_consolidated_metadata(tmp_path):
+    store = store_with_stale_consolidated_metadata(tmp_path)
     gdal.Translate(str(store), str(day_tif(tmp_path / "d5.tif", 5)), format=DRV,
                    creationOptions=append_options())
     assert meta(store, "cube")["shape"][0] == 5
@@ -97,23 +106,14 @@ def test_gdaladdo_never_plans_levels_from_stale_consolidated_metadata(tmp_path):
     consolidated metadata older than the array (another tool appended without re-consolidating),
     gdaladdo fails naming both shapes and changes nothing (it used to build 3-step levels of a 4-step
     array, exit 0, and leave a pyramid the reader rejects)."""
-    store = tmp_path / "cube.zarr"
-    for d in (1, 2, 3):
-        gdal.Translate(str(store), str(day_tif(tmp_path / f"d{d}.tif", d)), format=DRV,
-                       creationOptions=append_options())
-    consolidate(store)
-    stale_root = (store / "zarr.json").read_text()
-    gdal.Translate(str(store), str(day_tif(tmp_path / "d4.tif", 4)), format=DRV,
-                   creationOptions=append_options())
-    (store / "zarr.json").write_text(stale_root)
+    store = store_with_stale_consolidated_metadata(tmp_path)
     before = {p: p.read_bytes() for p in store.rglob("*") if p.is_file()}
     p = subprocess.run(["gdaladdo", "-q", str(store), "2"], capture_output=True, text=True)
     assert p.returncode != 0, p.stderr
     assert "changed since it was opened" in p.stderr and "reopen it" in p.stderr, p.stderr
     assert {p: p.read_bytes() for p in store.rglob("*") if p.is_file()} == before
     # Opened from what is stored (the consolidated root re-written by an append), it builds.
-    gdal.Translate(str(store), str(day_tif(tmp_path / "d5.tif", 5)), format=DRV,
-                   creationOptions=append_options())
+    append_day(tmp_path, store, 5)
     p = subprocess.run(["gdaladdo", "-q", str(store), "2"], capture_output=True, text=True)
     assert p.returncode == 0, p.stderr
     gdal.ErrorReset()

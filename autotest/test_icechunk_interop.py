@@ -730,6 +730,7 @@ def assert_translated(ds, name, sid, array, what):
     ("rect", "branch", "oo"), ("rect", "tag", "icechunk"), ("rect", "snapshot", "icechunk"),
     ("rect", "branch_as_of", "icechunk"),
     ("shard", "default", "oo"), ("shard", "snapshot", "oo"), ("shard", "as_of", "icechunk"),
+    ("shard", "tag", "oo"), ("shard", "tag", "icechunk"),
 ])
 def test_gdal_translate_cli_versions(run_tool, tmp_path, name, kind, form):
     """gdal_translate -oo TAG= / SNAPSHOT= / [BRANCH= ]AS_OF= and ICECHUNK:repo?tag=...: bit-exact."""
@@ -795,7 +796,8 @@ def test_gdalmdiminfo_cli(run_tool, form):
 
 
 @pytest.mark.parametrize("name,kind", [("rect", "branch"), ("rect", "tag"), ("rect", "snapshot"), ("rect", "as_of"),
-                                       ("rect", "branch_as_of"), ("shard", "snapshot"), ("shard", "as_of")])
+                                       ("rect", "branch_as_of"), ("shard", "snapshot"), ("shard", "as_of"),
+                                       ("shard", "tag")])
 def test_rioxarray_versions(name, kind):
     """rioxarray.open_rasterio(repo, tag=... / snapshot=... / [branch=...,] as_of=...): bit-exact."""
     rioxarray = app_module("rioxarray")
@@ -841,7 +843,7 @@ for uri in sys.argv[1:]:
     out[uri] = {"bands": bands, "driver": bool(re.search(r"GDAL Driver Description\s+Zarr3\s", html))}
 print(json.dumps(out))
 """
-QGIS_CASES = [("shard", "default"), ("shard", "as_of"), ("rect", "tag"), ("rect", "as_of"), ("rect", "branch"),
+QGIS_CASES = [("shard", "default"), ("shard", "as_of"), ("shard", "tag"), ("rect", "tag"), ("rect", "as_of"), ("rect", "branch"),
               ("rect", "branch_as_of")]
 
 

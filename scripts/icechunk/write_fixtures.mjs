@@ -89,10 +89,12 @@ async function rect(out) {
   return finishFixture(repo, tl, [c1, c2, c3, c4])
 }
 
-// (b) int16 rectilinear shard grid, sharding_indexed with 4 x 5 inner chunks.
+// (b) int16 rectilinear shard grid, sharding_indexed with 4 x 5 inner chunks; two commits (the
+// second rewrites shard 0,0 with +500) and a tag v1 on the first, so every selector of the older
+// version reads other values than the head.
 async function shard(out) {
   const dir = join(out, 'shard.icechunk')
-  const tl = new Timeline('shard', dir, 2)
+  const tl = new Timeline('shard', dir, 2, { gap: true })
   const repo = await newRepo(dir, 2)
   const shape = [12, 20]
   const chunkShapes = [[4, 8], [5, 10, 5]]
@@ -108,29 +110,38 @@ async function shard(out) {
   const emptyInner = '1,1:1,0' // shard 1,1, inner chunk 1,0
   const st = new ArrayState('/dem', shape, chunkShapes, Int16Array, fill, null)
   const expected = new Int16Array(240).fill(fill)
-  let s = await repo.writableSession('main')
-  await s.store.set('zarr.json', groupMeta({}))
-  await s.store.set('dem/zarr.json', json(meta))
-  for (const idx of st.indices()) {
-    if (idx.join(',') === absentShard) continue
+  // Shard idx of `vals` into the session's store, and into `exp` what it holds.
+  const writeShard = async (store, idx, vals, exp) => {
     const [starts, sizes] = st.region(idx)
     const innerCounts = sizes.map((n, k) => n / inner[k])
     const parts = []
     for (const j of gridIndices(innerCounts)) {
       if (`${idx.join(',')}:${j.join(',')}` === emptyInner) { parts.push(null); continue }
       const s0 = starts.map((a, k) => a + j[k] * inner[k])
-      const block = extractBlock(values, shape, s0, inner)
+      const block = extractBlock(vals, shape, s0, inner)
       parts.push(gzip(block))
-      for (let r = 0; r < inner[0]; r++) for (let c = 0; c < inner[1]; c++) expected[(s0[0] + r) * 20 + s0[1] + c] = block[r * inner[1] + c]
+      for (let r = 0; r < inner[0]; r++) for (let c = 0; c < inner[1]; c++) exp[(s0[0] + r) * 20 + s0[1] + c] = block[r * inner[1] + c]
     }
-    await s.store.set(st.key(idx), encodeShard(parts))
+    await store.set(st.key(idx), encodeShard(parts))
+  }
+  let s = await repo.writableSession('main')
+  await s.store.set('zarr.json', groupMeta({}))
+  await s.store.set('dem/zarr.json', json(meta))
+  for (const idx of st.indices()) {
+    if (idx.join(',') !== absentShard) await writeShard(s.store, idx, values, expected)
   }
   const c1 = await tl.commit(s, 'main', 'dem: rectilinear shards (shard 0,2 absent, one inner chunk empty)',
     { '/dem': [expected, shape] })
-  await tl.finish(repo, ['main'], [])
+  await repo.createTag('v1', c1)
+  s = await repo.writableSession('main')
+  const expected2 = Int16Array.from(expected)
+  await writeShard(s.store, [0, 0], filled(240, Int16Array, (i) => values[i] + 500), expected2)
+  const c2 = await tl.commit(s, 'main', 'dem: shard 0,0 rewritten (+500)', { '/dem': [expected2, shape] })
+  await tl.finish(repo, ['main'], ['v1'])
   tl.extra.absent_shard = absentShard
   tl.extra.empty_inner_chunk = emptyInner
-  return finishFixture(repo, tl, [c1])
+  tl.extra.commits = { c1, c2 }
+  return finishFixture(repo, tl, [c1, c2])
 }
 
 // (c) uint16 with chunks small enough for Icechunk to store inline (<= 512 bytes), native ones

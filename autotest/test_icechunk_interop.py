@@ -771,6 +771,43 @@ def test_gdal_translate_cli_virtual_remote(run_tool, tmp_path, served_virtual):
     assert_translated(ds, "virtual", head("virtual"), "/t2m", "gdal_translate remote virtual (--config)")
 
 
+def checksums(values):
+    """GDAL's checksum of each band of `values` (bands first, or one 2-d band)."""
+    a = values if values.ndim == 3 else values[np.newaxis]
+    from osgeo import gdal_array
+    mem = gdal.GetDriverByName("MEM").Create("", a.shape[2], a.shape[1], a.shape[0],
+                                             gdal_array.NumericTypeCodeToGDALTypeCode(a.dtype))
+    for b in range(a.shape[0]):
+        mem.GetRasterBand(b + 1).WriteArray(a[b])
+    return [mem.GetRasterBand(b + 1).Checksum() for b in range(a.shape[0])]
+
+
+@pytest.mark.parametrize("name,kind,form", [
+    ("rect", "default", "oo"), ("rect", "branch", "oo"), ("rect", "tag", "icechunk"), ("rect", "snapshot", "oo"),
+    ("rect", "as_of", "icechunk"), ("rect", "branch_as_of", "oo"), ("shard", "tag", "oo"),
+    ("shard", "as_of", "icechunk"),
+])
+def test_gdalinfo_cli_versions(run_tool, name, kind, form):
+    """gdalinfo (the program) -checksum at each selector: every band's checksum equals that of the
+    expected values of the version chosen, the nodata value is the fill value."""
+    opts, sid = version(name, kind)
+    args = ["gdalinfo", "-json", "-checksum", "-mdd", "ICECHUNK"]
+    if form == "icechunk":
+        args.append(icechunk_uri(repo(name), opts))
+    else:
+        for k, v in opts.items():
+            args += ["-oo", f"{k}={v}"]
+        args.append(repo(name))
+    p = run_tool(*args)
+    assert p.returncode == 0, p.stderr
+    info = json.loads(p.stdout)
+    array = only_array(name)
+    want = expected(name, sid, array)
+    assert [b["checksum"] for b in info["bands"]] == checksums(want), " ".join(args)
+    assert {b["noDataValue"] for b in info["bands"]} == {fx(name)["arrays"][array]["fill_value"]}
+    assert info["metadata"]["ICECHUNK"]["SNAPSHOT_ID"] == sid, info["metadata"].get("ICECHUNK")
+
+
 @pytest.mark.parametrize("form", ["oo", "icechunk"])
 def test_gdalmdiminfo_cli(run_tool, form):
     """gdalmdiminfo (the program) -oo TAG= / ICECHUNK:repo?tag=: the array, its dimensions and sizes,
@@ -844,7 +881,7 @@ for uri in sys.argv[1:]:
 print(json.dumps(out))
 """
 QGIS_CASES = [("shard", "default"), ("shard", "as_of"), ("shard", "tag"), ("rect", "tag"), ("rect", "as_of"), ("rect", "branch"),
-              ("rect", "branch_as_of")]
+              ("rect", "branch_as_of"), ("rect", "snapshot")]
 
 
 def qgis_uri(root, name, kind):

@@ -5,6 +5,8 @@ Usage in a test module:  from nginx_fixture import nginx  (a session fixture).
 The server serves `server.root` (a folder under a temp dir): /PATH maps to
 root/PATH, so it works for /vsicurl/http://127.0.0.1:PORT/PATH and, with
 AWS_S3_ENDPOINT=127.0.0.1:PORT AWS_VIRTUAL_HOSTING=FALSE, for /vsis3/PATH.
+Under /wbkt/ (bucket `wbkt`) the server also takes PUT and DELETE (nginx dav_methods), so
+/vsis3/wbkt/... can be written; it lists nothing (no S3 ListObjects anywhere).
 object_store(kind, port) sets the GDAL configuration options that point /vsis3/ ("s3"), /vsigs/
 ("gs") or /vsiaz/ ("az", "az_unsigned": account `acct`, so /acct/PATH) at the server, unsigned.
 """
@@ -68,6 +70,41 @@ http {{
         location /norange/ {{
             alias {root}/;
             max_ranges 0;
+        }}
+        # A writable bucket: /vsis3/wbkt/KEY is PUT and DELETEd as root/wbkt/KEY (GDAL writes
+        # an object of less than its chunk size with one PUT); no listing (autoindex off).
+        location /wbkt/ {{
+            # CopyObject (a PUT naming its source; VSIRename on /vsis3/) is refused before
+            # anything is touched: nginx would store the empty body.
+            if ($http_x_amz_copy_source) {{ return 501; }}
+            dav_methods PUT DELETE;
+            create_full_put_path on;
+            # S3 answers 200 to a PUT over a key, nginx 204, which GDAL 3.6 takes as a failed
+            # PUT: a PUT first deletes its key (a subrequest run to its end before the PUT),
+            # so nginx creates it (201). The key is absent between the two (not atomic).
+            auth_request /__wbkt_unput;
+            # GDAL's VSIMkdir on /vsis3/ PUTs an empty "KEY/" marker object, which S3 keeps
+            # and nginx refuses (409, a collection): taken and dropped (the folder comes with
+            # the first key PUT under it).
+            location ~ /$ {{
+                if ($request_method = PUT) {{ return 200; }}
+            }}
+        }}
+        location = /__wbkt_unput {{
+            internal;
+            if ($request_method != PUT) {{ return 204; }}
+            proxy_method DELETE;
+            proxy_pass_request_body off;
+            proxy_set_header Content-Length "";
+            proxy_pass http://127.0.0.1:{port}/__wbkt_del$request_uri;
+        }}
+        location /__wbkt_del/ {{
+            alias {root}/;
+            dav_methods DELETE;
+            error_page 404 = @wbkt_absent;
+        }}
+        location @wbkt_absent {{
+            return 204;
         }}
     }}
 }}

@@ -633,7 +633,7 @@ void Switch(const FreshStoreFn& fresh, const Target& t, CoordinateStep& coord, z
     RequireUnchanged(fresh, t.array->path(), t.seen);
     out.write_metadata(); // last: the array's new length
     switched = true;
-    RefreshConsolidated(*t.store);
+    RefreshConsolidated(*t.store, t.array->path());
     zarr3::test_kill_point("append-meta");
 }
 

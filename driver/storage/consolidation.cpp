@@ -30,10 +30,10 @@ std::shared_ptr<zarr3::Store> ConsolidatingIfPresent(std::shared_ptr<zarr3::Stor
     return ConsolidatingIf(std::move(store), present);
 }
 
-void RefreshConsolidated(zarr3::Store& store) {
+void RefreshConsolidated(zarr3::Store& store, const std::string& known) {
     const auto lock = zarr3::lock_array(store, "");
     const auto root = zarr3::read_node_json(store, "");
-    if (root && zarr3::has_consolidated(*root)) zarr3::write_consolidated(store);
+    if (root && zarr3::has_consolidated(*root)) zarr3::write_consolidated(store, known);
 }
 
 } // namespace zarr3drv

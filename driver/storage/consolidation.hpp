@@ -20,6 +20,8 @@ std::shared_ptr<zarr3::Store> ConsolidatingIfPresent(std::shared_ptr<zarr3::Stor
 // When the root zarr.json carries consolidated metadata, rewrites it from every
 // node's zarr.json as stored now (never from the old consolidated copies),
 // under the root's lock (zarr3::lock_array). Call after a write's switch.
-void RefreshConsolidated(zarr3::Store& store);
+// `known`: the path of a node just written, which the listing must show
+// (zarr3::write_consolidated; a store refusing listings is an error).
+void RefreshConsolidated(zarr3::Store& store, const std::string& known = {});
 
 } // namespace zarr3drv

@@ -14,10 +14,14 @@ namespace zarr3 {
 
 // Every node below the root, path -> zarr.json (nested groups without their own
 // consolidated_metadata). Unreadable nodes are left out. Error past kMaxConsolidatedNodes.
-nlohmann::json collect_consolidated(Store& store);
-// Rewrites the root group's zarr.json with consolidated metadata of the current hierarchy.
+// `known`: the path of a node known to be stored ("" for none); an Error when the listing
+// does not show it (a store refusing listings, such as an S3 bucket without list permission,
+// lists nothing: its consolidated metadata would hide every node).
+nlohmann::json collect_consolidated(Store& store, const std::string& known = {});
+// Rewrites the root group's zarr.json with consolidated metadata of the current hierarchy
+// (`known`: as for collect_consolidated; nothing is written when it is not listed).
 // Error when the root is not a group.
-void write_consolidated(Store& store);
+void write_consolidated(Store& store, const std::string& known = {});
 // True when `root_json` (a root zarr.json) carries consolidated metadata.
 bool has_consolidated(const nlohmann::json& root_json);
 // A store that keeps the root's consolidated metadata current: a write of the root

@@ -37,9 +37,10 @@ void walk(Store& store, const std::string& prefix, const std::string& rel, int d
     }
 }
 
-json with_consolidated(json root, Store& store) {
-    root["consolidated_metadata"] = {
-        {"kind", "inline"}, {"must_understand", false}, {"metadata", collect_consolidated(store)}};
+json with_consolidated(json root, Store& store, const std::string& known = {}) {
+    root["consolidated_metadata"] = {{"kind", "inline"},
+                                     {"must_understand", false},
+                                     {"metadata", collect_consolidated(store, known)}};
     return root;
 }
 
@@ -63,44 +64,64 @@ class ConsolidatingStore final : public ForwardingStore {
             if (j.is_object() && j.value("node_type", "") == "group") {
                 std::lock_guard lk(mu_);
                 const auto root_lock = lock_array(*inner_, ""); // other processes' refreshes
-                put_json(*inner_, key, with_consolidated(std::move(j), *inner_));
+                put_json(*inner_, key, with_consolidated(std::move(j), *inner_, last_node_));
                 return;
             }
         }
         inner_->put(key, value);
-        if (is_node_key(key)) refresh();
+        // The node just stored must be listed: else the listing is not to
+        // be trusted (refused) and the metadata is not rewritten from it.
+        if (is_node_key(key)) {
+            const std::string node = key.substr(0, key.size() - 10);
+            {
+                std::lock_guard lk(mu_);
+                last_node_ = node;
+            }
+            refresh(node);
+        }
     }
     void erase(const std::string& key) override {
         inner_->erase(key);
-        if (is_node_key(key)) refresh();
+        if (!is_node_key(key)) return;
+        {
+            std::lock_guard lk(mu_);
+            if (last_node_ == key.substr(0, key.size() - 10)) last_node_.clear();
+        }
+        refresh({});
     }
 
   private:
-    void refresh() {
+    void refresh(const std::string& known) {
         std::lock_guard lk(mu_);
         const auto root_lock = lock_array(*inner_, ""); // other processes' refreshes
         const auto root = read_node_json(*inner_, "");
         if (root && root->is_object() && root->value("node_type", "") == "group")
-            put_json(*inner_, "zarr.json", with_consolidated(*root, *inner_));
+            put_json(*inner_, "zarr.json", with_consolidated(*root, *inner_, known));
     }
     std::mutex mu_;
+    std::string last_node_; // the last node put (and not erased since)
 };
 
 } // namespace
 
-json collect_consolidated(Store& store) {
+json collect_consolidated(Store& store, const std::string& known) {
     json out = json::object();
     walk(store, "", "", 0, out);
+    if (!known.empty() && !out.contains(known))
+        throw Error(store.uri() + ": the store's listing does not show /" + known +
+                    ", which is stored (does the store refuse listings, as an S3 bucket "
+                    "without list permission does?); consolidated metadata is not written "
+                    "from it (every node would be hidden)");
     return out;
 }
 
-void write_consolidated(Store& store) {
+void write_consolidated(Store& store, const std::string& known) {
     const auto root = read_node_json(store, "");
     const std::string where = store.uri() + "/zarr.json";
     if (!root) throw NotFound(where + ": not found");
     if (node_type_of(*root, where) != NodeType::Group)
         throw Error(where + ": consolidated metadata needs a root group, the root is an array");
-    put_json(store, "zarr.json", with_consolidated(*root, store));
+    put_json(store, "zarr.json", with_consolidated(*root, store, known));
 }
 
 bool has_consolidated(const json& root_json) {

@@ -101,6 +101,13 @@ def test_appends_on_s3_keep_every_day(tmp_path, nginx, driver_path):  # noqa: F8
     assert days_through_s3(nginx, store) == [1, 2, 3, 4]
     assert stored_days(str(folder)) == [1, 2, 3, 4]
     assert leftovers(folder) == []
+    # Without ARRAY_NAME the array is looked for by listing, which this store refuses: the error
+    # says so (it used to say that no array has the dimension) and nothing changes.
+    cmd = append_cmd(day_tif(tmp_path / "d5.tif", 5), store)
+    at = cmd.index("ARRAY_NAME=cube")
+    p = subprocess.run(cmd[:at - 1] + cmd[at + 1:], env=env, capture_output=True, text=True, timeout=120)
+    assert p.returncode != 0 and "the store lists no array" in p.stderr, p.stderr
+    assert stored_days(str(folder)) == [1, 2, 3, 4]
 
 
 def test_append_on_s3_fails_on_a_conflict_instead_of_losing_a_step(tmp_path, nginx, driver_path):  # noqa: F811

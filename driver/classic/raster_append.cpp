@@ -296,7 +296,8 @@ std::string TargetPath(const std::string& root, const std::shared_ptr<zarr3::Sto
     if (const char* given = CSLFetchNameValue(options, "ARRAY_NAME")) return given;
     auto g = zarr3::Group::open(fresh, "");
     std::vector<std::string> names;
-    for (const auto& n : g->array_names()) {
+    const auto all = g->array_names();
+    for (const auto& n : all) {
         const auto a = g->open_array(n);
         const auto& dn = a->metadata().dimension_names;
         if (dn.size() >= 2 &&
@@ -305,8 +306,12 @@ std::string TargetPath(const std::string& root, const std::shared_ptr<zarr3::Sto
     }
     if (names.size() != 1)
         throw zarr3::Error(root + ": APPEND_DIM=" + dim + ": " +
-                           (names.empty() ? std::string("no array has that dimension")
-                                          : "several arrays have that dimension") +
+                           (!names.empty() ? std::string("several arrays have that dimension")
+                            : all.empty()
+                                ? std::string("the store lists no array (a store refusing "
+                                              "listings, such as an S3 bucket without list "
+                                              "permission, lists none)")
+                                : std::string("no array has that dimension")) +
                            "; name the array with -co ARRAY_NAME=<name>");
     return names[0];
 }

@@ -642,33 +642,6 @@ void Switch(const FreshStoreFn& fresh, const Target& t, CoordinateStep& coord, z
     zarr3::test_kill_point("append-meta");
 }
 
-// The chunk keys of `out` (the appended array) from axis-0 element `start`
-// on: where this append writes, past the old end (a chunk that also holds
-// old elements is not among them).
-std::vector<std::string> AppendedChunkKeys(const zarr3::Array& out, uint64_t start) {
-    const auto& m = out.metadata();
-    const size_t rank = m.rank();
-    if (rank == 0 || start >= m.shape[0]) return {};
-    std::vector<uint64_t> first(rank, 0), end(rank), idx(rank);
-    for (size_t d = 0; d < rank; ++d) {
-        if (m.shape[d] == 0) return {};
-        end[d] = m.grid.axis(d).chunk_index(m.shape[d] - 1) + 1;
-    }
-    first[0] = m.grid.axis(0).chunk_index(start);
-    if (m.grid.axis(0).chunk_start(first[0]) != start) ++first[0];
-    std::vector<std::string> keys;
-    idx = first;
-    while (idx[0] < end[0]) {
-        keys.push_back(out.chunk_key(idx));
-        size_t d = rank;
-        while (d-- > 0) {
-            if (++idx[d] < end[d] || d == 0) break;
-            idx[d] = first[d];
-        }
-    }
-    return keys;
-}
-
 // An append that failed after writing chunks (a cancel, an unreadable source,
 // a full disk) and before its switch: the chunks it wrote past the array's
 // end are removed, so the store is as it was. Only its own keys, each on
@@ -682,7 +655,7 @@ void RemoveUnswitchedChunks(const Target& t, zarr3::Array& out, uint64_t start) 
     } catch (const std::exception&) {
     }
     std::string left;
-    for (const auto& key : AppendedChunkKeys(out, start)) {
+    for (const auto& key : zarr3::chunk_keys_from(out, start)) {
         try {
             t.store->erase(key);
         } catch (const std::exception& e) {

@@ -110,8 +110,6 @@ GDALDataset* Zarr3OpenMultidim(GDALOpenInfo* poOpenInfo, std::shared_ptr<zarr3::
 namespace zarr3drv {
 namespace {
 
-// The folder `root` (created if missing) as a new store with a root group.
-// `wrap` may wrap the store (a copy holds its root zarr.json back).
 // A new dataset over `store`: its root group is put at once. Throws.
 std::unique_ptr<Zarr3MDDataset> NewMDDataset(const std::shared_ptr<zarr3::Store>& store,
                                              const std::string& root) {
@@ -123,6 +121,8 @@ std::unique_ptr<Zarr3MDDataset> NewMDDataset(const std::shared_ptr<zarr3::Store>
     return ds;
 }
 
+// The folder `root` (created if missing) as a new store with a root group.
+// `wrap` may wrap the store (a copy holds its root zarr.json back).
 std::unique_ptr<Zarr3MDDataset> CreateMDStore(
     const std::string& root,
     const std::function<std::shared_ptr<zarr3::Store>(std::shared_ptr<zarr3::Store>)>& wrap) {

@@ -103,6 +103,12 @@ std::vector<std::string> verify_array(const Array& array);
 // (a killed append) left beyond the array's end. Never read; sorted.
 std::vector<std::string> chunks_outside_extent(const Array& array);
 
+// The keys of `array`'s chunks that hold only elements at or past `start` on
+// axis 0 (what an append from `start` writes; a chunk that also holds
+// earlier elements is not among them), in index order. Computed from the
+// grid, never listed.
+std::vector<std::string> chunk_keys_from(const Array& array, uint64_t start);
+
 // A human-readable grid summary: shape, data type, dimension names, chunk
 // grid in run-length form, chunk key encoding, codecs, shard layout, fill.
 std::string describe_array(const Array& array);

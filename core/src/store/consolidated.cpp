@@ -53,6 +53,11 @@ bool is_node_key(const std::string& key) {
     return key.size() > 10 && key.compare(key.size() - 10, 10, "/zarr.json") == 0;
 }
 
+// The node path of a node key ("a/b/zarr.json" -> "a/b").
+std::string node_of(const std::string& node_key) {
+    return node_key.substr(0, node_key.size() - 10);
+}
+
 // Forwards everything but put and erase, which keep the root's consolidated
 // metadata current.
 class ConsolidatingStore final : public ForwardingStore {
@@ -72,7 +77,7 @@ class ConsolidatingStore final : public ForwardingStore {
         // The node just stored must be listed: else the listing is not to
         // be trusted (refused) and the metadata is not rewritten from it.
         if (is_node_key(key)) {
-            const std::string node = key.substr(0, key.size() - 10);
+            const std::string node = node_of(key);
             {
                 std::lock_guard lk(mu_);
                 last_node_ = node;
@@ -85,7 +90,7 @@ class ConsolidatingStore final : public ForwardingStore {
         if (!is_node_key(key)) return;
         {
             std::lock_guard lk(mu_);
-            if (last_node_ == key.substr(0, key.size() - 10)) last_node_.clear();
+            if (last_node_ == node_of(key)) last_node_.clear();
         }
         refresh({});
     }

@@ -203,17 +203,22 @@ uint64_t erase_chunk_namespace(Store& store, const std::string& path, const Chun
 
 namespace {
 
-// Calls fn(idx, origin) for every chunk of `m` that holds array elements.
-template <class Fn> void for_each_chunk(const ArrayMetadata& m, Fn&& fn) {
+// Calls fn(idx, origin) for every chunk of `m` that holds array elements,
+// from chunk index `first` on each axis (empty: from 0).
+template <class Fn>
+void for_each_chunk(const ArrayMetadata& m, Fn&& fn, std::vector<uint64_t> first = {}) {
     const Shape gs = chunks_in_extent(m);
-    std::vector<uint64_t> idx(gs.size(), 0);
-    for (auto n : gs)
-        if (n == 0) return;
+    if (first.empty()) first.assign(gs.size(), 0);
+    for (size_t d = 0; d < gs.size(); ++d)
+        if (first[d] >= gs[d]) return;
+    std::vector<uint64_t> idx = first;
     while (true) {
         fn(idx, m.grid.chunk_origin(idx));
         size_t d = idx.size();
-        while (d > 0 && ++idx[d - 1] == gs[d - 1])
-            idx[--d] = 0;
+        while (d > 0 && ++idx[d - 1] == gs[d - 1]) {
+            --d;
+            idx[d] = first[d];
+        }
         if (d == 0) return;
     }
 }
@@ -324,6 +329,21 @@ std::vector<std::string> chunks_outside_extent(const Array& array) {
     std::set_difference(all.begin(), all.end(), inside.begin(), inside.end(),
                         std::back_inserter(out));
     return out;
+}
+
+std::vector<std::string> chunk_keys_from(const Array& array, uint64_t start) {
+    const ArrayMetadata& m = array.metadata();
+    if (m.rank() == 0 || start >= m.shape[0]) return {};
+    std::vector<uint64_t> first(m.rank(), 0);
+    const AxisPartition& axis = m.grid.axis(0);
+    first[0] = axis.chunk_index(start);
+    if (axis.chunk_start(first[0]) != start) ++first[0]; // it holds earlier elements too
+    std::vector<std::string> keys;
+    const auto add = [&](const std::vector<uint64_t>& idx, const Shape&) {
+        keys.push_back(array.chunk_key(idx));
+    };
+    for_each_chunk(m, add, first);
+    return keys;
 }
 
 std::vector<std::string> verify_array(const Array& array) {

@@ -147,6 +147,21 @@ TEST(Verify, NamesTheBadChunk) {
               false);
 }
 
+// The chunks an append from element `start` writes, from the grid: a
+// rectilinear time axis [2, 3, 1] (chunks 0, 1, 2 start at 0, 2, 5), two
+// chunks along y; a start inside a chunk leaves that chunk out.
+TEST(Verify, ChunkKeysFromAnElementOn) {
+    auto store = std::make_shared<MemoryStore>();
+    ArrayBuilder b({6, 4, 6}, data_type_from_name("int32"));
+    b.chunk_shapes_text("[[2,3,1],2,6]");
+    const auto a = Array::create(store, "cube", b.build("test"));
+    EXPECT_EQ(chunk_keys_from(*a, 2), (std::vector<std::string>{"cube/c/1/0/0", "cube/c/1/1/0",
+                                                                "cube/c/2/0/0", "cube/c/2/1/0"}));
+    EXPECT_EQ(chunk_keys_from(*a, 3), (std::vector<std::string>{"cube/c/2/0/0", "cube/c/2/1/0"}));
+    EXPECT_EQ(chunk_keys_from(*a, 0).size(), 6u);
+    EXPECT_TRUE(chunk_keys_from(*a, 6).empty());
+}
+
 // Chunks stored past the array's end (a killed append's c/3/0/0, an index
 // past the grid on another axis) are listed; chunks inside, other files and
 // keys of the other separator are not.

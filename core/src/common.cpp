@@ -15,6 +15,13 @@ uint64_t checked_mul(uint64_t a, uint64_t b, const std::string& what) {
     return r;
 }
 
+std::string shape_text(const Shape& s) {
+    std::string out = "[";
+    for (size_t i = 0; i < s.size(); ++i)
+        out += (i ? "," : "") + std::to_string(s[i]);
+    return out + "]";
+}
+
 uint64_t checked_product(const Shape& s, const std::string& what) {
     uint64_t r = 1;
     for (uint64_t v : s) {

@@ -32,11 +32,9 @@ uint64_t max_decoded_chunk_bytes() {
 void check_decoded_chunk_size(uint64_t n, const Shape& shape, const std::string& what) {
     const uint64_t cap = max_decoded_chunk_bytes();
     if (n <= cap) return;
-    std::string s;
-    for (size_t i = 0; i < shape.size(); ++i)
-        s += (i ? "," : "") + std::to_string(shape[i]);
-    throw FormatError(what + ": the chunk decodes to " + std::to_string(n) + " bytes (shape [" + s +
-                      "]), above the decoded-chunk limit of " + std::to_string(cap) +
+    throw FormatError(what + ": the chunk decodes to " + std::to_string(n) + " bytes (shape " +
+                      shape_text(shape) + "), above the decoded-chunk limit of " +
+                      std::to_string(cap) +
                       " bytes (ZARR3_MAX_CHUNK_BYTES); refused before allocating");
 }
 

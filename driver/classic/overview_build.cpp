@@ -351,12 +351,7 @@ void OverviewBuilder::CheckCanBuild() {
 void OverviewBuilder::CheckOpenedAsStored() const {
     zarr3::NodeSnapshot seen;
     const auto now = zarr3::open_array_fresh(ds_.store_, ds_.array_->path(), seen);
-    const auto shape_text = [](const std::vector<uint64_t>& s) {
-        std::string t;
-        for (uint64_t n : s)
-            t += (t.empty() ? "" : ",") + std::to_string(n);
-        return "[" + t + "]";
-    };
+    using zarr3::shape_text;
     const auto& was = ds_.array_->metadata().shape;
     if (now->metadata().shape != was)
         throw zarr3::Error(ds_.array_->describe() + " changed since it was opened (shape " +

@@ -36,6 +36,8 @@ class FormatError : public Error {
 uint64_t checked_add(uint64_t a, uint64_t b, const std::string& what);
 uint64_t checked_mul(uint64_t a, uint64_t b, const std::string& what);
 uint64_t checked_product(const Shape& s, const std::string& what);
+// A shape in messages: "[4,5,6]".
+std::string shape_text(const Shape& s);
 
 // Parallel-for hook: run task(i) for i in [0, n). The driver plugs in GDAL's
 // thread pool; the default runs serially. Exceptions thrown by tasks must be

@@ -55,11 +55,8 @@ std::optional<Bytes> read_stored_chunk(ByteSource& src, uint64_t limit, const Ch
         if (!msg.starts_with(src.describe() + ": ") ||
             msg.find("exceeds the limit of") == std::string::npos)
             throw;
-        std::string shape;
-        for (size_t i = 0; i < spec.shape.size(); ++i)
-            shape += (i ? "," : "") + std::to_string(spec.shape[i]);
-        throw FormatError(msg + " (the stored chunk of shape [" + shape + "] " + spec.dtype.name +
-                          " can hold at most " + std::to_string(limit) +
+        throw FormatError(msg + " (the stored chunk of shape " + shape_text(spec.shape) + " " +
+                          spec.dtype.name + " can hold at most " + std::to_string(limit) +
                           " bytes: what its codecs can produce, never above the decoded-chunk "
                           "limit of " +
                           std::to_string(max_decoded_chunk_bytes()) +

@@ -19,13 +19,6 @@ std::string codec_name_of(const nlohmann::json& c) {
     return {};
 }
 
-std::string shape_str(const Shape& s) {
-    std::string r = "[";
-    for (size_t i = 0; i < s.size(); ++i)
-        r += (i ? "," : "") + std::to_string(s[i]);
-    return r + "]";
-}
-
 } // namespace
 
 ShardingCodec::ShardingCodec(const nlohmann::json& config, const ChunkSpec& spec,
@@ -123,9 +116,9 @@ Shape ShardingCodec::chunks_per_shard(const Shape& shard_shape, const std::strin
     Shape cps(shard_shape.size());
     for (size_t i = 0; i < cps.size(); ++i) {
         if (shard_shape[i] % inner_shape_[i] != 0)
-            throw FormatError(where + ": shard shape " + shape_str(shard_shape) +
+            throw FormatError(where + ": shard shape " + shape_text(shard_shape) +
                               " is not divisible by sharding_indexed.chunk_shape " +
-                              shape_str(inner_shape_) + " on axis " + std::to_string(i));
+                              shape_text(inner_shape_) + " on axis " + std::to_string(i));
         cps[i] = shard_shape[i] / inner_shape_[i];
     }
     return cps;

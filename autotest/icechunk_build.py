@@ -35,3 +35,14 @@ def build_repo(out_dir, arrays, groups=(), containers=()):
     finally:
         os.unlink(f.name)
     return str(out_dir)
+
+
+def edit_repo(repo, *args):
+    """Another writer's edit of an existing repository (zarr3_icechunk_build): ("--move", FROM, TO)
+    or ("--delete", PATH) commit on main with that change in the transaction log; ("--status",
+    "read_only" | "offline" | "online"[, REASON]) and ("--disable-flag", ID) rewrite the repo file.
+    Returns the tool's output (the new snapshot id of a commit)."""
+    p = subprocess.run([str(TOOL), args[0], str(repo), *map(str, args[1:])], capture_output=True,
+                       text=True)
+    assert p.returncode == 0, p.stderr
+    return p.stdout.strip()

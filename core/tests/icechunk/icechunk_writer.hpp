@@ -9,13 +9,17 @@
 #include "zarr3/common.hpp"
 #include "zarr3/icechunk.hpp"
 
+#include <algorithm>
 #include <array>
 #include <flatbuffers/flexbuffers.h>
+#include <functional>
 #include <manifest_generated.h>
 #include <map>
+#include <random>
 #include <repo_generated.h>
 #include <snapshot_generated.h>
 #include <string>
+#include <transaction_log_generated.h>
 #include <vector>
 
 namespace icewriter {
@@ -194,6 +198,154 @@ inline std::map<std::string, zarr3::Bytes> build(const RepoSpec& spec) {
     files["snapshots/" + text_of(snap)] = envelope(1, b);
     files["repo"] = repo_file(snap, spec);
     return files;
+}
+
+// ------------------------------------------------------------------ another writer
+// Edits of an existing spec-2 repository in `st`, made the way another
+// writer (the real Icechunk) makes them: files written uncompressed, the
+// `repo` file rewritten (not conditionally: tests run them between steps).
+
+inline std::unique_ptr<gen::RepoT> read_repo(zarr3::Store& st) {
+    const auto file = st.get("repo");
+    if (!file) throw zarr3::Error("icewriter: no repo file");
+    const auto env =
+        zarr3::icechunk::open_envelope(*file, zarr3::icechunk::FileType::RepoInfo, "repo");
+    return std::unique_ptr<gen::RepoT>(gen::GetRepo(env.payload.data())->UnPack());
+}
+
+// Rewrites `repo` after `edit` (status, feature flags, refs ...).
+inline void edit_repo(zarr3::Store& st, const std::function<void(gen::RepoT&)>& edit) {
+    auto repo = read_repo(st);
+    edit(*repo);
+    fb::FlatBufferBuilder b;
+    b.Finish(gen::Repo::Pack(b, repo.get()));
+    st.put("repo", envelope(6, b));
+}
+
+inline std::array<uint8_t, 12> random_id12() {
+    std::random_device rd;
+    std::array<uint8_t, 12> a{};
+    for (auto& x : a)
+        x = uint8_t(rd());
+    return a;
+}
+
+// Adds snapshot `id` (parent `parent`) to the repo's sorted snapshot list and
+// points branch `branch` at it, keeping every other ref and parent.
+inline void add_commit(gen::RepoT& repo, const std::array<uint8_t, 12>& id,
+                       const std::string& parent, const std::string& branch,
+                       const std::string& message) {
+    auto text = [](const gen::ObjectId12& x) {
+        return zarr3::icechunk::encode_id(zarr3::ByteView(x.bytes()->data(), 12));
+    };
+    std::map<std::string, std::string> parents; // id -> parent id
+    std::map<std::string, std::unique_ptr<gen::SnapshotInfoT>> infos;
+    std::vector<std::string> order;
+    for (auto& s : repo.snapshots)
+        order.push_back(text(*s->id));
+    for (size_t i = 0; i < repo.snapshots.size(); ++i) {
+        auto& s = repo.snapshots[i];
+        parents[order[i]] = s->parent_offset < 0 ? "" : order[size_t(s->parent_offset)];
+        infos[order[i]] = std::move(s);
+    }
+    std::vector<std::pair<gen::RefT*, std::string>> refs;
+    for (auto* list : {&repo.branches, &repo.tags})
+        for (auto& r : *list)
+            refs.emplace_back(r.get(), order[r->snapshot_index]);
+    auto info = std::make_unique<gen::SnapshotInfoT>();
+    info->id = std::make_unique<gen::ObjectId12>(fb::span<const uint8_t, 12>(id.data(), 12));
+    info->flushed_at = 1800000000000000ull;
+    info->message = message;
+    parents[text_of(id)] = parent;
+    infos[text_of(id)] = std::move(info);
+    repo.snapshots.clear();
+    std::map<std::string, int32_t> index;
+    for (auto& [k, v] : infos) { // base32 text order is byte order
+        index[k] = int32_t(repo.snapshots.size());
+        repo.snapshots.push_back(std::move(v));
+    }
+    for (auto& s : repo.snapshots) {
+        const std::string& p = parents[text(*s->id)];
+        s->parent_offset = p.empty() ? -1 : index.at(p);
+    }
+    for (auto& [r, target] : refs)
+        r->snapshot_index = uint32_t(index.at(target));
+    auto it = std::find_if(repo.branches.begin(), repo.branches.end(),
+                           [&](const auto& r) { return r->name == branch; });
+    if (it == repo.branches.end()) throw zarr3::Error("icewriter: no branch " + branch);
+    (*it)->snapshot_index = uint32_t(index.at(text_of(id)));
+}
+
+// One node of a snapshot as the object API writes it.
+inline std::unique_ptr<gen::NodeSnapshotT> node_of(const zarr3::icechunk::Node& n,
+                                                   const std::string& path) {
+    auto ns = std::make_unique<gen::NodeSnapshotT>();
+    ns->id = std::make_unique<gen::ObjectId8>(fb::span<const uint8_t, 8>(n.id.data(), 8));
+    ns->path = path;
+    ns->user_data.assign(n.zarr_json.begin(), n.zarr_json.end());
+    if (!n.is_array) {
+        ns->node_data.Set(gen::GroupNodeDataT());
+        return ns;
+    }
+    gen::ArrayNodeDataT a;
+    for (const auto& e : n.manifests) {
+        auto r = std::make_unique<gen::ManifestRefT>();
+        const auto mid = *zarr3::icechunk::decode_id12(e.manifest_id);
+        r->object_id =
+            std::make_unique<gen::ObjectId12>(fb::span<const uint8_t, 12>(mid.data(), 12));
+        for (const auto& [from, to] : e.axes)
+            r->extents.emplace_back(from, to);
+        a.manifests.push_back(std::move(r));
+    }
+    ns->node_data.Set(std::move(a));
+    return ns;
+}
+
+// A commit on `branch` that moves node `from` and its descendants to `to`
+// (moved_nodes in its transaction log), or deletes them when `to` is empty
+// (deleted_groups / deleted_arrays). Returns the new snapshot id.
+inline std::string rearrange(std::shared_ptr<zarr3::Store> st, const std::string& branch,
+                             const std::string& from, const std::string& to) {
+    auto repo = zarr3::icechunk::Repository::open(st);
+    const std::string tip = repo->resolve({.branch = branch});
+    const auto snap = repo->snapshot(tip);
+    const auto id = random_id12();
+    gen::SnapshotT s;
+    gen::TransactionLogT t;
+    s.id = std::make_unique<gen::ObjectId12>(fb::span<const uint8_t, 12>(id.data(), 12));
+    t.id = std::make_unique<gen::ObjectId12>(fb::span<const uint8_t, 12>(id.data(), 12));
+    s.flushed_at = 1800000000000000ull;
+    s.message = (to.empty() ? "delete " : "move ") + from;
+    bool found = false;
+    for (const auto& n : snap->nodes) {
+        const bool under = n.path == from || n.path.rfind(from + "/", 0) == 0;
+        found = found || under;
+        const gen::ObjectId8 nid(fb::span<const uint8_t, 8>(n.id.data(), 8));
+        if (under && to.empty()) {
+            (n.is_array ? t.deleted_arrays : t.deleted_groups).push_back(nid);
+            continue;
+        }
+        const std::string path = under ? to + n.path.substr(from.size()) : n.path;
+        if (under) {
+            auto m = std::make_unique<gen::MoveOperationT>();
+            m->from = n.path;
+            m->to = path;
+            m->node_id = std::make_unique<gen::ObjectId8>(nid);
+            m->node_type = n.is_array ? gen::NodeType::Array : gen::NodeType::Group;
+            t.moved_nodes.push_back(std::move(m));
+        }
+        s.nodes.push_back(node_of(n, path));
+    }
+    if (!found) throw zarr3::Error("icewriter: no node " + from);
+    std::sort(s.nodes.begin(), s.nodes.end(),
+              [](const auto& a, const auto& b) { return a->path < b->path; });
+    fb::FlatBufferBuilder sb, tb;
+    sb.Finish(gen::Snapshot::Pack(sb, &s));
+    tb.Finish(gen::TransactionLog::Pack(tb, &t));
+    st->put("snapshots/" + text_of(id), envelope(1, sb));
+    st->put("transactions/" + text_of(id), envelope(4, tb));
+    edit_repo(*st, [&](gen::RepoT& r) { add_commit(r, id, tip, branch, s.message); });
+    return text_of(id);
 }
 
 } // namespace icewriter

@@ -8,6 +8,11 @@
 //                         {"index": [2], "location": "file:///data/x.bin",
 //                          "offset": 0, "length": 2, "etag": "\"e\"",
 //                          "last_modified": 1700000000}]}]}
+// Edits of an existing repository, as another writer makes them:
+//   zarr3_icechunk_build --move REPO FROM TO     a commit on main moving a node
+//   zarr3_icechunk_build --delete REPO PATH      a commit on main deleting a node
+//   zarr3_icechunk_build --status REPO online|read_only|offline [REASON]
+//   zarr3_icechunk_build --disable-flag REPO ID  (3 move_node, 4 create_tag, 5 delete_tag)
 #include "icechunk/icechunk_writer.hpp"
 
 #include <filesystem>
@@ -45,9 +50,44 @@ icewriter::RepoSpec spec_of(const nlohmann::json& j) {
     return s;
 }
 
+// The edits of an existing repository (--move, --delete, --status, --disable-flag).
+int edit(const std::vector<std::string>& a) {
+    auto st = std::make_shared<zarr3::FileStore>(a.at(1), true);
+    if (a[0] == "--move" && a.size() == 4) {
+        std::cout << icewriter::rearrange(st, "main", a[2], a[3]) << "\n";
+    } else if (a[0] == "--delete" && a.size() == 3) {
+        std::cout << icewriter::rearrange(st, "main", a[2], "") << "\n";
+    } else if (a[0] == "--status" && (a.size() == 3 || a.size() == 4)) {
+        const auto v = a[2] == "online"      ? generated::RepoAvailability::Online
+                       : a[2] == "read_only" ? generated::RepoAvailability::ReadOnly
+                                             : generated::RepoAvailability::Offline;
+        icewriter::edit_repo(*st, [&](generated::RepoT& r) {
+            r.status->availability = v;
+            r.status->limited_availability_reason = a.size() == 4 ? a[3] : "";
+        });
+    } else if (a[0] == "--disable-flag" && a.size() == 3) {
+        icewriter::edit_repo(*st, [&](generated::RepoT& r) {
+            r.disabled_feature_flags.push_back(uint16_t(std::stoi(a[2])));
+            std::sort(r.disabled_feature_flags.begin(), r.disabled_feature_flags.end());
+        });
+    } else {
+        std::cerr << "zarr3_icechunk_build: bad arguments for " << a[0] << "\n";
+        return 2;
+    }
+    return 0;
+}
+
 } // namespace
 
 int main(int argc, char** argv) {
+    if (argc >= 3 && argv[1][0] == '-') {
+        try {
+            return edit(std::vector<std::string>(argv + 1, argv + argc));
+        } catch (const std::exception& e) {
+            std::cerr << "zarr3_icechunk_build: " << e.what() << "\n";
+            return 1;
+        }
+    }
     if (argc != 3) {
         std::cerr << "usage: zarr3_icechunk_build OUT_DIR SPEC.json\n";
         return 2;

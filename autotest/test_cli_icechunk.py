@@ -117,6 +117,28 @@ def test_tag_refuses_object_stores_and_plain_folders(exe, tmp_path):
     assert r.returncode == 1 and "not an Icechunk repository" in r.stderr, r.stderr
 
 
+def test_the_repository_status_and_feature_flags_are_honoured(exe, repo):
+    """Spec 2's repo file: status ReadOnly (reason 'gc') refuses tag, branch and compact, naming
+    the status; the create_tag feature flag disabled refuses tags only, naming the flag. The repo
+    file is the real Icechunk's, edited by zarr3_icechunk_build."""
+    from icechunk_build import edit_repo
+    edit_repo(repo, "--status", "read_only", "gc")
+    before = files(repo)
+    for args in (["tag", "v1"], ["branch", "dev"],
+                 ["compact", "--array", "t2m", "--dim", "time", "--edges", "45"]):
+        r = run(exe, args[0], repo, *args[1:])
+        assert r.returncode == 1 and "status is ReadOnly (gc)" in r.stderr, (args, r.stderr)
+    assert files(repo) == before
+    edit_repo(repo, "--status", "online")
+    edit_repo(repo, "--disable-flag", 4)
+    r = run(exe, "tag", repo, "v1")
+    assert r.returncode == 1 and "feature flag 'create_tag'" in r.stderr, r.stderr
+    assert "v1" not in refs(exe, repo)["tags"]
+    r = run(exe, "branch", repo, "dev")
+    assert r.returncode == 0, r.stderr
+    assert "dev" in refs(exe, repo)["branches"]
+
+
 def test_compact_repository_is_one_commit_and_old_snapshots_stay(exe, repo):
     before = refs(exe, repo)
     old_tip = before["branches"]["main"]

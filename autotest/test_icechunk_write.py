@@ -427,6 +427,44 @@ def test_disjoint_commits_are_rebased(repo):
     assert v[0, 0, 0] == 1 and v[0, 29, 39] == 2
 
 
+@pytest.mark.parametrize("edit", [("--move", "/r", "/moved"), ("--delete", "/r")])
+@pytest.mark.parametrize("metadata", [False, True])
+def test_an_update_over_a_moved_or_deleted_array_fails_naming_it(repo, edit, metadata):
+    """Another writer (as the real Icechunk's moveNode, or a delete) changes the branch while an
+    update is open: the commit at close is a conflict naming the node and commits nothing (it used
+    to commit without the written chunks, and crash at close when metadata changed too). Run in a
+    child process: the crash it guards against would take pytest down."""
+    code = f"""
+import subprocess, sys
+import numpy as np
+from osgeo import gdal
+from icechunk_build import edit_repo
+errs = []
+gdal.PushErrorHandler(lambda c, n, m: errs.append(m) if c >= gdal.CE_Failure else None)
+ds = gdal.OpenEx({repo!r}, gdal.OF_RASTER | gdal.OF_UPDATE, open_options=["COMMIT_MESSAGE=mine"])
+ds.GetRasterBand(1).WriteArray(np.full((2, 2), -5, "f4"), 0, 0)
+if {metadata}:
+    ds.SetMetadataItem("k", "v")
+ds.FlushCache()
+edit_repo({repo!r}, *{edit!r})
+ds = None
+print("\\n".join(errs))
+sys.exit(1 if errs else 0)
+"""
+    p = run("/usr/bin/python3", "-c", code, check=False,
+            env=dict(ENV, PYTHONPATH=str(Path(__file__).parent)))
+    assert p.returncode == 1, (p.returncode, p.stdout, p.stderr)
+    why = "was moved to /moved" if edit[0] == "--move" else "was deleted"
+    assert "node /r " + why in p.stdout and "conflict" in p.stdout, p.stdout
+    assert [m for _, m in history(repo)[:2]] == [("move /r" if edit[0] == "--move" else "delete /r"),
+                                                 "first copy"]
+    root = gdal.OpenEx(repo, gdal.OF_MULTIDIM_RASTER).GetRootGroup()
+    assert "r" not in (root.GetMDArrayNames() or [])
+    if edit[0] == "--move":
+        v = root.OpenMDArray("moved").ReadAsArray()
+        assert v[0, 0, 0] == 0 and v[0, 0, 1] == 1  # the copy's values, not the lost update's
+
+
 @pytest.mark.parametrize("step", ["icechunk-chunks", "icechunk-snapshot", "icechunk-repo"])
 def test_update_killed_while_committing_leaves_the_branch(repo, step):
     before = history(repo)

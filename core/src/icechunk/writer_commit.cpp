@@ -135,6 +135,9 @@ Changes their_changes(Impl& s, const generated::RepoT& repo, const std::string& 
             (all.*p).insert((c.*p).begin(), (c.*p).end());
         for (auto& [node, coords] : c.chunks)
             all.chunks[node].insert(coords.begin(), coords.end());
+        for (auto& [node, move] : c.moved) // newest first: keep the first `to`, latest `from`
+            all.moved[node] = {move.first,
+                               all.moved.count(node) ? all.moved[node].second : move.second};
         i = repo.snapshots[i]->parent_offset;
     }
     throw CommitConflict(join_key(s.storage->uri(), "repo") + ": branch '" + s.branch +
@@ -149,15 +152,65 @@ std::string coords_text(const Coords& c) {
     return "(" + out + ")";
 }
 
+// "/a/b" -> "/a"; "/a" -> "/".
+std::string parent_of(const std::string& path) {
+    const size_t slash = path.rfind('/');
+    return slash == 0 || slash == std::string::npos ? "/" : path.substr(0, slash);
+}
+
+// Why the tip no longer holds base node `b` at its path (after the commits
+// in between): moved, deleted or replaced.
+std::string lost_because(const Node& b, const Changes& theirs, const Snapshot& tip) {
+    if (auto m = theirs.moved.find(b.id); m != theirs.moved.end())
+        return "was moved to " + m->second.second;
+    if (theirs.deleted_arrays.count(b.id) || theirs.deleted_groups.count(b.id))
+        return "was deleted";
+    for (const Node& n : tip.nodes)
+        if (n.id == b.id) return "was moved to " + n.path;
+    return tip.find(b.path) ? "was replaced by another node" : "was moved or deleted";
+}
+
+// The base nodes the session changes (metadata or chunks) are still the
+// same nodes at the same paths on the tip, and every node it creates has
+// its parent group there (or created by the session too): whatever the
+// transaction logs record, a node the other commits moved, renamed,
+// deleted or replaced is a conflict, never a change applied to nothing.
+void check_nodes_kept(const Impl& s, const Changes& theirs, const Snapshot& tip,
+                      const std::string& head) {
+    auto kept = [&](const std::string& path, const char* what) {
+        const Node* b = s.base->find(path);
+        if (!b) return;
+        const Node* t = tip.find(path);
+        if (t && t->id == b->id && !theirs.moved.count(b->id)) return;
+        throw CommitConflict(head + "node " + path + " " + lost_because(*b, theirs, tip) +
+                             " by another commit while this one changed its " + what);
+    };
+    for (const auto& [path, json] : s.meta)
+        kept(path, "metadata");
+    for (const auto& [path, staged] : s.chunks)
+        if (!staged.empty()) kept(path, "chunks");
+    for (const auto& [path, json] : s.meta) {
+        if (!json || path == "/") continue;
+        const std::string parent = parent_of(path);
+        auto own = s.meta.find(parent);
+        const bool created_here = own != s.meta.end() && own->second &&
+                                  (!s.base->find(parent) || s.new_ids.count(parent));
+        if (!tip.find(parent) && !created_here)
+            throw CommitConflict(head + "group " + parent + ", the parent of node " + path +
+                                 " this commit creates, was moved or deleted by another commit");
+    }
+}
+
 // CommitConflict naming the first node or chunk both sides changed.
 void check_conflicts(Impl& s, const Changes& theirs, const Snapshot& tip) {
     const std::string head =
         join_key(s.storage->uri(), "repo") + ": commit conflict on branch '" + s.branch + "': ";
+    check_nodes_kept(s, theirs, tip, head);
     auto touched_meta = [&](const Id8& id) {
         for (auto* set : {&theirs.updated_arrays, &theirs.updated_groups, &theirs.deleted_arrays,
                           &theirs.deleted_groups})
             if (set->count(id)) return true;
-        return false;
+        return theirs.moved.count(id) != 0;
     };
     for (const auto& [path, json] : s.meta) {
         const Node* b = s.base->find(path);
@@ -223,6 +276,7 @@ std::string IcechunkSession::commit(const std::string& message, int max_rebases)
     for (int attempt = 0; attempt < 1000; ++attempt) {
         const Bytes old = detail::read_file(*s.storage, "repo");
         auto repo = load_repo(old, where);
+        require_online(*repo, where, "commit on branch '" + s.branch + "'");
         const auto tip = branch_tip(*repo, s.branch);
         if (!tip)
             throw CommitConflict(where + ": branch '" + s.branch +

@@ -43,6 +43,18 @@ void set_ref(generated::RepoT& repo, std::vector<std::unique_ptr<generated::RefT
 // Records an update at the head of the ops log.
 void push_update(generated::RepoT& repo, generated::UpdateTypeUnion u);
 
+// Feature flag ids of spec 2's repo file, numbered as the real Icechunk
+// numbers them (each enabled unless listed in disabled_feature_flags).
+constexpr uint16_t kFlagMoveNode = 3, kFlagCreateTag = 4, kFlagDeleteTag = 5;
+// The repository's write policy: Error naming `where`, the status (and its
+// reason) when the repository is not Online (ReadOnly, Offline): `what`
+// ("commit", "tag creation" ...) is refused.
+void require_online(const generated::RepoT& repo, const std::string& where,
+                    const std::string& what);
+// Error naming the flag when feature flag `id` is disabled.
+void require_flag(const generated::RepoT& repo, uint16_t id, const std::string& where,
+                  const std::string& what);
+
 // Replaces `repo` holding `old_bytes` by `next`: copies the old file to
 // overwritten/ first (recorded as the backup of the previous update), then
 // compare-and-swap. False when another writer changed `repo` meanwhile.
@@ -74,11 +86,14 @@ std::vector<ManifestInfo> manifest_infos(Store& storage, const std::string& snap
 Bytes manifest_file(const Id12& id, const Id8& node,
                     const std::vector<std::pair<Coords, ChunkRef>>& refs);
 
-// What one commit changed (a transaction log).
+// What one commit changed (a transaction log): every change kind spec 2
+// records (new, deleted and updated nodes, chunk references, moves).
 struct Changes {
     std::set<Id8> new_groups, new_arrays, deleted_groups, deleted_arrays, updated_groups,
         updated_arrays;
     std::map<Id8, std::set<Coords>> chunks;
+    // node id -> (path before, path after) of each moved node.
+    std::map<Id8, std::pair<std::string, std::string>> moved;
 };
 Bytes txlog_file(const Id12& id, const Changes& c);
 Changes parse_txlog(const Bytes& file, const std::string& where);

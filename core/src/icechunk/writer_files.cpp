@@ -3,6 +3,7 @@
 #include "icechunk/writer_detail.hpp"
 #include "zarr3/compact.hpp"
 
+#include <algorithm>
 #include <chrono>
 #include <cstring>
 #include <random>
@@ -205,6 +206,32 @@ void push_update(generated::RepoT& repo, generated::UpdateTypeUnion u) {
     }
 }
 
+void require_online(const generated::RepoT& repo, const std::string& where,
+                    const std::string& what) {
+    if (!repo.status || repo.status->availability == generated::RepoAvailability::Online) return;
+    const auto a = repo.status->availability;
+    std::string status = a == generated::RepoAvailability::ReadOnly ? "ReadOnly"
+                         : a == generated::RepoAvailability::Offline
+                             ? "Offline"
+                             : "unknown (" + std::to_string(int(a)) + ")";
+    if (!repo.status->limited_availability_reason.empty())
+        status += " (" + repo.status->limited_availability_reason + ")";
+    throw Error(where + ": the repository's status is " + status + ", not Online: " + what +
+                " refused; nothing was written");
+}
+
+void require_flag(const generated::RepoT& repo, uint16_t id, const std::string& where,
+                  const std::string& what) {
+    if (!std::count(repo.disabled_feature_flags.begin(), repo.disabled_feature_flags.end(), id))
+        return;
+    const char* name = id == kFlagMoveNode    ? "move_node"
+                       : id == kFlagCreateTag ? "create_tag"
+                       : id == kFlagDeleteTag ? "delete_tag"
+                                              : "unknown";
+    throw Error(where + ": the repository's feature flag '" + name + "' (" + std::to_string(id) +
+                ") is disabled: " + what + " refused; nothing was written");
+}
+
 bool replace_repo(Store& storage, const Bytes& old_bytes, generated::RepoT& next) {
     // "repo." + (ms of 3000-01-01 - now ms) + "." + random id: newest first.
     const uint64_t y3000_ms = 32503680000000ull;
@@ -336,6 +363,12 @@ Changes parse_txlog(const Bytes& file, const std::string& where) {
         auto& set = c.chunks[id8_array(*u->node_id)];
         for (const auto& ci : u->chunks)
             set.insert(Coords(ci->coords.begin(), ci->coords.end()));
+    }
+    for (const auto& m : o->moved_nodes) {
+        if (!m->node_id)
+            throw FormatError(where + ": a moved node (from '" + m->from + "' to '" + m->to +
+                              "') has no node id");
+        c.moved[id8_array(*m->node_id)] = {m->from, m->to};
     }
     return c;
 }

@@ -62,6 +62,9 @@ IcechunkSession::Impl::view(const std::string& path) const {
         v.is_array = is_array_json(v.zarr_json, path);
         auto n = new_ids.find(path);
         v.from_base = n == new_ids.end();
+        if (v.from_base && !b)
+            throw Error(join_key(storage->uri(), "repo") + ": node " + path +
+                        " changed in this session is not in its base snapshot " + base_id);
         v.id = v.from_base ? b->id : n->second;
         v.base = v.from_base ? b : nullptr;
         return v;
@@ -119,6 +122,8 @@ std::shared_ptr<IcechunkSession> IcechunkSession::open(std::shared_ptr<Store> st
     if (repo->spec_version() != 2)
         throw Error(where + ": Icechunk spec version " + std::to_string(repo->spec_version()) +
                     " repositories cannot be written (only version 2)");
+    require_online(*load_repo(detail::read_file(*storage, "repo"), where), where,
+                   "writing to branch '" + branch + "'");
     s->impl_->load_base(repo->resolve({.branch = branch}));
     return s;
 }

@@ -151,6 +151,8 @@ void create_ref(Store& storage, const std::string& name, const std::string& snap
     const std::string id = encode_id(ByteView(id12_of(snapshot_id, kind).data(), 12));
     update_repo(storage, [&](generated::RepoT& repo) {
         const std::string where = join_key(storage.uri(), "repo");
+        require_online(repo, where, std::string(kind) + " creation");
+        if (tag) require_flag(repo, kFlagCreateTag, where, "tag creation");
         auto& refs = tag ? repo.tags : repo.branches;
         for (const auto& r : refs)
             if (r->name == name)

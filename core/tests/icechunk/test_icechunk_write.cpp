@@ -1,6 +1,7 @@
 // Writing Icechunk repositories: create, commit, history, tags and
 // branches, concurrent sessions (rebase or conflict), hostile repo files,
 // killed commits.
+#include "icechunk/icechunk_writer.hpp"
 #include "icechunk_test_util.hpp"
 #include "zarr3/icechunk_write.hpp"
 #include "zarr3/metadata.hpp"
@@ -485,4 +486,92 @@ TEST(IcechunkWrite, TwoAppendsConflict) {
     auto r = read(m, "r");
     ASSERT_EQ(r.size(), 12u);
     EXPECT_EQ(std::vector<float>(r.begin() + 8, r.end()), (std::vector<float>{8, 9, 31, 31}));
+}
+
+// Another writer (the real Icechunk's moveNode, or a delete) rearranges the
+// nodes a session changes: the commit is a conflict naming the node and
+// commits nothing (it used to drop the chunks silently, and crash when the
+// metadata changed too); a move of another node is rebased over.
+TEST(IcechunkWrite, MovedOrDeletedNodeIsAConflict) {
+    struct Case {
+        std::string from, to;
+        bool meta;
+        std::vector<std::string> words;
+    };
+    for (const Case& c : {Case{"/r", "/moved", false, {"node /r", "moved to /moved", "chunks"}},
+                          Case{"/r", "/moved", true, {"node /r", "moved to /moved", "metadata"}},
+                          Case{"/r", "", false, {"node /r", "was deleted"}},
+                          Case{"/r", "", true, {"node /r", "was deleted"}}}) {
+        SCOPED_TRACE(c.from + " -> " + c.to);
+        auto m = std::make_shared<MemoryStore>();
+        populate(m);
+        auto s = IcechunkSession::open(m);
+        write_at(s, "r", 0, {7, 7});
+        if (c.meta) Array::open(s, "r")->set_attributes({{"k", 1}});
+        const std::string theirs = icewriter::rearrange(m, "main", c.from, c.to);
+        try {
+            s->commit("mine");
+            ADD_FAILURE() << "no conflict";
+        } catch (const CommitConflict& e) {
+            for (const std::string& w : c.words)
+                EXPECT_NE(std::string(e.what()).find(w), std::string::npos) << e.what();
+        }
+        EXPECT_EQ(tip(m), theirs);
+        if (!c.to.empty()) {
+            EXPECT_EQ(read(m, "moved"), ramp(10, 0));
+        }
+    }
+    // A new array under a group another writer moved away.
+    auto m = std::make_shared<MemoryStore>();
+    populate(m);
+    auto g = IcechunkSession::open(m);
+    Group::create(g, "g");
+    g->commit("group");
+    auto s = IcechunkSession::open(m);
+    write_all(s, "g/new", meta_of(kRect, 10, kBytesCodec), ramp(10, 5));
+    const std::string theirs = icewriter::rearrange(m, "main", "/g", "/h");
+    expect_error([&] { s->commit("mine"); }, {"group /g", "parent of node /g/new"});
+    EXPECT_EQ(tip(m), theirs);
+    // A move of another node is rebased over.
+    auto d = IcechunkSession::open(m);
+    write_at(d, "r", 0, {9, 9});
+    icewriter::rearrange(m, "main", "/s", "/t");
+    d->commit("disjoint");
+    EXPECT_EQ(read(m, "r")[0], 9);
+    EXPECT_EQ(read(m, "t"), ramp(8, 100));
+}
+
+// The repository's write policy (spec 2's repo file): a status other than
+// Online refuses sessions, commits, tags and branches, naming the status; a
+// disabled create_tag flag refuses tags, naming the flag.
+TEST(IcechunkWrite, StatusAndFeatureFlagsAreHonoured) {
+    auto m = std::make_shared<MemoryStore>();
+    const std::string first = populate(m);
+    auto s = IcechunkSession::open(m);
+    write_at(s, "r", 0, {7});
+    icewriter::edit_repo(*m, [](generated::RepoT& r) {
+        r.status->availability = generated::RepoAvailability::ReadOnly;
+        r.status->limited_availability_reason = "gc";
+    });
+    expect_error([&] { s->commit("x"); }, {"status is ReadOnly (gc)", "commit", "refused"});
+    expect_error([&] { IcechunkSession::open(m); }, {"status is ReadOnly", "branch 'main'"});
+    expect_error([&] { create_tag(*m, "v1", first); }, {"status is ReadOnly", "tag creation"});
+    expect_error([&] { create_branch(*m, "dev", first); }, {"ReadOnly", "branch creation"});
+    icewriter::edit_repo(*m, [](generated::RepoT& r) {
+        r.status->availability = generated::RepoAvailability::Offline;
+    });
+    expect_error([&] { s->commit("x"); }, {"status is Offline"});
+    EXPECT_EQ(tip(m), first);
+    auto repo = Repository::open(m);
+    EXPECT_TRUE(repo->tags().empty());
+    EXPECT_EQ(repo->branches().size(), 1u);
+    icewriter::edit_repo(*m, [](generated::RepoT& r) {
+        r.status->availability = generated::RepoAvailability::Online;
+        r.disabled_feature_flags = {4}; // create_tag
+    });
+    expect_error([&] { create_tag(*m, "v1", first); }, {"feature flag 'create_tag'", "disabled"});
+    EXPECT_TRUE(Repository::open(m)->tags().empty());
+    create_branch(*m, "dev", first);
+    s->commit("x");
+    EXPECT_EQ(read(m, "r")[0], 7);
 }

@@ -21,7 +21,8 @@ bool AppendsToRepository(const char* name, CSLConstList options) {
 GDALDataset* IcechunkAppendCopy(const char* name, GDALDataset* src, CSLConstList options,
                                 GDALProgressFunc progress, void* progress_data) {
     const std::string root = IcechunkRepoRoot(name);
-    const char* branch = CSLFetchNameValueDef(options, "BRANCH", "main");
+    std::string branch;
+    if (!ErrorBoundary(root, [&] { branch = WriteBranch(name, options); })) return nullptr;
     const char* given = CSLFetchNameValue(options, "COMMIT_MESSAGE");
     const std::string message = given && given[0]
                                     ? given
@@ -33,8 +34,7 @@ GDALDataset* IcechunkAppendCopy(const char* name, GDALDataset* src, CSLConstList
     if (!ErrorBoundary(root, [&] { storage = WritableRepositoryStorage(root); })) return nullptr;
     for (int attempt = 1;; ++attempt) {
         std::shared_ptr<zarr3::icechunk::IcechunkSession> session;
-        if (!ErrorBoundary(
-                root, [&] { session = zarr3::icechunk::IcechunkSession::open(storage, branch); }))
+        if (!ErrorBoundary(root, [&] { session = OpenBranchSession(storage, root, branch); }))
             return nullptr;
         GDALDataset* ds = Zarr3AppendInto(root, session, src, options, progress, progress_data);
         if (!ds) return nullptr; // refused or failed: nothing committed
@@ -57,7 +57,9 @@ GDALDataset* IcechunkAppendCopy(const char* name, GDALDataset* src, CSLConstList
         if (!ok) return nullptr;
         if (!conflict) break;
     }
-    const std::string open_name = std::string("ICECHUNK:\"") + root + "?branch=" + branch + "\"";
+    // The branch quoted: any valid branch name ("a&b", "q?x") reopens that branch.
+    const std::string open_name =
+        std::string("ICECHUNK:\"") + root + "?branch=" + EncodeQueryValue(branch) + "\"";
     const char* const drivers[] = {"Zarr3", nullptr};
     return GDALDataset::Open(open_name.c_str(), GDAL_OF_RASTER | GDAL_OF_VERBOSE_ERROR, drivers);
 }

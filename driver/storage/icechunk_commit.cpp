@@ -6,6 +6,8 @@
 
 #include "cpl_error.h"
 
+#include <algorithm>
+
 namespace zarr3drv {
 
 CommittingStore::CommittingStore(std::shared_ptr<zarr3::icechunk::IcechunkSession> session,
@@ -99,6 +101,21 @@ std::shared_ptr<zarr3::Store> WritableRepositoryStorage(const std::string& root)
     return storage;
 }
 
+std::shared_ptr<zarr3::icechunk::IcechunkSession>
+OpenBranchSession(const std::shared_ptr<zarr3::Store>& storage, const std::string& root,
+                  const std::string& branch) {
+    const auto repo = zarr3::icechunk::Repository::open(storage);
+    const auto& branches = repo->branches();
+    if (repo->spec_version() == 2 &&
+        std::none_of(branches.begin(), branches.end(),
+                     [&](const zarr3::icechunk::Ref& r) { return r.name == branch; }))
+        throw zarr3::Error(root + ": no branch '" + branch +
+                           "' in the repository; writers do not create branches: make it first "
+                           "with `zarr3 branch " +
+                           root + " " + branch + " [SNAPSHOT]`; nothing was written");
+    return zarr3::icechunk::IcechunkSession::open(storage, branch);
+}
+
 std::shared_ptr<CommittingStore> OpenRepositoryForUpdate(const std::string& root,
                                                          const IcechunkVersion& version,
                                                          const char* message) {
@@ -106,8 +123,8 @@ std::shared_ptr<CommittingStore> OpenRepositoryForUpdate(const std::string& root
         throw zarr3::Error(root + ": update access is refused when writing to a tag or a snapshot "
                                   "(TAG, SNAPSHOT, AS_OF): commits go to a branch (BRANCH, default "
                                   "main)");
-    auto session = zarr3::icechunk::IcechunkSession::open(
-        WritableRepositoryStorage(root), version.branch.empty() ? "main" : version.branch);
+    auto session = OpenBranchSession(WritableRepositoryStorage(root), root,
+                                     version.branch.empty() ? "main" : version.branch);
     return std::make_shared<CommittingStore>(session, root, message ? message : "");
 }
 

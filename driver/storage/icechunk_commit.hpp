@@ -65,6 +65,13 @@ bool IsIcechunkStore(const zarr3::Store* store);
 // (object stores: no conditional write through GDAL).
 std::shared_ptr<zarr3::Store> WritableRepositoryStorage(const std::string& root);
 
+// A session on branch `branch` of the repository in `storage` (at `root`).
+// Writers never create branches: Error naming the branch and `zarr3 branch`
+// when there is none of that name.
+std::shared_ptr<zarr3::icechunk::IcechunkSession>
+OpenBranchSession(const std::shared_ptr<zarr3::Store>& storage, const std::string& root,
+                  const std::string& branch);
+
 // A session on `version`'s branch (default main) of the repository at
 // `root`, committing with `message` (default kDefaultCommitMessage) when
 // released. Error for a tag, a snapshot or AS_OF ("writing to a tag or a

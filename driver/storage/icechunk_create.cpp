@@ -50,20 +50,27 @@ std::string MessageOf(CSLConstList options, const char* fallback) {
     return m && m[0] ? m : fallback;
 }
 
-// A session on the branch of the repository at `root` (created when absent)
-// for a dataset being created; `fill` puts its first nodes. A failure
+// A session on the branch `name` selects (WriteBranch) of the repository
+// it designates (created when absent, for branch main only) for a dataset
+// being created; `fill` puts its first nodes. A failure
 // discards the session: nothing of a half-made create is committed.
 // `commit_now`: committed before returning (a copy: its result is the
 // dataset's, not its close's); else when the dataset closes.
 template <typename Fill>
-GDALDataset* CreateInSession(const std::string& root, CSLConstList options, const char* message,
+GDALDataset* CreateInSession(const char* name, CSLConstList options, const char* message,
                              bool commit_now, Fill&& fill) {
+    const std::string root = IcechunkRepoRoot(name);
     std::shared_ptr<CommittingStore> session;
     GDALDataset* ds = nullptr;
     ErrorBoundary(root, [&] {
-        RepositoryStorage(root);
         IcechunkVersion v;
-        v.branch = CSLFetchNameValueDef(options, "BRANCH", "main");
+        v.branch = WriteBranch(name, options);
+        if (v.branch != "main" && !LooksLikeIcechunkRepo(root))
+            throw zarr3::Error(root + ": no Icechunk repository here yet, so no branch '" +
+                               v.branch +
+                               "': a new repository has only main (write there, then make "
+                               "branches with `zarr3 branch`); nothing was written");
+        RepositoryStorage(root);
         session = OpenRepositoryForUpdate(root, v, MessageOf(options, message).c_str());
         try {
             ds = fill(session);
@@ -94,26 +101,28 @@ bool WantsIcechunk(const char* name, CSLConstList options) {
 
 GDALDataset* IcechunkCreateMultidim(const char* name, CSLConstList options) {
     const std::string root = IcechunkRepoRoot(name);
-    return CreateInSession(root, options, "gdal-zarr3: create", false,
-                           [&](const std::shared_ptr<CommittingStore>& session) {
-        EraseAll(*session); // as classic Create: the new dataset replaces the branch's contents
-        zarr3::Group::create(session, "");
-        GDALOpenInfo oi(root.c_str(), GDAL_OF_MULTIDIM_RASTER | GDAL_OF_UPDATE);
-        OpenTarget t;
-        t.root = root;
-        return Zarr3OpenMultidim(&oi, session, t);
-    });
+    return CreateInSession(
+        name, options, "gdal-zarr3: create", false,
+        [&](const std::shared_ptr<CommittingStore>& session) {
+            EraseAll(*session); // as classic Create: the new dataset replaces the branch's contents
+            zarr3::Group::create(session, "");
+            GDALOpenInfo oi(root.c_str(), GDAL_OF_MULTIDIM_RASTER | GDAL_OF_UPDATE);
+            OpenTarget t;
+            t.root = root;
+            return Zarr3OpenMultidim(&oi, session, t);
+        });
 }
 
 GDALDataset* IcechunkCreate(const char* name, int xsize, int ysize, int bands, GDALDataType type,
                             CSLConstList options) {
     const std::string root = IcechunkRepoRoot(name);
     const CPLStringList plain_options = WithoutIcechunkOptions(options);
-    return CreateInSession(root, options, "gdal-zarr3: create", false,
+    return CreateInSession(name, options, "gdal-zarr3: create", false,
                            [&](const std::shared_ptr<CommittingStore>& session) {
-        EraseAll(*session);
-        return Zarr3CreateInStore(session, root, xsize, ysize, bands, type, plain_options.List());
-    });
+                               EraseAll(*session);
+                               return Zarr3CreateInStore(session, root, xsize, ysize, bands, type,
+                                                         plain_options.List());
+                           });
 }
 
 GDALDataset* IcechunkCreateCopy(const char* name, GDALDataset* src, int strict,
@@ -122,14 +131,15 @@ GDALDataset* IcechunkCreateCopy(const char* name, GDALDataset* src, int strict,
     const std::string root = IcechunkRepoRoot(name);
     const CPLStringList plain = WithoutIcechunkOptions(options);
     const bool multidim = src->GetRasterCount() == 0 && src->GetRootGroup();
-    return CreateInSession(root, options, "gdal-zarr3: copy", true,
-                           [&](const std::shared_ptr<CommittingStore>& session) {
-        EraseAll(*session);
-        return multidim ? Zarr3CopyMultidimInStore(session, root, src, strict, plain.List(),
-                                                   progress, progress_data)
-                        : Zarr3CreateCopyInStore(session, root, src, strict, plain.List(),
-                                                 progress, progress_data);
-    });
+    return CreateInSession(
+        name, options, "gdal-zarr3: copy", true,
+        [&](const std::shared_ptr<CommittingStore>& session) {
+            EraseAll(*session);
+            return multidim ? Zarr3CopyMultidimInStore(session, root, src, strict, plain.List(),
+                                                       progress, progress_data)
+                            : Zarr3CreateCopyInStore(session, root, src, strict, plain.List(),
+                                                     progress, progress_data);
+        });
 }
 
 } // namespace zarr3drv

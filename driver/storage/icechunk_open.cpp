@@ -15,6 +15,7 @@
 #include <algorithm>
 #include <array>
 #include <atomic>
+#include <cctype>
 #include <cstring>
 #include <exception>
 
@@ -58,6 +59,28 @@ bool SetByKey(const std::string& key, const std::string& value, IcechunkVersion&
     if (k == "as_of") return SetOnce(v.as_of, value, "as_of", v, error);
     error = "unknown selector '" + key + "' (expected branch, tag, snapshot or as_of)";
     return false;
+}
+
+int HexDigit(char c) {
+    if (c >= '0' && c <= '9') return c - '0';
+    if (c >= 'a' && c <= 'f') return c - 'a' + 10;
+    if (c >= 'A' && c <= 'F') return c - 'A' + 10;
+    return -1;
+}
+
+// "a%26b" -> "a&b"; false for a '%' not followed by two hex digits.
+bool DecodeQueryValue(const std::string& in, std::string& out) {
+    out.clear();
+    for (size_t i = 0; i < in.size(); ++i) {
+        if (in[i] != '%') {
+            out += in[i];
+            continue;
+        }
+        if (i + 2 >= in.size() || HexDigit(in[i + 1]) < 0 || HexDigit(in[i + 2]) < 0) return false;
+        out += char(HexDigit(in[i + 1]) * 16 + HexDigit(in[i + 2]));
+        i += 2;
+    }
+    return true;
 }
 
 bool HasMagic(const unsigned char* data, size_t n) {
@@ -126,8 +149,13 @@ std::optional<IcechunkName> ParseIcechunkName(const std::string& name, bool& ok,
     for (int i = 0; i < parts.size(); ++i) {
         const std::string kv = parts[i];
         const size_t eq = kv.find('=');
-        if (eq == std::string::npos ||
-            !SetByKey(kv.substr(0, eq), kv.substr(eq + 1), out.version, error)) {
+        std::string value;
+        if (eq != std::string::npos && !DecodeQueryValue(kv.substr(eq + 1), value)) {
+            ok = false;
+            error = "bad %-escape in '" + kv + "' (write a '%' as %25)";
+            return out;
+        }
+        if (eq == std::string::npos || !SetByKey(kv.substr(0, eq), value, out.version, error)) {
             if (error.empty()) error = "expected key=value, got '" + kv + "'";
             ok = false;
             return out;
@@ -244,6 +272,40 @@ std::vector<std::string> AllowedVirtualPrefixes(CSLConstList options) {
     const char* v = CSLFetchNameValue(options, "VIRTUAL_ALLOWED_PREFIXES");
     if (!v) v = CPLGetConfigOption("ZARR3_VIRTUAL_ALLOWED_PREFIXES", nullptr);
     return v ? zarr3::icechunk::split_prefix_list(v) : std::vector<std::string>{};
+}
+
+std::string EncodeQueryValue(const std::string& value) {
+    static const char* hex = "0123456789ABCDEF";
+    std::string out;
+    for (unsigned char c : value) {
+        if (std::isalnum(c) || c == '-' || c == '.' || c == '_' || c == '~') {
+            out += char(c);
+        } else {
+            out += '%';
+            out += hex[c >> 4];
+            out += hex[c & 15];
+        }
+    }
+    return out;
+}
+
+std::string WriteBranch(const char* name, CSLConstList options) {
+    const std::string n = name ? name : "";
+    const char* option = CSLFetchNameValue(options, "BRANCH");
+    bool ok = true;
+    std::string error;
+    const auto ice = ParseIcechunkName(n, ok, error);
+    if (!ok) throw zarr3::Error(n + ": " + error);
+    if (ice && (!ice->version.tag.empty() || !ice->version.snapshot.empty() ||
+                !ice->version.as_of.empty()))
+        throw zarr3::Error(n + ": a tag, a snapshot or AS_OF cannot be written (versions are "
+                               "read-only): commits go to a branch (?branch=name or -co "
+                               "BRANCH=name, default main); nothing was written");
+    if (!ice || ice->version.branch.empty()) return option && option[0] ? option : "main";
+    if (option && option[0] && ice->version.branch != option)
+        throw zarr3::Error(n + ": the name selects branch '" + ice->version.branch +
+                           "' and BRANCH='" + option + "'; give one; nothing was written");
+    return ice->version.branch;
 }
 
 std::string IcechunkRepoRoot(const char* name) {

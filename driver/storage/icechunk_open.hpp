@@ -37,6 +37,18 @@ struct IcechunkName {
 std::optional<IcechunkName> ParseIcechunkName(const std::string& name, bool& ok,
                                               std::string& error);
 
+// A query value as ParseIcechunkName reads it back ("a&b" -> "a%26b"):
+// every byte but ASCII letters, digits and -._~ percent-encoded. Names the
+// driver builds (an append's reopen) quote branch names with it.
+std::string EncodeQueryValue(const std::string& value);
+
+// The branch a writer (Create, CreateCopy, an append) commits to: the
+// branch of an ICECHUNK:repo?branch=x name, else the BRANCH creation
+// option, else main. zarr3::Error naming the dataset name when the name is
+// malformed, selects a tag, a snapshot or AS_OF (versions are read-only),
+// or names another branch than BRANCH.
+std::string WriteBranch(const char* name, CSLConstList options);
+
 // The repository folder a dataset name designates: the repo of an
 // ICECHUNK: name, or the name itself; without trailing slashes.
 std::string IcechunkRepoRoot(const char* name);

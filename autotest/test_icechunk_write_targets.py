@@ -1,6 +1,6 @@
 """Where a write into an Icechunk repository lands (issue 39, points 6-8):
 - a branch in an output name (ICECHUNK:repo?branch=dev) is honoured by every writer (CreateCopy
-  classic and multidimensional, Create, appends); a branch that does not exist is refused naming
+  classic and multidimensional, Create, appends, update opens); a branch that does not exist is refused naming
   `zarr3 branch` (writers never create branches); a tag, a snapshot or as_of in an output name is
   refused (versions are read-only), nothing written;
 - any valid branch name (a&b, q?x) is committed to and reopened: the command's exit code is what
@@ -46,6 +46,12 @@ def write(kind, tmp_path, target):
         return run("gdal_translate", "-q", "-of", "Zarr3", "-co", "APPEND_DIM=time", "-co",
                    "APPEND_COORD=2024-01-02", "-co", "COMMIT_MESSAGE=w", day_tif(tmp_path, 2), target,
                    check=False)
+    if kind == "update":
+        code = ("import sys; import numpy as np; from osgeo import gdal; gdal.UseExceptions()\n"
+                "ds = gdal.OpenEx(sys.argv[1], gdal.OF_RASTER | gdal.OF_UPDATE,"
+                " open_options=['COMMIT_MESSAGE=w'])\n"
+                "ds.GetRasterBand(1).WriteArray(np.full((1, 1), 5, 'f4'), 0, 0); ds = None\n")
+        return run("/usr/bin/python3", "-c", code, target, check=False)
     code = ("import sys; from osgeo import gdal; gdal.UseExceptions()\n"
             "ds = gdal.GetDriverByName('Zarr3').Create(sys.argv[1], 4, 3, 1, gdal.GDT_Byte,"
             " options=['COMMIT_MESSAGE=w'])\n"
@@ -53,7 +59,7 @@ def write(kind, tmp_path, target):
     return run("/usr/bin/python3", "-c", code, target, check=False)
 
 
-WRITERS = ["copy", "mdim", "create", "append"]
+WRITERS = ["copy", "mdim", "create", "append", "update"]
 
 
 @pytest.mark.parametrize("kind", WRITERS)
@@ -73,6 +79,8 @@ def test_every_writer_commits_on_the_branch_its_output_name_gives(tmp_path, seri
         assert (ds.ReadAsArray() == 9).all()
     elif kind == "copy":
         assert ds.ReadAsArray()[1, 0, 1] == 4  # band 2, value_scale 2
+    elif kind == "update":
+        assert ds.ReadAsArray()[0, 0] == 5 and gdal.Open(repo).ReadAsArray()[0, 0] == 1
 
 
 @pytest.mark.parametrize("kind", WRITERS)
@@ -124,7 +132,7 @@ def test_a_repository_not_online_refuses_every_writer(tmp_path, series, status):
     word = {"read_only": "ReadOnly", "offline": "Offline"}[status]
     before, main = files_of(series), history(series)
     for kind in WRITERS:
-        p = write(kind, tmp_path, series if kind == "append" else f"ICECHUNK:{series}")
+        p = write(kind, tmp_path, series if kind in ("append", "update") else f"ICECHUNK:{series}")
         assert p.returncode != 0, kind
         assert f"status is {word} (gc running)" in p.stderr, (kind, p.stderr)
     errs = errors_of(lambda: gdal.OpenEx(series, gdal.OF_RASTER | gdal.OF_UPDATE))

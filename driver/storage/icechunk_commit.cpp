@@ -121,8 +121,8 @@ std::shared_ptr<CommittingStore> OpenRepositoryForUpdate(const std::string& root
                                                          const char* message) {
     if (!version.tag.empty() || !version.snapshot.empty() || !version.as_of.empty())
         throw zarr3::Error(root + ": update access is refused when writing to a tag or a snapshot "
-                                  "(TAG, SNAPSHOT, AS_OF: versions are read-only): commits go to a branch (BRANCH, default "
-                                  "main)");
+                                  "(TAG, SNAPSHOT, AS_OF: versions are read-only): commits go to a "
+                                  "branch (BRANCH, default main)");
     auto session = OpenBranchSession(WritableRepositoryStorage(root), root,
                                      version.branch.empty() ? "main" : version.branch);
     return std::make_shared<CommittingStore>(session, root, message ? message : "");

@@ -2,7 +2,8 @@
 
 GDAL_DRIVER_PATH defaults to <repo>/build (override with the environment
 variable, e.g. GDAL_DRIVER_PATH=/path/to/build-x). The conformance corpus is
-../shared/conformance relative to the repository (override: ZARR3_CONFORMANCE).
+testdata/conformance in the repository (override: ZARR3_CONFORMANCE; testdata/README.md says
+where the test data came from).
 """
 import os
 import shutil
@@ -21,7 +22,10 @@ from osgeo import gdal  # noqa: E402  (must follow the environment set-up)
 gdal.UseExceptions()
 gdal.AllRegister()
 
-CONFORMANCE = Path(os.environ.get("ZARR3_CONFORMANCE", REPO.parent / "shared" / "conformance")).resolve()
+TESTDATA = REPO / "testdata"
+CONFORMANCE = Path(os.environ.get("ZARR3_CONFORMANCE", TESTDATA / "conformance")).resolve()
+ICECHUNK_UPSTREAM = Path(os.environ.get("ZARR3_ICECHUNK_UPSTREAM",
+                                        TESTDATA / "icechunk" / "upstream-test-repos")).resolve()
 
 
 def pytest_report_header(config):

@@ -119,3 +119,16 @@ def value_or_error(fn):
         return got, ("" if got is not None else gdal.GetLastErrorMsg())
     except RuntimeError as e:
         return None, str(e)
+
+
+def drop_consolidated(store):
+    """Removes the consolidated metadata the plugin writes by default from the root zarr.json of
+    `store` (a local folder). For tests that edit or break a node's zarr.json by hand, as a store
+    without consolidated metadata (older versions of the plugin, other writers) would show it: with
+    it, a read-only open reads the consolidated copy of the node, as zarr-python does."""
+    import json
+    p = Path(store) / "zarr.json"
+    root = json.loads(p.read_text())
+    assert "consolidated_metadata" in root, f"{p}: no consolidated metadata to drop"
+    del root["consolidated_metadata"]
+    p.write_text(json.dumps(root, indent=2))

@@ -2,7 +2,8 @@
 
 GDAL_DRIVER_PATH defaults to <repo>/build (override with the environment
 variable, e.g. GDAL_DRIVER_PATH=/path/to/build-x). The conformance corpus is
-../shared/conformance relative to the repository (override: ZARR3_CONFORMANCE).
+testdata/conformance in the repository (override: ZARR3_CONFORMANCE; testdata/README.md says
+where the test data came from).
 """
 import os
 import shutil
@@ -21,7 +22,10 @@ from osgeo import gdal  # noqa: E402  (must follow the environment set-up)
 gdal.UseExceptions()
 gdal.AllRegister()
 
-CONFORMANCE = Path(os.environ.get("ZARR3_CONFORMANCE", REPO.parent / "shared" / "conformance")).resolve()
+TESTDATA = REPO / "testdata"
+CONFORMANCE = Path(os.environ.get("ZARR3_CONFORMANCE", TESTDATA / "conformance")).resolve()
+ICECHUNK_UPSTREAM = Path(os.environ.get("ZARR3_ICECHUNK_UPSTREAM",
+                                        TESTDATA / "icechunk" / "upstream-test-repos")).resolve()
 
 
 def pytest_report_header(config):
@@ -115,3 +119,16 @@ def value_or_error(fn):
         return got, ("" if got is not None else gdal.GetLastErrorMsg())
     except RuntimeError as e:
         return None, str(e)
+
+
+def drop_consolidated(store):
+    """Removes the consolidated metadata the plugin writes by default from the root zarr.json of
+    `store` (a local folder). For tests that edit or break a node's zarr.json by hand, as a store
+    without consolidated metadata (older versions of the plugin, other writers) would show it: with
+    it, a read-only open reads the consolidated copy of the node, as zarr-python does."""
+    import json
+    p = Path(store) / "zarr.json"
+    root = json.loads(p.read_text())
+    assert "consolidated_metadata" in root, f"{p}: no consolidated metadata to drop"
+    del root["consolidated_metadata"]
+    p.write_text(json.dumps(root, indent=2))

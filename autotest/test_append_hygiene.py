@@ -8,6 +8,7 @@ import json
 import pytest
 from osgeo import gdal
 
+from conftest import drop_consolidated
 from test_append import DRV, KEEP, append, build_cube, day_tif, days_of, read_time
 
 gdal.UseExceptions()
@@ -182,6 +183,7 @@ def test_stale_stored_position_items_do_not_hide_the_coordinate(tmp_path, run_to
     m["attributes"]["NETCDF_DIM_time_VALUES"] = "{0}"
     m["attributes"]["NETCDF_DIM_time_DEF"] = "{1,6}"
     path.write_text(json.dumps(m))
+    drop_consolidated(store)  # as older appends wrote it
     ds = gdal.Open(str(store))
     md1, md2 = (ds.GetRasterBand(b).GetMetadata() for b in (1, 2))
     assert md1["time"] == str(int(days_of(1))) and md1["NETCDF_DIM_time"] == str(int(days_of(1)))

@@ -8,6 +8,8 @@ import numpy as np
 import pytest
 from osgeo import gdal, osr
 
+from conftest import drop_consolidated
+
 
 def mem_source(nb=3, w=8, h=6, dtype=gdal.GDT_UInt16):
     ds = gdal.GetDriverByName("MEM").Create("", w, h, nb, dtype)
@@ -275,7 +277,60 @@ def test_malformed_band_lists_warn_and_are_ignored(tmp_path):
     meta = json.loads(p.read_text())
     meta["attributes"]["band_descriptions"] = ["only one"]
     p.write_text(json.dumps(meta))
+    drop_consolidated(out)
     with Warnings() as w:
         z = gdal.Open(str(out))
     assert any("band_descriptions ignored" in m for m in w.messages)
     assert z.GetRasterBand(1).GetDescription() == "band=0"
+
+
+def test_rgb_colour_interpretation_is_kept_on_copy(tmp_path):
+    """Issue 41: an RGB(A) GeoTIFF copied to Zarr3 lost its colour interpretation (all bands
+    Undefined). It is stored as band_color_interpretation (one GDAL name per band)."""
+    tif = str(tmp_path / "rgba.tif")
+    src = gdal.GetDriverByName("GTiff").Create(tif, 8, 6, 4, gdal.GDT_Byte,
+                                                options=["PHOTOMETRIC=RGB", "ALPHA=YES"])
+    src = None
+    out = tmp_path / "rgba.zarr"
+    with Warnings() as w:
+        gdal.Translate(str(out), tif, format="Zarr3")
+    assert not w.messages, w.messages
+    ds = gdal.Open(str(out))
+    got = [ds.GetRasterBand(b).GetColorInterpretation() for b in range(1, 5)]
+    assert got == [gdal.GCI_RedBand, gdal.GCI_GreenBand, gdal.GCI_BlueBand, gdal.GCI_AlphaBand]
+    assert array_attrs(out, "rgba")["band_color_interpretation"] == ["Red", "Green", "Blue", "Alpha"]
+    # and back to GeoTIFF: an RGBA image again
+    back = str(tmp_path / "back.tif")
+    gdal.Translate(back, str(out), format="GTiff")
+    b = gdal.Open(back)
+    assert [b.GetRasterBand(i).GetColorInterpretation() for i in range(1, 5)] == got
+
+
+def test_colour_interpretation_set_in_update_mode_persists(tmp_path):
+    out = tmp_path / "ci.zarr"
+    gdal.Translate(str(out), mem_source(3), format="Zarr3")
+    assert "band_color_interpretation" not in array_attrs(out, "ci")  # Undefined: not stored
+    ds = gdal.Open(str(out), gdal.GA_Update)
+    for b, ci in enumerate((gdal.GCI_BlueBand, gdal.GCI_GreenBand, gdal.GCI_RedBand), 1):
+        assert ds.GetRasterBand(b).SetColorInterpretation(ci) == gdal.CE_None
+    ds = None
+    # in the store (read by every opener), not only in a .aux.xml beside it
+    assert array_attrs(out, "ci")["band_color_interpretation"] == ["Blue", "Green", "Red"]
+    ds = gdal.Open(str(out))
+    assert [ds.GetRasterBand(b).GetColorInterpretation() for b in (1, 2, 3)] == [
+        gdal.GCI_BlueBand, gdal.GCI_GreenBand, gdal.GCI_RedBand]
+
+
+def test_palette_colour_interpretation_that_cannot_be_kept_warns(tmp_path):
+    """A palette band's colour interpretation needs its colour table, which Zarr3 does not
+    store: a warning says both are lost, and the band does not claim to be a palette index."""
+    src = gdal.GetDriverByName("MEM").Create("", 4, 4, 1, gdal.GDT_Byte)
+    ct = gdal.ColorTable()
+    ct.SetColorEntry(1, (255, 0, 0, 255))
+    src.GetRasterBand(1).SetColorTable(ct)
+    assert src.GetRasterBand(1).GetColorInterpretation() == gdal.GCI_PaletteIndex
+    out = tmp_path / "pal.zarr"
+    with Warnings() as w:
+        gdal.Translate(str(out), src, format="Zarr3")
+    assert any("colour interpretation Palette is not kept" in m for m in w.messages), w.messages
+    assert gdal.Open(str(out)).GetRasterBand(1).GetColorInterpretation() != gdal.GCI_PaletteIndex

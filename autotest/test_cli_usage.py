@@ -20,6 +20,24 @@ def test_help_prints_the_usage_and_exits_0(exe, flag):
     assert "usage: zarr3 info PATH" in r.stdout and "zarr3 compact PATH" in r.stdout
 
 
+def test_help_lists_every_command_as_one_block_before_the_explanations(exe):
+    """Issue 41: the tag and branch lines were interleaved with a sentence split across them, and
+    the repository compaction's explanation sat between the command lines."""
+    lines = run(exe, "--help").stdout.splitlines()
+    assert lines[0].startswith("usage: zarr3 ")
+    commands = [i for i, line in enumerate(lines) if line.startswith(("usage: zarr3 ", "       zarr3 "))]
+    block = lines[:commands[-1] + 1]
+    # one block: every line up to the last command line is a command line or its continuation
+    for line in block:
+        assert line.startswith(("usage: zarr3 ", "       zarr3 ", "                     [")), line
+    verbs = {line.split("zarr3 ", 1)[1].split()[0] for line in block if "zarr3 " in line}
+    for verb in ("info", "verify", "compact", "log", "tag", "branch", "--help"):
+        assert verb in verbs, verb
+    # a command line is a command, not a sentence: no parenthesised explanation on it
+    assert not any("(" in line for line in block), block
+    assert max(len(line) for line in lines) <= 100
+
+
 def test_version_is_the_plugin_version(exe):
     r = run(exe, "--version")
     version = json.loads((REPO / "plugin.json").read_text())["version"]

@@ -1,8 +1,8 @@
 """Icechunk repositories through GDAL, on the upstream compatibility repositories
-(../shared/icechunk/upstream-test-repos, written by Icechunk itself; see test_can_read_old.py.txt
+(testdata/icechunk/upstream-test-repos, written by Icechunk itself; see test_can_read_old.py.txt
 there). Repositories written by the real Icechunk in the interop leg: test_icechunk_interop.py.
 
-Each test copies what it opens to a temporary folder: nothing is written beside the shared copies.
+Each test copies what it opens to a temporary folder: nothing is written beside the repository's copies (testdata/).
 """
 import os
 import shutil
@@ -12,10 +12,9 @@ import numpy as np
 import pytest
 from osgeo import gdal
 
-from conftest import REPO
+from conftest import ICECHUNK_UPSTREAM
 
-UPSTREAM = Path(os.environ.get("ZARR3_ICECHUNK_UPSTREAM",
-                               REPO.parent / "shared" / "icechunk" / "upstream-test-repos"))
+UPSTREAM = ICECHUNK_UPSTREAM
 
 pytestmark = pytest.mark.skipif(not (UPSTREAM / "test-repo-v2" / "repo").exists(),
                                 reason=f"no upstream Icechunk repositories in {UPSTREAM}")

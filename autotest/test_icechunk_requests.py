@@ -2,7 +2,7 @@
 once per open (the detection's GET is handed to the open, icechunk_open.cpp ProbeIcechunkRepo), a
 prefixed open asks for zarr.json and `repo` together (one round trip, ReadPrefixedRoot), and a
 later open reads `repo` again (a new version of the repository is seen). On the upstream
-compatibility repository test-repo-v2 (../shared/icechunk/upstream-test-repos), served by nginx.
+compatibility repository test-repo-v2 (testdata/icechunk/upstream-test-repos), served by nginx.
 """
 import os
 import shutil
@@ -12,11 +12,10 @@ import numpy as np
 import pytest
 from osgeo import gdal
 
-from conftest import REPO
+from conftest import ICECHUNK_UPSTREAM
 from nginx_fixture import nginx  # noqa: F401
 
-UPSTREAM = Path(os.environ.get("ZARR3_ICECHUNK_UPSTREAM",
-                               REPO.parent / "shared" / "icechunk" / "upstream-test-repos"))
+UPSTREAM = ICECHUNK_UPSTREAM
 pytestmark = pytest.mark.skipif(not (UPSTREAM / "test-repo-v2" / "repo").exists(),
                                 reason=f"no upstream Icechunk repositories in {UPSTREAM}")
 ARRAY = "/group1/big_chunks"

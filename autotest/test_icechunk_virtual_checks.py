@@ -193,3 +193,39 @@ def test_remote_last_modified_checked(tmp_path, nginx, remote):  # noqa: F811
     gdal.VSICurlClearCache()
     err = read_error(repo, allowed=container)
     assert url in err and "modified after" in err and "1700000100" in err, err
+
+
+# ------------------------------------------------------------------ exit codes as GDAL's own drivers
+def test_missing_virtual_file_gdallocationinfo_exits_as_for_a_truncated_geotiff(tmp_path):
+    """Issue 41: a virtual chunk whose file is missing gives a clear error, and gdallocationinfo's
+    exit code is what the same GDAL gives for a GeoTIFF whose tile cannot be read (truncated):
+    GDAL 3.6's gdallocationinfo reports a failed read on stderr and exits 0 for both; a GDAL
+    whose gdallocationinfo exits non-zero on a failed read does so for both."""
+    import subprocess
+    data = tmp_path / "data"
+    data.mkdir()
+    gone = data / "gone.bin"
+    repo = build_repo(tmp_path / "repo.icechunk",
+                      [{"path": "/a", "zarr_json": zarr_json([2, 4], [2, 4]),
+                        "refs": [{"index": [0, 0], "location": f"file://{gone}", "offset": 0,
+                                  "length": 8}]}],
+                      containers=[f"file://{data}/"])
+    tif = str(tmp_path / "t.tif")
+    src = gdal.GetDriverByName("GTiff").Create(tif, 64, 64, 1, gdal.GDT_Byte,
+                                                options=["TILED=YES", "COMPRESS=DEFLATE"])
+    src.GetRasterBand(1).WriteArray(np.random.default_rng(1).integers(0, 255, (64, 64), np.uint8))
+    src = None
+    whole = open(tif, "rb").read()
+    truncated = str(tmp_path / "truncated.tif")
+    open(truncated, "wb").write(whole[:len(whole) - 2000])
+    env = dict(os.environ)
+
+    def locate(name):
+        return subprocess.run(["gdallocationinfo", name, "0", "0"], capture_output=True, text=True,
+                              env=env, timeout=60)
+
+    ours = locate(f'ZARR3:"{repo}":/a')
+    gtiff = locate(truncated)
+    assert "ERROR" in gtiff.stderr, gtiff.stderr  # the GeoTIFF read did fail
+    assert "ERROR" in ours.stderr and str(gone) in ours.stderr, ours.stderr
+    assert ours.returncode == gtiff.returncode, (ours, gtiff)

@@ -30,7 +30,7 @@ pytestmark = pytest.mark.skipif(os.environ.get("ZARR3_INTEROP") != "1",
 REPO = Path(__file__).resolve().parents[1]
 CONFORMANCE = Path(os.environ.get("ZARR3_CONFORMANCE",
                                   os.environ.get("ZARR3_CONFORMANCE_DIR",
-                                                 REPO.parent / "shared" / "conformance"))).resolve()
+                                                 REPO / "testdata" / "conformance"))).resolve()
 TOOLS = {"zarr-python": "ZARR3_ZARR_PYTHON_CMD", "zarrita": "ZARR3_ZARRITA_CMD"}
 UNSUPPORTED_EXIT = 3
 

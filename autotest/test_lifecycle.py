@@ -19,7 +19,7 @@ import numpy as np
 import pytest
 from osgeo import gdal
 
-from conftest import REPO
+from conftest import REPO, drop_consolidated
 
 DRV = "Zarr3"
 SAMPLE = REPO / "data" / "daily_t2m_2023.zarr"
@@ -309,6 +309,7 @@ def store_with_broken_arrays(tmp_path):
     meta["codecs"].append({"name": "no_such_codec"})
     (root / "b" / "zarr.json").write_text(json.dumps(meta))
     (root / "c" / "zarr.json").write_text('{"zarr_format": 3, "node_type": "array", ')
+    drop_consolidated(root)
     return root
 
 
@@ -359,6 +360,7 @@ def test_corrupt_main_array_is_an_error_naming_the_file(tmp_path):
     out = tmp_path / "out.zarr"
     gdal.Translate(str(out), str(tif(tmp_path)), format=DRV)
     (out / "out" / "zarr.json").write_text('{"zarr_format": 3, "node_type": "array"')
+    drop_consolidated(out)
     with pytest.raises(RuntimeError) as e:
         gdal.OpenEx(str(out), gdal.OF_RASTER, allowed_drivers=[DRV])
     assert str(e.value).startswith(f"{out}/zarr.json: no data array could be read: {out}/out/zarr.json"

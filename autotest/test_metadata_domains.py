@@ -11,6 +11,8 @@ import numpy as np
 import pytest
 from osgeo import gdal, osr
 
+from conftest import drop_consolidated
+
 DOMAIN = "json:ZARR3_ATTRIBUTES"
 GEOREF = ("_CRS", "zarr_conventions", "proj:code", "proj:wkt2", "spatial:transform", "spatial:dimensions")
 
@@ -66,6 +68,7 @@ def test_odd_names_only_in_json_domain(tmp_path):
     meta = json.loads(p.read_text())
     meta["attributes"].update({"a=b": 1, "foo:bar": "x", "count": 3, "obj": {"k": [1, 2]}})
     p.write_text(json.dumps(meta))
+    drop_consolidated(store)
     ds = gdal.Open(str(store))
     md = ds.GetMetadata()
     assert md["count"] == "3" and md["obj"] == '{"k":[1,2]}'

@@ -293,6 +293,40 @@ def test_nodata_set_after_create_is_kept(tmp_path, opts):
         assert v[2, 2] == (5 if written else -1) and v[0, 0] == -1
 
 
+@pytest.mark.parametrize("dtype, nodata", [(gdal.GDT_Float32, -2.0), (gdal.GDT_Int16, -2),
+                                           (gdal.GDT_Float64, float("nan"))])
+def test_nodata_set_in_update_mode_persists(tmp_path, dtype, nodata):
+    """Issue 41: SetNoDataValue on a store opened in update mode (rasterio's dst.nodata = -2 in
+    "r+") failed, as the nodata value was the fill value, which cannot change once data is
+    written. It is kept as the array's gdal_zarr3:nodata attribute; the values stay as stored
+    (unwritten chunks still read as the fill value)."""
+    out = str(tmp_path / "u.zarr")
+    src = gdal.GetDriverByName("MEM").Create("", 40, 30, 1, dtype)
+    src.GetRasterBand(1).WriteArray(np.full((10, 40), 5))  # the other rows are never written
+    gdal.Translate(out, src, format="Zarr3", creationOptions=["BLOCKSIZE=10,20"])
+    before = gdal.Open(out).ReadAsArray()
+    ds = gdal.Open(out, gdal.GA_Update)
+    assert ds.GetRasterBand(1).SetNoDataValue(nodata) == gdal.CE_None
+    got = ds.GetRasterBand(1).GetNoDataValue()
+    assert got == nodata or (np.isnan(nodata) and np.isnan(got))
+    ds = None
+    ds = gdal.Open(out)
+    got = ds.GetRasterBand(1).GetNoDataValue()
+    assert got == nodata or (np.isnan(nodata) and np.isnan(got))
+    assert np.array_equal(ds.ReadAsArray(), before)
+    md = gdal.OpenEx(out, gdal.OF_MULTIDIM_RASTER).GetRootGroup().OpenMDArray("u")
+    got = md.GetNoDataValueAsDouble()
+    assert got == nodata or (np.isnan(nodata) and np.isnan(got))
+    ds = None
+    # Set again to the fill value: the attribute goes, the fill value is the nodata value.
+    ds = gdal.Open(out, gdal.GA_Update)
+    assert ds.GetRasterBand(1).SetNoDataValue(0) == gdal.CE_None
+    ds = None
+    assert gdal.Open(out).GetRasterBand(1).GetNoDataValue() == 0
+    meta = json.loads((tmp_path / "u.zarr" / "u" / "zarr.json").read_text())
+    assert "gdal_zarr3:nodata" not in meta.get("attributes", {})
+
+
 def test_create_update_and_reopen(tmp_path):
     out = tmp_path / "c.zarr"
     drv = gdal.GetDriverByName("Zarr3")
@@ -430,3 +464,38 @@ def test_create_copy_and_multidim_create_with_relative_paths(tmp_path, monkeypat
     assert md is not None
     md = None
     assert (tmp_path / "relmd.zarr" / "zarr.json").exists()
+
+
+@pytest.mark.parametrize("value, threads", [("2", 2), ("ALL_CPUS", None), ("1", 1)])
+def test_num_threads_creation_option_sets_the_writer_threads(tmp_path, value, threads):
+    """Issue 41: -co NUM_THREADS (GDAL's GTiff/COG name for writer threads) gave 'does not support
+    creation option'. It is declared and sets the threads encoding the chunks."""
+    import subprocess
+    src = gdal.GetDriverByName("MEM").Create("", 300, 200, 2, gdal.GDT_Float32)
+    data = np.random.default_rng(3).random((2, 200, 300), dtype=np.float32)
+    for b in range(2):
+        src.GetRasterBand(b + 1).WriteArray(data[b])
+    tif = str(tmp_path / "s.tif")
+    gdal.Translate(tif, src, format="GTiff")
+    drv = gdal.GetDriverByName("Zarr3")
+    assert "NUM_THREADS" in drv.GetMetadataItem(gdal.DMD_CREATIONOPTIONLIST)
+    out = str(tmp_path / "t.zarr")
+    r = subprocess.run(["gdal_translate", "--debug", "on", "-of", "Zarr3", "-co", f"NUM_THREADS={value}",
+                        "-co", "BLOCKSIZE=64,64", tif, out], capture_output=True, text=True, timeout=120)
+    assert r.returncode == 0, r.stderr
+    assert "does not support creation option" not in r.stderr, r.stderr
+    assert f"NUM_THREADS={value}: " in r.stderr and "threads encode the chunks" in r.stderr, r.stderr
+    if threads is not None:
+        assert f"NUM_THREADS={value}: {threads} threads" in r.stderr, r.stderr
+    np.testing.assert_array_equal(gdal.Open(out).ReadAsArray(), data)
+
+
+def test_num_threads_that_is_no_number_warns(tmp_path):
+    src = gdal.GetDriverByName("MEM").Create("", 8, 8, 1, gdal.GDT_Byte)
+    messages = []
+    gdal.PushErrorHandler(lambda cls, num, msg: messages.append(msg))
+    try:
+        gdal.Translate(str(tmp_path / "w.zarr"), src, format="Zarr3", creationOptions=["NUM_THREADS=many"])
+    finally:
+        gdal.PopErrorHandler()
+    assert any("NUM_THREADS=many" in m and "1 thread" in m for m in messages), messages

@@ -131,3 +131,17 @@ def test_rasterio_writes_an_icechunk_repository(stores, tmp_path):
     assert len(list((out / "snapshots").iterdir())) == 3
     with rasterio.open(out) as z:
         assert (z.read(1, window=Window(0, 0, 4, 1)) == 7).all()
+
+
+def test_rasterio_sets_nodata_in_update_mode(tmp_path):
+    """Issue 41: `dst.nodata = -2` in "r+" raised ValueError (the driver refused to change the
+    nodata value of a store holding data); it persists now."""
+    out = tmp_path / "n.zarr"
+    profile = dict(driver="Zarr3", width=16, height=8, count=1, dtype="float32")
+    with rasterio.open(out, "w", **profile) as dst:
+        dst.write(np.arange(128, dtype="float32").reshape(1, 8, 16))
+    with rasterio.open(out, "r+") as dst:
+        dst.nodata = -2
+    with rasterio.open(out) as z:
+        assert z.nodata == -2
+        assert np.array_equal(z.read(1), np.arange(128, dtype="float32").reshape(8, 16))

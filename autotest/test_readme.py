@@ -239,3 +239,20 @@ def test_demo_removes_only_the_archive_files_it_copied(driver_path, tmp_path):
         assert sorted(f.name for f in ARCHIVE_DIR.iterdir()) == [kept.name] and kept.read_bytes() == b"not the sample"
     finally:
         shutil.rmtree(ARCHIVE_DIR, ignore_errors=True)
+
+
+def github_anchor(heading):
+    """The anchor GitHub gives a heading: lower case, punctuation but '-' and '_' dropped,
+    spaces turned into '-'."""
+    text = re.sub(r"[^\w\- ]", "", heading.strip().lower())
+    return text.replace(" ", "-")
+
+
+def test_every_readme_internal_link_names_a_heading():
+    """Issue 41: a link to #icechunk-repositories-and-virtual-archives-read pointed at no heading."""
+    text = FENCE.sub("", README.read_text())
+    anchors = {github_anchor(m.group(1)) for m in re.finditer(r"^#+ (.+)$", text, re.M)}
+    links = re.findall(r"\]\(#([^)\s]+)\)", text)
+    assert links, "the README has internal links"
+    missing = sorted(set(links) - anchors)
+    assert not missing, f"README links to missing headings: {missing}"

@@ -16,6 +16,7 @@ ZARR3_HTTP_DIRECT=NO reads through GDAL's /vsicurl/ instead (HEAD per object,
 16 KiB blocks cached by GDAL). Chained paths (/vsizip//vsicurl/...) always do.
 """
 import contextlib
+import json
 import os
 import shutil
 import zipfile
@@ -585,3 +586,59 @@ def test_other_object_stores(served, big, fs):
     heads, index, data = classify(reqs, (local / "c/2/2").stat().st_size)
     assert len(reqs) == 2 and heads == [] and len(index) == 1 and len(data) == 1, reqs
     assert all(("sig=" in r.args) == signed for r in reqs), reqs
+
+
+# ------------------------------------------------------------------ stores the plugin writes
+def _written(www, name, options=()):
+    src = gdal.GetDriverByName("MEM").Create("", 48, 32, 3, gdal.GDT_Float32)
+    src.SetGeoTransform([10.0, 0.5, 0.0, 50.0, 0.0, -0.5])
+    for b in range(3):
+        src.GetRasterBand(b + 1).WriteArray(np.full((32, 48), b + 1.5, np.float32))
+    gdal.Translate(str(www / name), src, format="Zarr3", creationOptions=list(options))
+    return src
+
+
+def test_store_written_by_gdal_translate_opens_over_http_with_its_bands(served):
+    """Issue 41: `gdalinfo /vsicurl/.../t2m.zarr` of a store written by gdal_translate showed no band
+    (no listing over HTTP, no consolidated metadata). The plugin writes consolidated metadata by
+    default, so the store opens over HTTP as it does locally."""
+    nginx, _ = served
+    www = nginx.root / BUCKET
+    src = _written(www, "written.zarr")
+    root = json.loads((www / "written.zarr" / "zarr.json").read_text())
+    assert "written" in root["consolidated_metadata"]["metadata"]
+    info = gdal.Info(vsicurl(nginx, "written.zarr"))
+    assert "Band 3" in info, info
+    ds = gdal.Open(vsicurl(nginx, "written.zarr"))
+    assert ds.RasterCount == 3 and ds.GetGeoTransform() == src.GetGeoTransform()
+    np.testing.assert_array_equal(ds.ReadAsArray(), src.ReadAsArray())
+
+
+def test_remote_group_without_listing_or_consolidated_metadata_says_so(served):
+    """CREATE_CONSOLIDATED_METADATA=NO (the opt-out): over HTTP the group cannot be listed; the
+    open warns naming the URL and both ways to open the array."""
+    nginx, _ = served
+    www = nginx.root / BUCKET
+    _written(www, "plain.zarr", ["CREATE_CONSOLIDATED_METADATA=NO"])
+    assert "consolidated_metadata" not in json.loads((www / "plain.zarr" / "zarr.json").read_text())
+    url = vsicurl(nginx, "plain.zarr")
+    messages = []
+    gdal.PushErrorHandler(lambda cls, num, msg: messages.append(msg))
+    try:
+        ds = gdal.Open(url)
+    finally:
+        gdal.PopErrorHandler()
+    assert ds.RasterCount == 0
+    said = " ".join(messages)
+    assert url in said and "CREATE_CONSOLIDATED_METADATA=YES" in said, messages
+    assert f'ZARR3:"{url}":/array' in said, messages
+    # the way named works
+    assert gdal.Open(f'ZARR3:"{url}":/plain').RasterCount == 3
+    # a local open of the same store lists it: no warning
+    messages.clear()
+    gdal.PushErrorHandler(lambda cls, num, msg: messages.append(msg))
+    try:
+        assert gdal.Open(str(www / "plain.zarr")).RasterCount == 3
+    finally:
+        gdal.PopErrorHandler()
+    assert not messages, messages

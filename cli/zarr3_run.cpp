@@ -23,19 +23,22 @@ constexpr const char* kUsage =
     "usage: zarr3 info PATH\n"
     "       zarr3 verify PATH\n"
     "       zarr3 compact PATH --dim NAME --edges monthly|N|JSON [--coord ARRAY]\n"
-    "PATH: a local folder holding zarr.json (an array, or a group for info/verify).\n"
-    "--edges: monthly (one chunk per calendar month of the coordinate array named like the\n"
-    "dimension, CF units \"days since ...\"), N (chunks of N), or a JSON list of edges and\n"
-    "[edge, count] runs as in chunk_shapes, e.g. '[[31,1],[28,1]]' or '[7,7,7]'.\n"
     "       zarr3 compact REPO --array PATH --dim NAME --edges ... [--coord ARRAY]\n"
     "                     [--branch NAME] [--message TEXT]\n"
-    "REPO: a local Icechunk repository (a folder with a repo file): the compaction of the array "
-    "at\n"
-    "PATH in it is one commit on the branch (default main); older snapshots stay readable.\n"
-    "       zarr3 log REPO [--branch NAME]   (an Icechunk repository: branches, tags, history)\n"
-    "       zarr3 tag REPO NAME [SNAPSHOT]   (a new tag; SNAPSHOT: a snapshot id, a branch (its\n"
-    "       zarr3 branch REPO NAME [SNAPSHOT] tip) or a tag; default: the tip of main)\n"
-    "       zarr3 --help | --version\n";
+    "       zarr3 log REPO [--branch NAME]\n"
+    "       zarr3 tag REPO NAME [SNAPSHOT]\n"
+    "       zarr3 branch REPO NAME [SNAPSHOT]\n"
+    "       zarr3 --help | --version\n"
+    "PATH: a local folder holding zarr.json (an array, or a group for info/verify).\n"
+    "--edges: monthly (one chunk per calendar month of the coordinate array named like the\n"
+    "  dimension, CF units \"days since ...\"), N (chunks of N), or a JSON list of edges and\n"
+    "  [edge, count] runs as in chunk_shapes, e.g. '[[31,1],[28,1]]' or '[7,7,7]'.\n"
+    "REPO: a local Icechunk repository (a folder with a repo file).\n"
+    "  compact: the compaction of the array at PATH in it is one commit on the branch\n"
+    "  (default main); older snapshots stay readable.\n"
+    "  log: the repository's branches, tags and history.\n"
+    "  tag, branch: a new tag or branch at SNAPSHOT (a snapshot id, a branch (its tip) or a\n"
+    "  tag; default: the tip of main).\n";
 
 struct UsageError : zarr3::Error {
     using zarr3::Error::Error;

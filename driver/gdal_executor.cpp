@@ -97,8 +97,8 @@ void run_on_pool(CPLWorkerThreadPool* pool, int threads, size_t n,
 
 } // namespace
 
-int resolve_num_threads() {
-    const char* v = CPLGetConfigOption("GDAL_NUM_THREADS", "ALL_CPUS");
+int resolve_num_threads(const char* value) {
+    const char* v = value ? value : CPLGetConfigOption("GDAL_NUM_THREADS", "ALL_CPUS");
     if (EQUAL(v, "ALL_CPUS")) return std::clamp(CPLGetNumCPUs(), 1, kMaxThreads);
     char* end = nullptr;
     const long n = std::strtol(v, &end, 10);
@@ -106,8 +106,8 @@ int resolve_num_threads() {
     return static_cast<int>(std::min<long>(n, kMaxThreads));
 }
 
-zarr3::Executor make_executor() {
-    const int threads = resolve_num_threads();
+zarr3::Executor make_executor(const char* num_threads) {
+    const int threads = resolve_num_threads(num_threads);
     if (threads <= 1) return {};
     CPLWorkerThreadPool* pool = GDALGetGlobalThreadPool(threads - 1);
     if (!pool) return {};

@@ -81,7 +81,7 @@ clog "zarr-python: $($ZPY version)"
 export ZARR3_INTEROP=1 ZARR3_ZARR_PYTHON_CMD="$ZPY" ZARR3_INTEROP_TMP="$TMPD"
 export ZARR3_ZARRITA_CMD="node $REPO/scripts/interop/zarrita_io.mjs"
 export GDAL_DRIVER_PATH=$BUILD_DIR
-export ZARR3_CONFORMANCE="$SHARED/conformance"
+export ZARR3_CONFORMANCE="$REPO/testdata/conformance"
 rc=0
 TESTS=("$REPO/autotest/test_interop.py" "$REPO/autotest/test_interop_timeseries.py"
   "$REPO/autotest/test_interop_strings.py" "$REPO/autotest/test_interop_numcodecs.py")

@@ -5,6 +5,7 @@
 #include "zarr3/strided.hpp"
 
 #include <atomic>
+#include <cstdlib>
 #include <exception>
 
 #include <filesystem>
@@ -19,6 +20,22 @@
 #include <vector>
 
 namespace testutil {
+
+#ifdef ZARR3_TESTDATA_DIR // defined for zarr3_tests (CMakeLists.txt)
+// The repository's test data (testdata/, see testdata/README.md); the environment variables
+// ZARR3_CONFORMANCE and ZARR3_ICECHUNK_UPSTREAM point at another copy, as in the pytest suites.
+inline std::string testdata_path(const char* env, const char* relative) {
+    const char* v = std::getenv(env);
+    if (v != nullptr && *v != '\0') return v;
+    return std::string(ZARR3_TESTDATA_DIR) + "/" + relative;
+}
+inline std::string conformance_dir() {
+    return testdata_path("ZARR3_CONFORMANCE", "conformance");
+}
+inline std::string icechunk_upstream_dir() {
+    return testdata_path("ZARR3_ICECHUNK_UPSTREAM", "icechunk/upstream-test-repos");
+}
+#endif
 
 inline std::vector<uint8_t> read_file(const std::string& p) {
     std::ifstream f(p, std::ios::binary);

@@ -7,13 +7,14 @@
 // GDAL's own resampling (GDALRegenerateOverviewsMultiBand) fills the levels.
 #include "classic/overview_build.hpp"
 
+#include "classic/raster_dataset.hpp"
+#include "classic/raster_overviews.hpp"
 #include "error_boundary.hpp"
 #include "mapping/georef.hpp"
 #include "storage/path_guard.hpp"
-#include "classic/raster_dataset.hpp"
-#include "classic/raster_overviews.hpp"
 
 #include "zarr3/array_lock.hpp"
+#include "zarr3/consolidated.hpp"
 #include "zarr3/hierarchy.hpp"
 #include "zarr3/multiscales.hpp"
 
@@ -427,6 +428,14 @@ void OverviewBuilder::Clean() {
                 return zarr3::join_key(pyr->group, l.asset) == parent;
             });
         if (level_group && parent != pyr->group) RemoveEmptyGroup(root + "/" + parent);
+    }
+    // The folders went without the store: consolidated metadata, when the root has it, must
+    // not list the removed levels. The dataset's store is then consolidating (an update open of
+    // such a root): the root's zarr.json written through it again is consolidated afresh.
+    if (const auto r = zarr3::read_node_json(*ds_.store_, ""); r && zarr3::has_consolidated(*r)) {
+        const std::string text = r->dump(2);
+        ds_.store_->put("zarr.json", zarr3::ByteView(reinterpret_cast<const uint8_t*>(text.data()),
+                                                     text.size()));
     }
 }
 

@@ -6,6 +6,8 @@
 //   scale_factor, add_offset, units                  CF: the value all bands share
 //   band_scale_factor, band_add_offset, band_units   one per band, instead of the
 //                                                    CF attribute, when bands differ
+//   band_color_interpretation ["Red", "Green", ...]  GDAL's names, one per band, when
+//                                                    some band is neither Undefined nor Gray
 // Bands are numbered as GDAL numbers them (the band axes flattened, slowest
 // first). Lists are written only when some band has a value.
 #include "classic/raster_dataset.hpp"
@@ -76,6 +78,11 @@ void Zarr3RasterDataset::LoadBandProps() {
     };
     numbers("band_scale_factor", "scale_factor", &BandProps::scale);
     numbers("band_add_offset", "add_offset", &BandProps::offset);
+    if (const auto* c = list("band_color_interpretation"))
+        for (size_t i = 0; i < nb; ++i)
+            if ((*c)[i].is_string())
+                band_props_[i].color =
+                    GDALGetColorInterpretationByName((*c)[i].get<std::string>().c_str());
     if (const auto* u = list("band_units")) {
         for (size_t i = 0; i < nb; ++i)
             if ((*u)[i].is_string()) band_props_[i].unit = (*u)[i].get<std::string>();
@@ -101,8 +108,9 @@ void Zarr3RasterDataset::ApplyBandProps() {
 }
 
 void Zarr3RasterDataset::StoreBandProps() {
-    for (const char* k : {"band_descriptions", "band_metadata", "scale_factor", "add_offset",
-                          "units", "band_scale_factor", "band_add_offset", "band_units"})
+    for (const char* k :
+         {"band_descriptions", "band_metadata", "scale_factor", "add_offset", "units",
+          "band_scale_factor", "band_add_offset", "band_units", "band_color_interpretation"})
         attrs_.erase(k);
     if (band_props_.empty()) return;
     const auto any = [&](auto pred) {
@@ -112,6 +120,13 @@ void Zarr3RasterDataset::StoreBandProps() {
         auto& l = attrs_["band_descriptions"] = nlohmann::json::array();
         for (const auto& p : band_props_)
             l.push_back(p.description);
+    }
+    if (any([](const BandProps& p) {
+            return p.color != GCI_Undefined && p.color != GCI_GrayIndex;
+        })) {
+        auto& l = attrs_["band_color_interpretation"] = nlohmann::json::array();
+        for (const auto& p : band_props_)
+            l.push_back(GDALGetColorInterpretationName(p.color));
     }
     if (any([](const BandProps& p) { return !p.metadata.empty(); })) {
         auto& l = attrs_["band_metadata"] = nlohmann::json::array();
@@ -239,6 +254,20 @@ CPLErr Zarr3RasterBand::SetOffset(double v) {
 CPLErr Zarr3RasterBand::SetScale(double v) {
     if (!zds()->update_) return GDALRasterBand::SetScale(v);
     props().scale = v;
+    zds()->MarkBandsDirty();
+    return CE_None;
+}
+
+GDALColorInterp Zarr3RasterBand::GetColorInterpretation() {
+    const GDALColorInterp c = props().color;
+    return c != GCI_Undefined ? c : GDALPamRasterBand::GetColorInterpretation();
+}
+
+// Stored in update mode (a palette index is not: Zarr3 stores no colour table).
+CPLErr Zarr3RasterBand::SetColorInterpretation(GDALColorInterp ci) {
+    if (!zds()->update_ || ci == GCI_PaletteIndex)
+        return GDALPamRasterBand::SetColorInterpretation(ci);
+    props().color = ci;
     zds()->MarkBandsDirty();
     return CE_None;
 }

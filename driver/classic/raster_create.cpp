@@ -1,16 +1,17 @@
 // Classic raster writing: Create, CreateCopy (gdal_translate -of Zarr3) and
 // Delete. Layout: a root group, the data array ARRAY_NAME with dims
 // [band,] y, x, plus georeferencing (georef.cpp).
-#include "storage/consolidation.hpp"
-#include "options/creation_options.hpp"
-#include "error_boundary.hpp"
-#include "storage/icechunk_commit.hpp"
-#include "mapping/gdal_types.hpp"
-#include "mapping/georef.hpp"
 #include "classic/overview_build.hpp"
-#include "storage/path_guard.hpp"
 #include "classic/raster_append.hpp"
 #include "classic/raster_dataset.hpp"
+#include "error_boundary.hpp"
+#include "gdal_executor.hpp"
+#include "mapping/gdal_types.hpp"
+#include "mapping/georef.hpp"
+#include "options/creation_options.hpp"
+#include "storage/consolidation.hpp"
+#include "storage/icechunk_commit.hpp"
+#include "storage/path_guard.hpp"
 #include "storage/store_replace.hpp"
 #include "storage/unfinished_copy.hpp"
 #include "storage/vsi_store.hpp"
@@ -65,9 +66,25 @@ struct Prepared {
     zarr3::ArrayMetadata meta;
     bool root_existed = false; // an empty folder was there before (kept on failure)
     bool leftover = false;     // a killed copy's unfinished folder: replaced
-    bool consolidated = false; // CREATE_CONSOLIDATED_METADATA (consolidation.hpp)
-    std::string target;        // replacing the store there: `root` is the staging folder
+    Consolidation consolidated =
+        Consolidation::No;   // CREATE_CONSOLIDATED_METADATA (consolidation.hpp)
+    std::string target;      // replacing the store there: `root` is the staging folder
+    std::string num_threads; // NUM_THREADS: threads encoding chunks (else GDAL_NUM_THREADS)
 };
+
+// NUM_THREADS (as GDAL's GTiff and COG drivers): the threads encoding the chunks of `ds`.
+void ApplyNumThreads(Zarr3RasterDataset& ds, const Prepared& p) {
+    if (p.num_threads.empty()) return;
+    const int n = zarr3gdal::resolve_num_threads(p.num_threads.c_str());
+    if (n == 1 && !EQUAL(p.num_threads.c_str(), "1"))
+        CPLError(CE_Warning, CPLE_IllegalArg,
+                 "%s: NUM_THREADS=%s is neither a number nor ALL_CPUS; chunks are encoded on 1 "
+                 "thread",
+                 p.root.c_str(), p.num_threads.c_str());
+    CPLDebug("Zarr3", "%s: NUM_THREADS=%s: %d threads encode the chunks", p.root.c_str(),
+             p.num_threads.c_str(), n);
+    ds.array().set_executor(zarr3gdal::make_executor(p.num_threads.c_str()));
+}
 
 // Why `name` cannot name the data array (empty when it can): not a plain
 // store key, or one of the names the plugin writes beside the array.
@@ -100,6 +117,7 @@ Prepared PrepareMetadata(std::string root, int xsize, int ysize, int nbands, GDA
     p.root = std::move(root);
     if (p.root.empty()) throw zarr3::Error("empty output name");
     p.consolidated = ConsolidationAsked(options);
+    p.num_threads = CSLFetchNameValueDef(options, "NUM_THREADS", "");
     if (xsize < 1 || ysize < 1 || nbands < 1)
         throw zarr3::Error(p.root + ": a raster needs at least 1x1 pixels and one band");
     std::string warning;
@@ -205,6 +223,7 @@ std::unique_ptr<Zarr3RasterDataset> CreateDataset(const Prepared& p, bool deferr
         array = zarr3::Array::create(store, p.array_name, p.meta, true);
     }
     auto ds = Zarr3RasterDataset::Open(store, array, true);
+    ApplyNumThreads(*ds, p);
     ds->SetCreated(p.xdim, p.ydim);
     ds->SetNoDataRecorded(false);
     if (deferred) ds->DeferMetadata("");
@@ -284,6 +303,7 @@ std::unique_ptr<Zarr3RasterDataset> NewDatasetInStore(const std::shared_ptr<zarr
     zarr3::Group::create(store, "");
     auto array = zarr3::Array::create(store, p.array_name, p.meta, true);
     auto ds = Zarr3RasterDataset::Open(store, array, true);
+    ApplyNumThreads(*ds, p);
     ds->SetCreated(p.xdim, p.ydim);
     ds->SetNoDataRecorded(false);
     ds->SetDescription(p.root.c_str());
@@ -367,9 +387,17 @@ void RasterCopy::CopyBandProperties(GDALRasterBand* sb, GDALRasterBand* db,
     const double offset = sb->GetOffset(&has_v);
     if (has_v && offset != 0.0) db->SetOffset(offset);
     if (sb->GetUnitType() && sb->GetUnitType()[0]) db->SetUnitType(sb->GetUnitType());
-    if (sb->GetColorTable())
+    const GDALColorInterp ci = sb->GetColorInterpretation();
+    if (ci == GCI_PaletteIndex)
+        CPLError(CE_Warning, CPLE_NotSupported,
+                 "band %d: colour interpretation Palette is not kept, nor the color table: the "
+                 "color table is not written (Zarr3 stores none)",
+                 sb->GetBand());
+    else if (sb->GetColorTable())
         CPLError(CE_Warning, CPLE_NotSupported,
                  "band %d: the color table is not written (Zarr3 stores none)", sb->GetBand());
+    else if (ci != GCI_Undefined && !append_dim) // a time series' bands are time steps
+        db->SetColorInterpretation(ci);
     if (CSLCount(sb->GetCategoryNames()) > 0)
         CPLError(CE_Warning, CPLE_NotSupported,
                  "band %d: the category names are not written (Zarr3 stores none)", sb->GetBand());
@@ -438,8 +466,7 @@ namespace {
 bool CopyType(const std::string& root, GDALDataset* src, GDALDataType& type) {
     const int nb = src->GetRasterCount();
     if (nb == 0) {
-        CPLError(CE_Failure, CPLE_NotSupported, "%s: the source has no raster bands",
-                 root.c_str());
+        CPLError(CE_Failure, CPLE_NotSupported, "%s: the source has no raster bands", root.c_str());
         return false;
     }
     type = src->GetRasterBand(1)->GetRasterDataType();
@@ -456,9 +483,8 @@ void CheckCopy(GDALDataset* src, CSLConstList options) {
 
 // The copy's steps on the new dataset: properties, pixels, the first
 // coordinate of a time series (written into `store`), metadata, overviews.
-void FillCopy(Zarr3RasterDataset& ds, const std::shared_ptr<zarr3::Store>& store,
-              GDALDataset* src, CSLConstList options, GDALProgressFunc progress,
-              void* progress_data) {
+void FillCopy(Zarr3RasterDataset& ds, const std::shared_ptr<zarr3::Store>& store, GDALDataset* src,
+              CSLConstList options, GDALProgressFunc progress, void* progress_data) {
     RasterCopy::CopyProperties(src, ds, CSLFetchNameValue(options, "APPEND_DIM"));
     RasterCopy::CopyPixels(src, ds, progress, progress_data);
     if (IsAppendRequest(options)) WriteFirstCoordinate(store, src, options);
@@ -475,11 +501,10 @@ GDALDataset* Zarr3CreateCopyInStore(std::shared_ptr<zarr3::Store> store, const s
     std::unique_ptr<Zarr3RasterDataset> ds;
     const bool ok = ErrorBoundary(root, [&] {
         CheckCopy(src, options);
-        ds = NewDatasetInStore(store, PrepareMetadata(root, src->GetRasterXSize(),
-                                                      src->GetRasterYSize(), src->GetRasterCount(),
-                                                      type, options, strict != 0));
-        FillCopy(*ds, store, src, options, progress ? progress : GDALDummyProgress,
-                 progress_data);
+        ds = NewDatasetInStore(store,
+                               PrepareMetadata(root, src->GetRasterXSize(), src->GetRasterYSize(),
+                                               src->GetRasterCount(), type, options, strict != 0));
+        FillCopy(*ds, store, src, options, progress ? progress : GDALDummyProgress, progress_data);
     });
     if (ok) return ds.release();
     DiscardIfIcechunk(store.get()); // before the dataset's close could commit part of it
@@ -496,8 +521,8 @@ GDALDataset* Zarr3CreateCopy(const char* name, GDALDataset* src, int strict,
     Prepared p;
     if (!ErrorBoundary(StoreRoot(name), [&] {
             CheckCopy(src, options);
-            p = Prepare(name, src->GetRasterXSize(), src->GetRasterYSize(),
-                        src->GetRasterCount(), type, options, strict != 0);
+            p = Prepare(name, src->GetRasterXSize(), src->GetRasterYSize(), src->GetRasterCount(),
+                        type, options, strict != 0);
         }))
         return nullptr;
 

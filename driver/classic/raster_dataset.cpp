@@ -303,10 +303,10 @@ void Zarr3RasterDataset::FinalizeMetadata() {
                     static_cast<uint64_t>(nRasterYSize), xdim_, ydim_, !array_->path().empty());
     }
     if (pending_.bands) StoreBandProps();
-    if (nodata_recorded_)
-        attrs_.erase("gdal_zarr3:nodata");
-    else
-        attrs_["gdal_zarr3:nodata"] = "none";
+    if (!nodata_recorded_)
+        attrs_[kNoDataAttribute] = "none";
+    else if (auto it = attrs_.find(kNoDataAttribute); it != attrs_.end() && *it == "none")
+        attrs_.erase(it); // a value recorded apart from the fill value (RecordNoData) stays
     if (write || attrs_ != array_->metadata().attributes) array_->set_attributes(attrs_);
     if (deferred) zarr3::Group::create(store_, root_group_path_);
     pending_ = {};
@@ -457,9 +457,10 @@ bool Zarr3RasterDataset::IsPlainAttribute(const std::string& key) {
 }
 
 bool Zarr3RasterDataset::IsBandPropsAttribute(const std::string& key) {
-    static const char* const names[] = {"scale_factor",      "add_offset",     "units",
-                                        "band_descriptions", "band_metadata",  "band_units",
-                                        "band_scale_factor", "band_add_offset"};
+    static const char* const names[] = {
+        "scale_factor",      "add_offset",      "units",
+        "band_descriptions", "band_metadata",   "band_units",
+        "band_scale_factor", "band_add_offset", "band_color_interpretation"};
     return std::any_of(std::begin(names), std::end(names), [&](const char* n) { return key == n; });
 }
 

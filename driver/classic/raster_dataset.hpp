@@ -2,11 +2,11 @@
 // axis becomes bands. Reads and writes go through zarr3::Array.
 #pragma once
 
-#include "mapping/array_mapping.hpp"
-#include "mapping/band_axis_labels.hpp"
 #include "gdal_compat.hpp"
 #include "gdal_pam.h"
 #include "gdal_priv.h"
+#include "mapping/array_mapping.hpp"
+#include "mapping/band_axis_labels.hpp"
 #include "ogr_spatialref.h"
 #include "zarr3/array.hpp"
 
@@ -33,6 +33,7 @@ struct BandProps {
     std::vector<std::pair<std::string, std::string>> metadata; // stored items
     std::optional<double> scale, offset;
     std::string unit;
+    GDALColorInterp color = GCI_Undefined; // band_color_interpretation
     // Shown but not stored: the description and items derived from the band
     // axis coordinates (LoadBandCoordinates).
     std::string derived_description;
@@ -97,10 +98,25 @@ class Zarr3RasterDataset final : public GDALPamDataset {
     // Flushes data, writes georeferencing and metadata. Throws on failure.
     void Finalize();
     void FinalizeMetadata(); // Finalize without the data flush
-    void Abandon() { stage_ = Stage::Abandoned; }
-    zarr3::Array& array() { return *array_; }
-    void SetNoDataRecorded(bool has) { nodata_recorded_ = has; }
-    bool data_written() const { return data_written_; }
+    void Abandon() {
+        stage_ = Stage::Abandoned;
+    }
+    zarr3::Array& array() {
+        return *array_;
+    }
+    void SetNoDataRecorded(bool has) {
+        nodata_recorded_ = has;
+    }
+    // The mapping's values (nodata, scale/offset/unit) from the array's metadata with the
+    // attributes as they will be written (attrs_).
+    void RefreshMapping() {
+        zarr3::ArrayMetadata shown = array_->metadata();
+        shown.attributes = attrs_;
+        RefreshValues(mapping_, shown);
+    }
+    bool data_written() const {
+        return data_written_;
+    }
 
   protected:
     // PAM keeps only what zarr.json does not hold (statistics, histograms,
@@ -155,12 +171,22 @@ class Zarr3RasterDataset final : public GDALPamDataset {
     bool ZoomedRead(int band, int x, int y, int w, int h, void* data, int bw, int bh,
                     GDALDataType buf_type, GSpacing pixel, GSpacing line,
                     const GDALRasterIOExtraArg* extra);
-    void MarkDirty() { pending_.metadata = true; }
+    void MarkDirty() {
+        pending_.metadata = true;
+    }
     // Axis roles and the exposed type, as the shared mapping gives them.
-    size_t XAxis() const { return mapping_.axes.x; }
-    size_t YAxis() const { return mapping_.axes.y; } // kNoAxis for a 1-D array
-    const std::vector<size_t>& BandAxes() const { return mapping_.axes.bands; }
-    GDALDataType ExposedType() const { return mapping_.type; }
+    size_t XAxis() const {
+        return mapping_.axes.x;
+    }
+    size_t YAxis() const {
+        return mapping_.axes.y;
+    } // kNoAxis for a 1-D array
+    const std::vector<size_t>& BandAxes() const {
+        return mapping_.axes.bands;
+    }
+    GDALDataType ExposedType() const {
+        return mapping_.type;
+    }
 
     // ---- state
     // Where the dataset is in its life (one value, in this order):
@@ -243,6 +269,8 @@ class Zarr3RasterBand final : public GDALPamRasterBand {
     CPLErr SetOffset(double v) override;
     CPLErr SetScale(double v) override;
     CPLErr SetUnitType(const char* u) override;
+    GDALColorInterp GetColorInterpretation() override;
+    CPLErr SetColorInterpretation(GDALColorInterp ci) override;
     // Descriptions and default-domain items are stored in the attributes in
     // update mode (STATISTICS_* and other domains go to PAM); read-only: PAM.
     void SetDescription(const char* d) override;
@@ -256,7 +284,8 @@ class Zarr3RasterBand final : public GDALPamRasterBand {
     BandProps& props() { return zds()->band_props_[static_cast<size_t>(nBand - 1)]; }
     Zarr3RasterDataset* zds() { return static_cast<Zarr3RasterDataset*>(poDS); }
     CPLErr BlockIO(GDALRWFlag rw, int bx, int by, void* image);
-    CPLErr SetFill(const zarr3::Bytes& fill);
+    CPLErr SetFill(const zarr3::Bytes& fill, const nlohmann::json& as_json);
+    CPLErr RecordNoData(const nlohmann::json& value);
     bool HasNoData() const;
 };
 

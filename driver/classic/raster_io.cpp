@@ -267,14 +267,14 @@ CPLErr Zarr3RasterBand::SetNoDataValueAsInt64(int64_t v) {
     zarr3::Bytes b(8);
     std::memcpy(b.data(), &v, 8);
     if (eDataType != GDT_Int64) return SetNoDataValue(static_cast<double>(v));
-    return SetFill(b);
+    return SetFill(b, v);
 }
 
 CPLErr Zarr3RasterBand::SetNoDataValueAsUInt64(uint64_t v) {
     zarr3::Bytes b(8);
     std::memcpy(b.data(), &v, 8);
     if (eDataType != GDT_UInt64) return SetNoDataValue(static_cast<double>(v));
-    return SetFill(b);
+    return SetFill(b, v);
 }
 
 CPLErr Zarr3RasterBand::SetNoDataValue(double v) {
@@ -299,12 +299,28 @@ CPLErr Zarr3RasterBand::SetNoDataValue(double v) {
     GDALCopyWords64(&v, GDT_Float64, 0, wide, eDataType, 0, 1);
     zarr3::Bytes b(dt.size);
     NarrowFromGDAL(dt, wide, b.data(), 1);
-    return SetFill(b);
+    nlohmann::json as_json = v;
+    if (std::isnan(v)) as_json = "NaN";
+    if (std::isinf(v)) as_json = v > 0 ? "Infinity" : "-Infinity";
+    return SetFill(b, as_json);
+}
+
+// Once the array holds data, the fill value stays (unwritten chunks read as it): a new
+// nodata value is recorded apart (kNoDataAttribute, written at close), as the shared
+// mapping reads it.
+CPLErr Zarr3RasterBand::RecordNoData(const nlohmann::json& value) {
+    auto* ds = zds();
+    ds->attrs_[kNoDataAttribute] = value;
+    ds->RefreshMapping();
+    ds->nodata_recorded_ = true;
+    ds->MarkDirty();
+    return CE_None;
 }
 
 // The fill value is the nodata value: it may change only before any data is
-// written (chunks equal to the fill value are not stored).
-CPLErr Zarr3RasterBand::SetFill(const zarr3::Bytes& fill) {
+// written (chunks equal to the fill value are not stored); after, `as_json` (the
+// value asked for) is recorded apart (RecordNoData).
+CPLErr Zarr3RasterBand::SetFill(const zarr3::Bytes& fill, const nlohmann::json& as_json) {
     auto* ds = zds();
     if (!ds->update_) {
         CPLError(CE_Failure, CPLE_NoWriteAccess, "%s: opened read-only",
@@ -313,19 +329,15 @@ CPLErr Zarr3RasterBand::SetFill(const zarr3::Bytes& fill) {
     }
     const auto& m = ds->array_->metadata();
     if (m.fill_value == fill && !m.fill_value_null) {
+        ds->attrs_.erase(kNoDataAttribute);
+        ds->RefreshMapping();
         ds->nodata_recorded_ = true;
         ds->MarkDirty();
         return CE_None;
     }
     using DS = Zarr3RasterDataset;
     const bool fresh = ds->origin_ == DS::Origin::Created && ds->stage_ != DS::Stage::Finalized;
-    if (m.fill_value != fill && (ds->data_written_ || !fresh)) {
-        CPLError(CE_Failure, CPLE_NotSupported,
-                 "%s: the nodata value is the array's fill_value and can only be set before "
-                 "any data is written to a newly created dataset",
-                 ds->array_->describe().c_str());
-        return CE_Failure;
-    }
+    if (m.fill_value != fill && (ds->data_written_ || !fresh)) return RecordNoData(as_json);
     return ErrorBoundary(ds->array_->describe(),
                          [&] {
                              zarr3::ArrayMetadata nm = m;
@@ -338,7 +350,8 @@ CPLErr Zarr3RasterBand::SetFill(const zarr3::Bytes& fill) {
                              // copy writes last: then not yet).
                              if (ds->stage_ != DS::Stage::MetadataDeferred)
                                  ds->array_->write_metadata();
-                             RefreshValues(ds->mapping_, ds->array_->metadata());
+                             ds->attrs_.erase(kNoDataAttribute);
+                             ds->RefreshMapping();
                              ds->nodata_recorded_ = true;
                              ds->MarkDirty();
                          })

@@ -12,6 +12,7 @@
 #include "storage/vsi_store.hpp"
 #include "zarr3_driver.hpp"
 
+#include "zarr3/consolidated.hpp"
 #include "zarr3/hierarchy.hpp"
 #include "zarr3/icechunk.hpp"
 
@@ -65,6 +66,22 @@ std::vector<ArrayEntry> WalkArrays(const zarr3::Group& top, bool per_node_reques
     return out;
 }
 
+// A remote group in which no array was found and without consolidated metadata: most likely
+// a store that cannot be listed (HTTP; an object store without list permission), which
+// hides every array. Warns naming the group and the ways to open its arrays.
+void WarnUnlistedRemoteGroup(const zarr3::Store& store, const std::string& node,
+                             const nlohmann::json& group_json) {
+    if (!IsRemoteVSIPath(store.uri()) || zarr3::has_consolidated(group_json)) return;
+    const std::string group = store.uri() + (node.empty() ? "" : "/" + node);
+    CPLError(CE_Warning, CPLE_AppDefined,
+             "%s: no array found in this group, which has no consolidated metadata; a store "
+             "served over HTTP (or an object store without list permission) cannot be listed. "
+             "Open an array by name (ZARR3:\"%s\":/%s), or write the store with consolidated "
+             "metadata (CREATE_CONSOLIDATED_METADATA=YES, the default of this plugin's writes)",
+             group.c_str(), store.uri().c_str(),
+             node.empty() ? "array" : (node + "/array").c_str());
+}
+
 CPLStringList SubdatasetList(const OpenTarget& target, const std::vector<ArrayEntry>& arrays) {
     CPLStringList md;
     int n = 0;
@@ -115,6 +132,7 @@ GDALDataset* Zarr3OpenClassic(GDALOpenInfo* poOpenInfo, std::shared_ptr<zarr3::S
             const bool snapshot =
                 dynamic_cast<const zarr3::icechunk::IcechunkStore*>(store.get()) != nullptr;
             arrays = WalkArrays(*top, !snapshot);
+            if (arrays.empty() && !snapshot) WarnUnlistedRemoteGroup(*store, node, *j);
             // Rasters only: coordinate (1-D) and auxiliary arrays are no
             // subdatasets, as in GDAL's own driver.
             // Coarser levels of a multiscales pyramid are overviews of its base.

@@ -9,6 +9,7 @@
 #include <algorithm>
 #include <cctype>
 #include <cstring>
+#include <limits>
 
 namespace zarr3drv {
 namespace {
@@ -112,12 +113,40 @@ std::optional<double> ArrayMapping::NoDataAsDouble() const {
     return v;
 }
 
+// A nodata value recorded apart from the fill value (gdal_zarr3:nodata as a number, or
+// "NaN", "Infinity", "-Infinity"), in GDAL type `type`; empty when there is none.
+static std::vector<GByte> RecordedNoData(const nlohmann::json& attrs, GDALDataType type) {
+    if (!attrs.is_object()) return {};
+    const auto it = attrs.find(kNoDataAttribute);
+    if (it == attrs.end()) return {};
+    std::vector<GByte> out(static_cast<size_t>(GDALGetDataTypeSizeBytes(type)));
+    if (type == GDT_Int64 && it->is_number_integer()) {
+        const int64_t v = it->get<int64_t>();
+        std::memcpy(out.data(), &v, 8);
+    } else if (type == GDT_UInt64 && it->is_number_unsigned()) {
+        const uint64_t v = it->get<uint64_t>();
+        std::memcpy(out.data(), &v, 8);
+    } else if (it->is_number() || *it == "NaN" || *it == "Infinity" || *it == "-Infinity") {
+        const double v = it->is_number()     ? it->get<double>()
+                         : *it == "NaN"      ? std::numeric_limits<double>::quiet_NaN()
+                         : *it == "Infinity" ? std::numeric_limits<double>::infinity()
+                                             : -std::numeric_limits<double>::infinity();
+        GDALCopyWords64(&v, GDT_Float64, 0, out.data(), type, 0, 1);
+    } else {
+        return {}; // "none" (no nodata) is the classic view's
+    }
+    return out;
+}
+
 void RefreshValues(ArrayMapping& mapping, const zarr3::ArrayMetadata& m) {
     mapping.nodata.clear();
     if (!mapping.text && !m.fill_value_null && m.fill_value.size() == m.dtype.size) {
         mapping.nodata.resize(static_cast<size_t>(GDALGetDataTypeSizeBytes(mapping.type)));
         WidenToGDAL(m.dtype, m.fill_value.data(), mapping.nodata.data(), 1);
     }
+    if (!mapping.text && mapping.type != GDT_Unknown)
+        if (auto recorded = RecordedNoData(m.attributes, mapping.type); !recorded.empty())
+            mapping.nodata = std::move(recorded);
     mapping.scale = NumberAttribute(m.attributes, "scale_factor");
     mapping.offset = NumberAttribute(m.attributes, "add_offset");
     mapping.unit = Str(m.attributes, "units");

@@ -61,11 +61,11 @@ std::optional<double> NumberAttribute(const nlohmann::json& attrs, const char* n
 struct ArrayMapping {
     GDALDataType type = GDT_Unknown; // exposed type (GDALTypeFor)
     bool text = false; // a text type (IsTextType), exposed as GDAL strings; `type` is Unknown
-    std::vector<GByte> nodata;                // fill value in `type`; empty when fill_value is null
-    std::optional<double> scale;              // CF scale_factor
-    std::optional<double> offset;             // CF add_offset
-    std::string unit;                         // CF units
-    AxisRoles axes;                           // from the dimension names
+    std::vector<GByte> nodata;    // fill value (or kNoDataAttribute) in `type`; empty: none
+    std::optional<double> scale;  // CF scale_factor
+    std::optional<double> offset; // CF add_offset
+    std::string unit;             // CF units
+    AxisRoles axes;               // from the dimension names
     std::shared_ptr<OGRSpatialReference> srs; // ResolveCRS; traditional GIS axis order
     std::string srs_source;                   // the attribute or variable it came from
 
@@ -79,6 +79,10 @@ struct ArrayMapping {
 // multidimensional view shows them as strings).
 ArrayMapping MapArray(const zarr3::ArrayMetadata& m, const std::string& where,
                       bool allow_text = false);
+// The array attribute recording the nodata value where it is not the fill value (a number, or
+// "NaN", "Infinity", "-Infinity": SetNoDataValue once the array holds data), or "none" (the
+// classic view: no nodata).
+inline constexpr const char* kNoDataAttribute = "gdal_zarr3:nodata";
 // Recomputes nodata and scale/offset/unit after the metadata changed.
 void RefreshValues(ArrayMapping& mapping, const zarr3::ArrayMetadata& m);
 

@@ -1,10 +1,10 @@
 // The multidimensional dataset: a GDALDataset whose root group is the store
 // root; opened read-only or for update, or created empty.
-#include "storage/consolidation.hpp"
 #include "error_boundary.hpp"
 #include "gdal_compat.hpp"
 #include "multidim/md_context.hpp"
 #include "multidim/md_group.hpp"
+#include "storage/consolidation.hpp"
 #include "storage/icechunk_commit.hpp"
 #include "storage/store_adapters.hpp"
 #include "storage/store_replace.hpp"
@@ -37,10 +37,16 @@ class Zarr3MDDataset final : public GDALDataset {
         return err;
     }
 #endif
-    std::shared_ptr<GDALGroup> GetRootGroup() const override { return root_; }
-    const std::shared_ptr<MDContext>& context() const { return ctx_; }
+    std::shared_ptr<GDALGroup> GetRootGroup() const override {
+        return root_;
+    }
+    const std::shared_ptr<MDContext>& context() const {
+        return ctx_;
+    }
     // Writes the buffered partial chunks; false (error reported) on failure.
-    bool FlushAll() { return FlushArrays(); }
+    bool FlushAll() {
+        return FlushArrays();
+    }
 
     FlushCacheResult FlushCache(bool at_closing) override {
         const CPLErr e = BaseFlushCache(*this, at_closing);
@@ -115,8 +121,8 @@ std::unique_ptr<Zarr3MDDataset> NewMDDataset(const std::shared_ptr<zarr3::Store>
                                              const std::string& root) {
     auto ctx = std::make_shared<MDContext>(store, true);
     auto group = zarr3::Group::create(store, "");
-    auto ds = std::make_unique<Zarr3MDDataset>(Zarr3Group::Create(std::string(), "/", group, ctx),
-                                               ctx);
+    auto ds =
+        std::make_unique<Zarr3MDDataset>(Zarr3Group::Create(std::string(), "/", group, ctx), ctx);
     ds->SetDescription(root.c_str());
     return ds;
 }
@@ -154,7 +160,7 @@ std::string TrimRoot(const char* name) {
 GDALDataset* Zarr3CreateMultidim(const char* pszName, CSLConstList root_group_options,
                                  CSLConstList options) {
     using namespace zarr3drv;
-    const bool consolidated = ConsolidationAsked(options, root_group_options);
+    const Consolidation consolidated = ConsolidationAsked(options, root_group_options);
     return CreateMDStore(TrimRoot(pszName),
                          [&](std::shared_ptr<zarr3::Store> s) {
                              return ConsolidatingIf(std::move(s), consolidated);
@@ -189,7 +195,9 @@ GDALDataset* Zarr3CopyMultidimInStore(std::shared_ptr<zarr3::Store> store, const
                                       GDALProgressFunc progress, void* progress_data) {
     std::unique_ptr<Zarr3MDDataset> ds;
     ErrorBoundary(root, [&] {
-        ds = NewMDDataset(ConsolidatingIf(store, ConsolidationAsked(options)), root);
+        // An Icechunk session (lists its nodes from its manifests): only when asked.
+        ds = NewMDDataset(ConsolidatingIf(store, ConsolidationAsked(options) == Consolidation::Yes),
+                          root);
     });
     if (ds && CopyHierarchy(*ds, root, src, strict, options, progress, progress_data))
         return ds.release();

@@ -112,9 +112,12 @@ inline constexpr const char* kCreationOptionList =
     "  </Option>"
     "  <Option name='APPEND_SUBDATASET' type='boolean' description='With APPEND_DIM on GDAL "
     "versions whose gdal_translate deletes an existing folder target first: YES keeps it'/>"
-    "  <Option name='CREATE_CONSOLIDATED_METADATA' type='boolean' default='NO' "
+    "  <Option name='CREATE_CONSOLIDATED_METADATA' type='boolean' default='YES' "
     "description='Write consolidated metadata in the root zarr.json (kept up to date by later "
-    "metadata writes)'/>"
+    "metadata writes), so that readers which cannot list the store (HTTP) find its arrays; "
+    "NO: none. Not given: given up with a warning on a store that refuses listings'/>"
+    "  <Option name='NUM_THREADS' type='string' description='Threads encoding the chunks: a "
+    "number or ALL_CPUS (default: the GDAL_NUM_THREADS config option)'/>"
     "  <Option name='OVERVIEWS' type='string-select' default='NONE' description='Overviews "
     "built during the copy as multiscales levels beside the array (CreateCopy only): NONE, or "
     "AUTO / IGNORE_EXISTING to compute them from the full resolution'>"
@@ -133,9 +136,10 @@ inline constexpr const char* kCreationOptionList =
 
 inline constexpr const char* kMultidimDatasetCreationOptionList =
     "<MultiDimDatasetCreationOptionList>" ZARR3_ICECHUNK_CREATION_OPTIONS
-    "  <Option name='CREATE_CONSOLIDATED_METADATA' type='boolean' default='NO' "
+    "  <Option name='CREATE_CONSOLIDATED_METADATA' type='boolean' default='YES' "
     "description='Write consolidated metadata in the root zarr.json (kept up to date by later "
-    "metadata writes)'/>"
+    "metadata writes), so that readers which cannot list the store (HTTP) find its arrays; "
+    "NO: none. Not given: given up with a warning on a store that refuses listings'/>"
     "</MultiDimDatasetCreationOptionList>";
 
 inline constexpr const char* kArrayCreationOptionList =

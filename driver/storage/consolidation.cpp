@@ -8,15 +8,29 @@
 
 namespace zarr3drv {
 
-bool ConsolidationAsked(CSLConstList options, CSLConstList more) {
+Consolidation ConsolidationAsked(CSLConstList options, CSLConstList more) {
     for (CSLConstList list : {options, more})
-        if (CPLTestBool(CSLFetchNameValueDef(list, "CREATE_CONSOLIDATED_METADATA", "NO")))
-            return true;
-    return false;
+        if (const char* v = CSLFetchNameValue(list, "CREATE_CONSOLIDATED_METADATA"))
+            return CPLTestBool(v) ? Consolidation::Yes : Consolidation::No;
+    return Consolidation::ByDefault;
 }
 
-std::shared_ptr<zarr3::Store> ConsolidatingIf(std::shared_ptr<zarr3::Store> store, bool asked) {
-    return asked ? zarr3::consolidating_store(std::move(store)) : store;
+std::shared_ptr<zarr3::Store> ConsolidatingIf(std::shared_ptr<zarr3::Store> store,
+                                              Consolidation mode) {
+    switch (mode) {
+    case Consolidation::No:
+        return store;
+    case Consolidation::Yes:
+        return zarr3::consolidating_store(std::move(store));
+    case Consolidation::ByDefault:
+        break;
+    }
+    return zarr3::consolidating_store(std::move(store), [](const std::string& why) {
+        CPLError(CE_Warning, CPLE_AppDefined,
+                 "%s. The store is written without consolidated metadata: readers that cannot "
+                 "list it (HTTP) open its arrays by name (ZARR3:\"url\":/array)",
+                 why.c_str());
+    });
 }
 
 std::shared_ptr<zarr3::Store> ConsolidatingIfPresent(std::shared_ptr<zarr3::Store> store) {

@@ -10,10 +10,19 @@
 
 namespace zarr3drv {
 
-// True when CREATE_CONSOLIDATED_METADATA=YES is in any of the option lists.
-bool ConsolidationAsked(CSLConstList options, CSLConstList more = nullptr);
-// `store` wrapped to keep consolidated metadata current when `asked`.
-std::shared_ptr<zarr3::Store> ConsolidatingIf(std::shared_ptr<zarr3::Store> store, bool asked);
+// Consolidated metadata of a store the plugin creates: Yes (CREATE_CONSOLIDATED_METADATA=YES:
+// a store refusing listings is an error), No (=NO), ByDefault (the option not given: written
+// where the store lists what it holds, given up with a warning where it refuses listings).
+enum class Consolidation { No, Yes, ByDefault };
+// From CREATE_CONSOLIDATED_METADATA in the option lists (the first list that has it).
+Consolidation ConsolidationAsked(CSLConstList options, CSLConstList more = nullptr);
+// `store` wrapped to keep consolidated metadata current unless `mode` is No.
+std::shared_ptr<zarr3::Store> ConsolidatingIf(std::shared_ptr<zarr3::Store> store,
+                                              Consolidation mode);
+inline std::shared_ptr<zarr3::Store> ConsolidatingIf(std::shared_ptr<zarr3::Store> store,
+                                                     bool asked) {
+    return ConsolidatingIf(std::move(store), asked ? Consolidation::Yes : Consolidation::No);
+}
 // Wrapped when the store's root zarr.json already carries consolidated metadata
 // (an update open), so that later writes keep it current instead of dropping it.
 std::shared_ptr<zarr3::Store> ConsolidatingIfPresent(std::shared_ptr<zarr3::Store> store);

@@ -62,14 +62,17 @@ std::string node_of(const std::string& node_key) {
 // metadata current.
 class ConsolidatingStore final : public ForwardingStore {
   public:
-    using ForwardingStore::ForwardingStore;
+    ConsolidatingStore(std::shared_ptr<Store> inner,
+                       std::function<void(const std::string&)> on_refused)
+        : ForwardingStore(std::move(inner)), on_refused_(std::move(on_refused)) {}
     void put(const std::string& key, ByteView value) override {
+        if (given_up()) return inner_->put(key, value);
         if (key == "zarr.json") {
             json j = json::parse(value.begin(), value.end(), nullptr, false);
             if (j.is_object() && j.value("node_type", "") == "group") {
                 std::lock_guard lk(mu_);
                 const auto root_lock = lock_array(*inner_, ""); // other processes' refreshes
-                put_json(*inner_, key, with_consolidated(std::move(j), *inner_, last_node_));
+                put_root(std::move(j), last_node_);
                 return;
             }
         }
@@ -87,7 +90,7 @@ class ConsolidatingStore final : public ForwardingStore {
     }
     void erase(const std::string& key) override {
         inner_->erase(key);
-        if (!is_node_key(key)) return;
+        if (given_up() || !is_node_key(key)) return;
         {
             std::lock_guard lk(mu_);
             if (last_node_ == node_of(key)) last_node_.clear();
@@ -101,10 +104,29 @@ class ConsolidatingStore final : public ForwardingStore {
         const auto root_lock = lock_array(*inner_, ""); // other processes' refreshes
         const auto root = read_node_json(*inner_, "");
         if (root && root->is_object() && root->value("node_type", "") == "group")
-            put_json(*inner_, "zarr.json", with_consolidated(*root, *inner_, known));
+            put_root(*root, known);
+    }
+    bool given_up() {
+        std::lock_guard lk(mu_);
+        return given_up_;
+    }
+    // Writes the root group `j` with consolidated metadata; under mu_ and the root's lock. A
+    // refused listing gives consolidation up when on_refused_ is set (the root without it).
+    void put_root(json j, const std::string& known) {
+        try {
+            put_json(*inner_, "zarr.json", with_consolidated(j, *inner_, known));
+        } catch (const ListingRefused& e) {
+            if (!on_refused_) throw;
+            j.erase("consolidated_metadata");
+            put_json(*inner_, "zarr.json", j);
+            given_up_ = true;
+            on_refused_(e.what());
+        }
     }
     std::mutex mu_;
     std::string last_node_; // the last node put (and not erased since)
+    std::function<void(const std::string&)> on_refused_;
+    bool given_up_ = false;
 };
 
 } // namespace
@@ -113,10 +135,10 @@ json collect_consolidated(Store& store, const std::string& known) {
     json out = json::object();
     walk(store, "", "", 0, out);
     if (!known.empty() && !out.contains(known))
-        throw Error(store.uri() + ": the store's listing does not show /" + known +
-                    ", which is stored (does the store refuse listings, as an S3 bucket "
-                    "without list permission does?); consolidated metadata is not written "
-                    "from it (every node would be hidden)");
+        throw ListingRefused(store.uri() + ": the store's listing does not show /" + known +
+                             ", which is stored (does the store refuse listings, as an S3 bucket "
+                             "without list permission does?); consolidated metadata is not written "
+                             "from it (every node would be hidden)");
     return out;
 }
 
@@ -134,8 +156,9 @@ bool has_consolidated(const json& root_json) {
     return root_json.is_object() && it != root_json.end() && it->is_object();
 }
 
-std::shared_ptr<Store> consolidating_store(std::shared_ptr<Store> inner) {
-    return std::make_shared<ConsolidatingStore>(std::move(inner));
+std::shared_ptr<Store> consolidating_store(std::shared_ptr<Store> inner,
+                                           std::function<void(const std::string&)> on_refused) {
+    return std::make_shared<ConsolidatingStore>(std::move(inner), std::move(on_refused));
 }
 
 } // namespace zarr3

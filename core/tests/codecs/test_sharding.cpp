@@ -25,7 +25,7 @@ using nlohmann::json;
 
 namespace {
 
-const std::string kConf = ZARR3_CONFORMANCE_DIR;
+const std::string kConf = testutil::conformance_dir();
 
 // One sharded conformance array ("a" in the case's store).
 struct ConfCase {

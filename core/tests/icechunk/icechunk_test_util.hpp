@@ -13,7 +13,7 @@
 namespace icetest {
 
 inline std::string upstream(const std::string& name) {
-    return std::string(ZARR3_CONFORMANCE_DIR) + "/../icechunk/upstream-test-repos/" + name;
+    return testutil::icechunk_upstream_dir() + "/" + name;
 }
 
 #define ICE_NEED_UPSTREAM(name)                                                                    \

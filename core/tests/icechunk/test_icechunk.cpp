@@ -1,9 +1,9 @@
 // Icechunk repositories written by upstream Icechunk (spec 1 and 2,
-// ../shared/icechunk/upstream-test-repos, described by
+// testdata/icechunk/upstream-test-repos, described by
 // test_can_read_old.py.txt there) read through FileStore + IcechunkStore +
 // Array: branches, tags, history, version selection and values.
-#include "zarr3/counting_store.hpp"
 #include "icechunk/icechunk_test_util.hpp"
+#include "zarr3/counting_store.hpp"
 
 #include <atomic>
 #include <cmath>

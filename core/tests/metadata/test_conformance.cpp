@@ -11,7 +11,7 @@ namespace {
 
 std::vector<std::string> cases() {
     std::vector<std::string> out;
-    std::ifstream f(std::string(ZARR3_CONFORMANCE_DIR) + "/cases.txt");
+    std::ifstream f(testutil::conformance_dir() + "/cases.txt");
     std::string line;
     while (std::getline(f, line))
         if (!line.empty()) out.push_back(line);
@@ -21,7 +21,7 @@ std::vector<std::string> cases() {
 class Conformance : public ::testing::TestWithParam<std::string> {};
 
 TEST_P(Conformance, ReadsBitExact) {
-    const std::string dir = std::string(ZARR3_CONFORMANCE_DIR) + "/" + GetParam();
+    const std::string dir = testutil::conformance_dir() + "/" + GetParam();
     const auto cj = testutil::read_json(dir + "/case.json");
     auto store = std::make_shared<FileStore>(dir + "/" + cj["store"].get<std::string>(), false);
     auto root = Group::open(store, "");
@@ -60,7 +60,7 @@ TEST(Conformance, WindowsEqualSlicesOfFullRead) {
     for (const char* c : {"rect_rle_int16", "rect_overhang_uint16", "shard_rect_outer",
                           "shard_sparse_fill", "rect_3d_monthly_f32"}) {
         SCOPED_TRACE(c);
-        const std::string dir = std::string(ZARR3_CONFORMANCE_DIR) + "/" + c;
+        const std::string dir = testutil::conformance_dir() + "/" + c;
         const auto cj = testutil::read_json(dir + "/case.json");
         auto store = std::make_shared<FileStore>(dir + "/store.zarr", false);
         auto a = Array::open(store, cj["arrays"][0]["path"].get<std::string>());

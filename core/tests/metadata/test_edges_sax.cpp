@@ -1,6 +1,7 @@
 // parse_node_metadata_text (one pass, edge lists straight into runs) against
 // the DOM path (parse_json_text + parse_array_metadata): same grids, same
 // errors with the same messages.
+#include "test_util.hpp"
 #include "zarr3/metadata.hpp"
 
 #include <filesystem>
@@ -252,7 +253,8 @@ TEST(EdgesOnePass, MalformedTextGivesTheSameErrors) {
 
 TEST(EdgesOnePass, ConformanceCorpusParsesTheSame) {
     size_t arrays = 0;
-    for (const auto& e : std::filesystem::recursive_directory_iterator(ZARR3_CONFORMANCE_DIR)) {
+    for (const auto& e :
+         std::filesystem::recursive_directory_iterator(testutil::conformance_dir())) {
         if (e.path().filename() != "zarr.json") continue;
         std::ifstream f(e.path(), std::ios::binary);
         std::stringstream ss;

@@ -1,5 +1,6 @@
 // zarr.json parsing: the conformance corpus parses, malformed documents are refused with
 // messages naming the file and the member.
+#include "test_util.hpp"
 #include "zarr3/metadata.hpp"
 
 #include <filesystem>
@@ -77,7 +78,7 @@ TEST(Metadata, ParsesBaseAndRoundTrips) {
 TEST(Metadata, ConformanceStoresParse) {
     namespace fs = std::filesystem;
     size_t arrays = 0, groups = 0;
-    for (const auto& e : fs::recursive_directory_iterator(ZARR3_CONFORMANCE_DIR)) {
+    for (const auto& e : fs::recursive_directory_iterator(testutil::conformance_dir())) {
         if (e.path().filename() != "zarr.json") continue;
         const std::string where = e.path().string();
         const json j = parse_json_text(slurp(e.path()), where);
@@ -104,13 +105,13 @@ TEST(Metadata, ConformanceStoresParse) {
 
 TEST(Metadata, SpecificConformanceValues) {
     const std::string p =
-        std::string(ZARR3_CONFORMANCE_DIR) + "/rect_3d_monthly_f32/store.zarr/t2m/zarr.json";
+        testutil::conformance_dir() + "/rect_3d_monthly_f32/store.zarr/t2m/zarr.json";
     const ArrayMetadata m = parse_array_metadata(parse_json_text(slurp(p), p), p);
     EXPECT_EQ(m.grid.grid_shape(), (Shape{12, 2, 3}));
     EXPECT_EQ(m.grid.chunk_origin({7, 1, 2}), (Shape{212, 9, 24}));
     EXPECT_EQ(m.grid.chunk_shape({7, 1, 2}), (Shape{31, 9, 12}));
     EXPECT_EQ(m.fill_value, (Bytes{0x00, 0x00, 0xc0, 0x7f}));
-    const std::string u = std::string(ZARR3_CONFORMANCE_DIR) + "/dtypes/store.zarr/u64/zarr.json";
+    const std::string u = testutil::conformance_dir() + "/dtypes/store.zarr/u64/zarr.json";
     const ArrayMetadata mu = parse_array_metadata(parse_json_text(slurp(u), u), u);
     EXPECT_EQ(mu.fill_value, Bytes(8, 0xff));
 }

@@ -82,3 +82,47 @@ TEST(Consolidated, WriteOnceAndRootArrayRefused) {
         EXPECT_NE(std::string(e.what()).find("root group"), std::string::npos) << e.what();
     }
 }
+
+namespace {
+// A store that lists nothing (an S3 bucket without list permission).
+class Unlisted : public ForwardingStore {
+  public:
+    using ForwardingStore::ForwardingStore;
+    std::vector<std::string> list_dir(const std::string&) override { return {}; }
+};
+} // namespace
+
+TEST(Consolidated, RefusedListingIsAnErrorWhenAskedAndGivenUpByDefault) {
+    // Asked for (no on_refused): the array's write fails, as consolidated metadata from the
+    // listing would hide it.
+    auto mem = std::make_shared<MemoryStore>();
+    auto asked = consolidating_store(std::make_shared<Unlisted>(mem));
+    Group::create(asked, "");
+    EXPECT_THROW(Array::create(asked, "a", meta({2})), ListingRefused);
+
+    // By default (on_refused): the root is written without consolidated metadata, the reason
+    // is reported once, and later writes go through unchanged.
+    auto mem2 = std::make_shared<MemoryStore>();
+    std::vector<std::string> reasons;
+    auto by_default = consolidating_store(std::make_shared<Unlisted>(mem2),
+                                          [&](const std::string& why) { reasons.push_back(why); });
+    Group::create(by_default, "");
+    Array::create(by_default, "a", meta({2}));
+    Array::create(by_default, "b", meta({3}));
+    Group::open(by_default, "")->set_attributes({{"title", "t"}});
+    ASSERT_EQ(reasons.size(), 1u);
+    EXPECT_NE(reasons[0].find("does not show /a"), std::string::npos) << reasons[0];
+    const json root = root_of(*mem2);
+    EXPECT_FALSE(has_consolidated(root));
+    EXPECT_EQ(root["attributes"]["title"], "t");
+    EXPECT_EQ(Array::open(mem2, "b")->metadata().shape, Shape{3});
+
+    // A store that lists: on_refused changes nothing.
+    auto mem3 = std::make_shared<MemoryStore>();
+    auto listed =
+        consolidating_store(mem3, [&](const std::string& why) { reasons.push_back(why); });
+    Group::create(listed, "");
+    Array::create(listed, "a", meta({2}));
+    EXPECT_EQ(reasons.size(), 1u);
+    EXPECT_EQ(root_of(*mem3)["consolidated_metadata"]["metadata"]["a"]["shape"], json({2}));
+}

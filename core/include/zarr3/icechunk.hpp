@@ -64,6 +64,19 @@ struct Snapshot {
     std::string message;
     std::vector<Node> nodes;                         // sorted by path, unique
     const Node* find(const std::string& path) const; // "/a/b"; nullptr when absent
+    // Names of the children of `path` ("/" or "/a/b"), sorted; a path that is
+    // only the ancestor of nodes counts as a child too. Empty for a path with
+    // none. From an index built once (parse_snapshot): a walk of the
+    // hierarchy costs the nodes it visits, not the snapshot for each group.
+    const std::vector<std::string>& children(const std::string& path) const;
+    // Builds that index (parse_snapshot does).
+    void index_children();
+    // Bytes the snapshot holds in memory (about: paths, zarr.json texts,
+    // manifest extents, the children index).
+    size_t memory_bytes = 0;
+
+  private:
+    std::map<std::string, std::vector<std::string>> children_;
 };
 
 // Parses and verifies a snapshot file. FormatError naming `where`.
@@ -230,6 +243,9 @@ class IcechunkStore : public Store {
     const std::shared_ptr<Repository>& repository() const { return repo_; }
     // How many manifest files were read so far (each at most once).
     size_t manifests_loaded() const;
+    // Snapshot entries the listings (list_dir) examined so far: the work of
+    // a hierarchy walk, linear in the nodes it visits.
+    uint64_t listing_work() const;
 
     // "<storage uri>@<snapshot id>"
     std::string uri() const override;

@@ -3,6 +3,7 @@
 #include "icechunk/icechunk_detail.hpp"
 #include "zarr3/key_encoding.hpp"
 
+#include <atomic>
 #include <charconv>
 #include <future>
 #include <nlohmann/json.hpp>
@@ -74,6 +75,7 @@ struct IcechunkStore::Impl {
     std::map<std::string, std::shared_future<std::shared_ptr<const Manifest>>> manifests;
     std::map<std::string, std::shared_ptr<const ArrayInfo>> arrays;
     size_t loaded = 0;
+    std::atomic<uint64_t> listing_work{0};
 
     std::shared_ptr<const Manifest> manifest(const std::string& id);
     std::shared_ptr<const ArrayInfo> info(const Node& n, const std::string& where);
@@ -150,6 +152,10 @@ std::shared_ptr<IcechunkStore> IcechunkStore::open(std::shared_ptr<Store> storag
 size_t IcechunkStore::manifests_loaded() const {
     std::lock_guard lk(impl_->mu);
     return impl_->loaded;
+}
+
+uint64_t IcechunkStore::listing_work() const {
+    return impl_->listing_work.load();
 }
 
 std::string IcechunkStore::uri() const {
@@ -282,7 +288,8 @@ void IcechunkStore::too_large(const std::string& key, uint64_t n, uint64_t limit
     const auto ref = impl_->find_ref(*snap_, key, where);
     if (!ref || ref->manifest_id.empty()) throw_too_large(where, n, limit);
     throw FormatError(where + ": " + std::to_string(n) + " bytes exceeds the limit of " +
-                      std::to_string(limit) + " bytes; refused before reading (its reference is in " +
+                      std::to_string(limit) +
+                      " bytes; refused before reading (its reference is in " +
                       join_key(impl_->storage->uri(), "manifests/" + ref->manifest_id) + ")");
 }
 
@@ -349,11 +356,9 @@ std::vector<std::string> IcechunkStore::list_dir(const std::string& prefix_in) {
         }
         out.insert("zarr.json");
     }
-    const std::string base = np == "/" ? "/" : np + "/";
-    for (const Node& n : snap_->nodes) {
-        if (n.path.size() <= base.size() || n.path.compare(0, base.size(), base) != 0) continue;
-        out.insert(n.path.substr(base.size(), n.path.find('/', base.size()) - base.size()));
-    }
+    const auto& children = snap_->children(np);
+    impl_->listing_work += children.size();
+    out.insert(children.begin(), children.end());
     return {out.begin(), out.end()};
 }
 

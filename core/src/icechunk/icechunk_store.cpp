@@ -69,9 +69,12 @@ std::vector<Bytes> VirtualResolver::read(const VirtualRef& ref, const std::vecto
 }
 
 struct IcechunkStore::Impl {
+    std::shared_ptr<Repository> repo;
     std::shared_ptr<Store> storage;
     std::shared_ptr<VirtualResolver> resolver;
     std::mutex mu;
+    // Manifests being read (one read each); kept ones are the repository's,
+    // under its cache budget.
     std::map<std::string, std::shared_future<std::shared_ptr<const Manifest>>> manifests;
     std::map<std::string, std::shared_ptr<const ArrayInfo>> arrays;
     size_t loaded = 0;
@@ -104,14 +107,12 @@ std::shared_ptr<const Manifest> IcechunkStore::Impl::manifest(const std::string&
     }
     if (pending.valid()) return pending.get(); // read by another thread (or already)
     try {
-        const std::string key = "manifests/" + id;
-        const std::string where = join_key(storage->uri(), key);
-        auto m = std::make_shared<const Manifest>(detail::read_file(*storage, key), where);
-        if (m->id() != id)
-            throw FormatError(where + ": the file holds manifest " + m->id() + ", not " + id);
+        bool read = false;
+        auto m = repo->manifest(id, &read);
         promise.set_value(m);
         std::lock_guard lk(mu);
-        ++loaded;
+        manifests.erase(id);
+        loaded += read;
         return m;
     } catch (...) {
         { // not kept: a later read tries again (the failure may be transient)
@@ -135,6 +136,7 @@ IcechunkStore::IcechunkStore(std::shared_ptr<Repository> repo, const std::string
                              std::shared_ptr<VirtualResolver> resolver)
     : repo_(std::move(repo)), impl_(std::make_unique<Impl>()) {
     snap_ = repo_->snapshot(snapshot_id);
+    impl_->repo = repo_;
     impl_->storage = repo_->storage();
     impl_->resolver = resolver ? std::move(resolver) : std::make_shared<VirtualResolver>();
 }

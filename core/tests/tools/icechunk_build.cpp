@@ -8,6 +8,7 @@
 //                         {"index": [2], "location": "file:///data/x.bin",
 //                          "offset": 0, "length": 2, "etag": "\"e\"",
 //                          "last_modified": 1700000000}]}]}
+//   optional "manifest_padding": N (zero bytes after each manifest, zstd-compressed)
 #include "icechunk/icechunk_writer.hpp"
 
 #include <filesystem>
@@ -34,6 +35,7 @@ icewriter::RepoSpec spec_of(const nlohmann::json& j) {
     icewriter::RepoSpec s;
     s.containers = j.value("containers", std::vector<std::string>{});
     s.groups = j.value("groups", std::vector<std::string>{});
+    s.manifest_padding = j.value("manifest_padding", size_t(0));
     for (const auto& a : j.value("arrays", nlohmann::json::array())) {
         icewriter::ArraySpec as;
         as.path = a.at("path").get<std::string>();

@@ -21,13 +21,14 @@ def zarr_json(shape, chunks, dtype="uint8", fill=0):
             "fill_value": fill, "codecs": [{"name": "bytes", "configuration": {"endian": "little"}}]}
 
 
-def build_repo(out_dir, arrays, groups=(), containers=()):
+def build_repo(out_dir, arrays, groups=(), containers=(), manifest_padding=0):
     """Writes the repository into `out_dir`. `arrays`: [{"path", "zarr_json", "refs"}], each ref
     {"index": [..]} plus one of "inline": [bytes], "native": [bytes] or "location" (with
     "offset", "length" and optionally "etag" or "last_modified")."""
     if not TOOL.exists():
         pytest.fail(f"{TOOL} is missing: build the zarr3_icechunk_build target")
-    spec = {"arrays": list(arrays), "groups": list(groups), "containers": list(containers)}
+    spec = {"arrays": list(arrays), "groups": list(groups), "containers": list(containers),
+            "manifest_padding": manifest_padding}
     with tempfile.NamedTemporaryFile("w", suffix=".json", delete=False) as f:
         json.dump(spec, f)
     try:

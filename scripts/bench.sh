@@ -4,12 +4,15 @@
 # Benchmark kernels and the end-to-end GDAL runs, prints the ratio table with its
 # targets and writes bench/RESULTS.md.
 #
-# usage: scripts/bench.sh [--icechunk-only | --append-only]
+# usage: scripts/bench.sh [--icechunk-only | --append-only | --groups-only]
 #   --icechunk-only: only the Icechunk rows (bench/icechunk_e2e.py), replacing only the section
 #                    "Icechunk" of bench/RESULTS.md
 #   --append-only:   only the daily appends into a plain store and an Icechunk repository and their
 #                    compaction (bench/icechunk_append.py, issue 30), replacing only the section
 #                    "Icechunk appends" of bench/RESULTS.md
+#   --groups-only:   only gdalmdiminfo of 20,000 groups, a repository through the plugin against the
+#                    same tree as a plain store through GDAL's own Zarr driver (bench/many_groups.py,
+#                    issue 39), replacing only the section "Many groups" of bench/RESULTS.md
 # environment: BENCH_BUILD_DIR (default <repo>/build-bench), BENCH_REPS (default 5),
 #              BENCH_JOBS (default 2), BENCH_KEEP=1 keeps the data folder,
 #              BENCH_PLUGIN_DIR (default: the build folder) where gdal_Zarr3.so is loaded from,
@@ -34,16 +37,18 @@ PLUGIN_DIR=${BENCH_PLUGIN_DIR:-$BUILD} # folder holding gdal_Zarr3.so
 START=$(date +%s)
 ONLY_ICE=0
 ONLY_APPEND=0
+ONLY_GROUPS=0
 case "${1:-}" in
   --icechunk-only) ONLY_ICE=1 ;;
   --append-only) ONLY_APPEND=1 ;;
+  --groups-only) ONLY_GROUPS=1 ;;
   "") ;;
-  *) echo "usage: $0 [--icechunk-only | --append-only]" >&2; exit 2 ;;
+  *) echo "usage: $0 [--icechunk-only | --append-only | --groups-only]" >&2; exit 2 ;;
 esac
 
 cmake -S "$REPO" -B "$BUILD" -DZARR3_BUILD_BENCH=ON \
   -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
-if [ "$ONLY_ICE" = 1 ]; then
+if [ "$ONLY_ICE" = 1 ] || [ "$ONLY_GROUPS" = 1 ]; then
   cmake --build "$BUILD" -j"$JOBS" --target gdal_Zarr3
 elif [ "$ONLY_APPEND" = 1 ]; then
   cmake --build "$BUILD" -j"$JOBS" --target gdal_Zarr3 zarr3
@@ -81,6 +86,21 @@ append_rows() {
   $PY "$REPO/bench/icechunk_append.py" --plugin-dir "$PLUGIN_DIR" --zarr3 "$BUILD/zarr3" \
     --json "$1" || echo "== Icechunk appends FAILED (the section says why)" >&2
 }
+
+# groups_rows OUT.json: gdalmdiminfo of 20,000 groups, plugin on a repository against GDAL's own
+# Zarr driver on the same tree as a plain store (bench/many_groups.py); its section of RESULTS.md.
+groups_rows() {
+  echo "== Many groups: gdalmdiminfo of 20,000 groups, plugin (repository) vs GDAL's Zarr driver"
+  $PY "$REPO/bench/many_groups.py" --plugin-dir "$PLUGIN_DIR" --reps "$REPS" --json "$1" ||
+    echo "== Many groups FAILED (the section says why)" >&2
+}
+
+if [ "$ONLY_GROUPS" = 1 ]; then
+  groups_rows "$DATA/groups.json"
+  $PY "$REPO/bench/many_groups.py" --report "$DATA/groups.json" "$REPO/bench/RESULTS.md" >/dev/null
+  echo "(total $(($(date +%s) - START)) s; section Many groups of bench/RESULTS.md replaced)"
+  exit 0
+fi
 
 if [ "$ONLY_APPEND" = 1 ]; then
   append_rows "$DATA/append.json"
@@ -142,6 +162,7 @@ fi
 ICE_JSON=""
 if icechunk_rows "$DATA/icechunk.json"; then ICE_JSON=$DATA/icechunk.json; fi
 append_rows "$DATA/append.json"
+groups_rows "$DATA/groups.json"
 
 echo "== ratios"
 $PY "$REPO/bench/report.py" "$DATA/kernels.json" "$DATA/e2e.json" "$REPO/bench/RESULTS.md" \
@@ -149,4 +170,6 @@ $PY "$REPO/bench/report.py" "$DATA/kernels.json" "$DATA/e2e.json" "$REPO/bench/R
 # report.py rewrites RESULTS.md; the append section goes in before the absolute times.
 [ -f "$DATA/append.json" ] &&
   $PY "$REPO/bench/icechunk_append.py" --report "$DATA/append.json" "$REPO/bench/RESULTS.md"
+[ -f "$DATA/groups.json" ] &&
+  $PY "$REPO/bench/many_groups.py" --report "$DATA/groups.json" "$REPO/bench/RESULTS.md"
 echo "(total $(($(date +%s) - START)) s; written bench/RESULTS.md)"

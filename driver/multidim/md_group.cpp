@@ -2,15 +2,15 @@
 // multidimensional API.
 #include "multidim/md_group.hpp"
 
-#include "mapping/array_mapping.hpp"
-#include "options/creation_options.hpp"
 #include "error_boundary.hpp"
-#include "mapping/gdal_types.hpp"
-#include "options/io_options.hpp"
 #include "limits.hpp"
+#include "mapping/array_mapping.hpp"
+#include "mapping/gdal_types.hpp"
 #include "multidim/md_array.hpp"
 #include "multidim/md_attribute.hpp"
 #include "multidim/md_dimension.hpp"
+#include "options/creation_options.hpp"
+#include "options/io_options.hpp"
 
 #include "zarr3/hierarchy.hpp"
 
@@ -19,10 +19,6 @@
 namespace zarr3drv {
 
 namespace {
-
-bool Contains(const std::vector<std::string>& v, const std::string& s) {
-    return std::find(v.begin(), v.end(), s) != v.end();
-}
 
 // Number of axes a per-axis creation option lists (-1: not countable; the
 // builder reports the value).
@@ -132,12 +128,11 @@ std::string Zarr3Group::ChildPath(const std::string& name) const {
 void Zarr3Group::WarnSkippedChildren() const {
     if (skipped_checked_ || !group_ || group_->metadata().consolidated) return;
     skipped_checked_ = true;
-    const auto arrays = group_->array_names();
-    const auto groups = group_->group_names();
+    const ChildNames& known = Children();
     auto& store = *group_->store();
     for (const auto& n : store.list_dir(group_->path())) {
         if (n.empty() || n[0] == '.' || n == "zarr.json" || !zarr3::is_valid_key(n) ||
-            Contains(arrays, n) || Contains(groups, n))
+            known.arrays.count(n) || known.groups.count(n))
             continue;
         const std::string path = zarr3::join_key(group_->path(), n);
         const std::string where = store.uri() + "/" + zarr3::join_key(path, "zarr.json");
@@ -157,15 +152,28 @@ void Zarr3Group::WarnSkippedChildren() const {
     }
 }
 
-std::vector<std::string> Zarr3Group::RawArrayNames() const {
-    std::vector<std::string> names;
+const Zarr3Group::ChildNames& Zarr3Group::Children() const {
+    if (children_) return *children_;
+    ChildNames c;
     ErrorBoundary(Where(), [&] {
-        names = group_ ? group_->array_names() : std::vector<std::string>{root_array_name_};
+        if (!group_) {
+            c.arrays.insert(root_array_name_);
+            return;
+        }
+        const auto arrays = group_->array_names();
+        const auto groups = group_->group_names();
+        c.arrays.insert(arrays.begin(), arrays.end());
+        c.groups.insert(groups.begin(), groups.end());
     });
-    for (const auto& n : created_arrays_)
-        if (!Contains(names, n)) names.push_back(n);
-    std::sort(names.begin(), names.end());
-    return names;
+    c.arrays.insert(created_arrays_.begin(), created_arrays_.end());
+    c.groups.insert(created_groups_.begin(), created_groups_.end());
+    children_ = std::move(c);
+    return *children_;
+}
+
+std::vector<std::string> Zarr3Group::RawArrayNames() const {
+    const auto& a = Children().arrays;
+    return {a.begin(), a.end()};
 }
 
 // The listing (gdalmdiminfo, gdalmdimtranslate, QGIS) leaves out arrays that
@@ -177,7 +185,7 @@ std::vector<std::string> Zarr3Group::GetMDArrayNames(CSLConstList) const {
     if (!group_) return names;
     ErrorBoundary(Where(), [&] { WarnSkippedChildren(); });
     std::erase_if(names, [&](const std::string& n) {
-        if (arrays_.count(n) || listed_ok_.count(n) || Contains(created_arrays_, n)) return false;
+        if (arrays_.count(n) || listed_ok_.count(n) || created_arrays_.count(n)) return false;
         if (listed_bad_.count(n)) return true;
         const std::string where = Where() + "/" + n + "/zarr.json";
         std::string problem;
@@ -199,20 +207,16 @@ std::vector<std::string> Zarr3Group::GetMDArrayNames(CSLConstList) const {
 }
 
 std::vector<std::string> Zarr3Group::GetGroupNames(CSLConstList) const {
-    std::vector<std::string> names;
-    if (group_) ErrorBoundary(Where(), [&] { names = group_->group_names(); });
-    for (const auto& n : created_groups_)
-        if (!Contains(names, n)) names.push_back(n);
-    std::sort(names.begin(), names.end());
-    return names;
+    const auto& g = Children().groups;
+    return {g.begin(), g.end()};
 }
 
 bool Zarr3Group::HasArray(const std::string& name) const {
-    return arrays_.count(name) || Contains(RawArrayNames(), name);
+    return arrays_.count(name) || Children().arrays.count(name);
 }
 
 bool Zarr3Group::HasChild(const std::string& name) const {
-    return HasArray(name) || Contains(GetGroupNames(), name);
+    return HasArray(name) || Children().groups.count(name);
 }
 
 std::shared_ptr<GDALGroup> Zarr3Group::OpenGroup(const std::string& name, CSLConstList) const {
@@ -220,7 +224,7 @@ std::shared_ptr<GDALGroup> Zarr3Group::OpenGroup(const std::string& name, CSLCon
     if (!group_) return out;
     if (auto it = groups_.find(name); it != groups_.end()) return it->second;
     ErrorBoundary(Where(), [&] {
-        if (!Contains(GetGroupNames(), name)) return;
+        if (!Children().groups.count(name)) return;
         CheckWalkBounds(name);
         auto self = std::const_pointer_cast<Zarr3Group>(shared_from_this());
         auto g = Create(GetFullName(), name, group_->open_group(name), ctx_, self);
@@ -331,9 +335,8 @@ void Zarr3Group::AttachCRS(Zarr3MDArray& arr, const nlohmann::json& attrs) const
         [this](const std::string& gm) -> std::optional<nlohmann::json> {
         if (!group_) return std::nullopt;
         try {
-            const auto g = NearestAncestor([&](const Zarr3Group& c) {
-                return c.group_ && Contains(c.group_->array_names(), gm);
-            });
+            const auto g = NearestAncestor(
+                [&](const Zarr3Group& c) { return c.group_ && c.Children().arrays.count(gm); });
             if (!g) return std::nullopt;
             const auto gvar = g->group_->open_array(gm); // keeps the metadata alive
             // Constructed explicitly: an implicit json -> optional<json>
@@ -363,7 +366,7 @@ void Zarr3Group::LinkIndexingVariables(const std::shared_ptr<GDALMDArray>& arr,
         } else if (group_ &&
                    d->GetFullName() ==
                        (GetFullName() == "/" ? "/" : GetFullName() + "/") + d->GetName() &&
-                   Contains(group_->array_names(), d->GetName())) { // listing last: it is slow
+                   Children().arrays.count(d->GetName())) { // listing last: it is slow
             auto other = group_->open_array(d->GetName());
             const auto& om = other->metadata();
             if (om.rank() == 1 && om.shape[0] == d->GetSize() && om.dimension_names.size() == 1 &&
@@ -381,7 +384,7 @@ std::shared_ptr<GDALMDArray> Zarr3Group::OpenArrayImpl(const std::string& name) 
     std::shared_ptr<zarr3::Array> za;
     if (group_ && group_->metadata().consolidated) {
         // Consolidated metadata is authoritative (and already parsed).
-        if (!Contains(group_->array_names(), name)) return nullptr;
+        if (!Children().arrays.count(name)) return nullptr;
         za = group_->open_array(name);
     } else if (group_) {
         // The node's zarr.json directly, read and parsed once: listing the
@@ -462,8 +465,11 @@ std::shared_ptr<GDALGroup> Zarr3Group::CreateGroup(const std::string& name, CSLC
         InvalidateConsolidated();
         auto zg = zarr3::Group::create(group_->store(), ChildPath(name));
         auto g = Create(GetFullName(), name, zg, ctx_, shared_from_this());
+        g->children_.emplace(); // new: no child to list
+        g->skipped_checked_ = true;
         groups_[name] = g;
-        created_groups_.push_back(name);
+        created_groups_.insert(name);
+        if (children_) children_->groups.insert(name);
         out = g;
     });
     ctx_->Note(out != nullptr, "group " + name);
@@ -529,7 +535,8 @@ Zarr3Group::CreateMDArray(const std::string& name,
         std::weak_ptr<const Zarr3Group> self = shared_from_this();
         arr->SetResolver([self](const std::string& n) { return ResolveUpwards(self, n); });
         arrays_[name] = arr;
-        created_arrays_.push_back(name);
+        created_arrays_.insert(name);
+        if (children_) children_->arrays.insert(name);
         out = arr;
     });
     ctx_->Note(out != nullptr, "array " + name);

@@ -11,6 +11,7 @@
 #include <functional>
 #include <map>
 #include <memory>
+#include <optional>
 #include <set>
 #include <string>
 
@@ -94,6 +95,15 @@ class Zarr3Group final : public GDALGroup, public std::enable_shared_from_this<Z
     mutable bool skipped_checked_ = false;
     // Array names without the check GetMDArrayNames makes.
     std::vector<std::string> RawArrayNames() const;
+    // The children's names (the store's listing and those created here),
+    // built once and kept current by the creations: lookups and listings cost
+    // the children, never a listing, a copy and a sort per call (issue 39:
+    // walks and creations of thousands of groups were quadratic).
+    struct ChildNames {
+        std::set<std::string> arrays, groups;
+    };
+    const ChildNames& Children() const;
+    mutable std::optional<ChildNames> children_;
     mutable std::set<std::string> listed_ok_, listed_bad_; // checked by GetMDArrayNames
 
     std::shared_ptr<zarr3::Group> group_;      // null for a root-array store
@@ -106,7 +116,7 @@ class Zarr3Group final : public GDALGroup, public std::enable_shared_from_this<Z
     // dataset (shared by all its groups) against ZARR3_MAX_GROUP_NODES.
     std::pair<uint64_t, uint64_t> folder_id_{0, 0};
     std::shared_ptr<std::atomic<uint64_t>> groups_opened_;
-    std::vector<std::string> created_arrays_, created_groups_;
+    std::set<std::string> created_arrays_, created_groups_;
     mutable std::map<std::string, std::shared_ptr<GDALMDArray>> arrays_;
     mutable std::map<std::string, std::shared_ptr<Zarr3Group>> groups_;
     mutable std::map<std::string, std::shared_ptr<GDALDimension>>

@@ -10,6 +10,7 @@
 #include "cpl_vsi.h"
 #include "gdal_priv.h"
 
+#include <cstdlib>
 #include <map>
 #include <mutex>
 
@@ -120,6 +121,10 @@ std::shared_ptr<zarr3::icechunk::IcechunkStore>
 OpenIcechunkStore(const std::string& root, const IcechunkVersion& version, CSLConstList options,
                   std::optional<std::vector<unsigned char>> repo_file) {
     auto storage = std::make_shared<VSIStore>(root, false);
+    // The byte budget of the decoded manifests and snapshots each repository
+    // keeps (this one, and the sessions' repositories opened after it).
+    if (const char* mb = CPLGetConfigOption("ZARR3_ICECHUNK_CACHE_MB", nullptr))
+        zarr3::icechunk::set_default_cache_budget(std::strtoull(mb, nullptr, 10) << 20);
     auto repo = repo_file ? zarr3::icechunk::Repository::open(storage, std::move(*repo_file))
                           : zarr3::icechunk::Repository::open(storage);
     zarr3::icechunk::VirtualAccess access(repo->virtual_chunk_containers(),

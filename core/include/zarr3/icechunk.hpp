@@ -18,6 +18,12 @@ namespace zarr3::icechunk {
 constexpr uint64_t kMaxFileBytes = 1ull << 30;
 // Most snapshots one history walk visits (it stops there); a cycle is an error.
 constexpr size_t kMaxHistory = 1'000'000;
+// Bytes of decoded manifests and snapshots one Repository (one dataset) keeps
+// by default; the process-wide default every new Repository takes (the
+// driver's ZARR3_ICECHUNK_CACHE_MB sets it).
+constexpr uint64_t kDefaultCacheBytes = 256ull << 20;
+void set_default_cache_budget(uint64_t bytes);
+uint64_t default_cache_budget();
 
 // ---------------------------------------------------------------- ids
 // Crockford base32, upper case, no padding (12 bytes -> 20 characters).
@@ -64,6 +70,19 @@ struct Snapshot {
     std::string message;
     std::vector<Node> nodes;                         // sorted by path, unique
     const Node* find(const std::string& path) const; // "/a/b"; nullptr when absent
+    // Names of the children of `path` ("/" or "/a/b"), sorted; a path that is
+    // only the ancestor of nodes counts as a child too. Empty for a path with
+    // none. From an index built once (parse_snapshot): a walk of the
+    // hierarchy costs the nodes it visits, not the snapshot for each group.
+    const std::vector<std::string>& children(const std::string& path) const;
+    // Builds that index (parse_snapshot does).
+    void index_children();
+    // Bytes the snapshot holds in memory (about: paths, zarr.json texts,
+    // manifest extents, the children index).
+    size_t memory_bytes = 0;
+
+  private:
+    std::map<std::string, std::vector<std::string>> children_;
 };
 
 // Parses and verifies a snapshot file. FormatError naming `where`.
@@ -99,6 +118,8 @@ class Manifest {
     // Coordinates of every chunk of `node` present in this manifest.
     std::vector<std::vector<uint64_t>> coords_of(const std::array<uint8_t, 8>& node) const;
     size_t ref_count() const { return refs_; }
+    // Bytes the decoded manifest holds in memory.
+    size_t memory_bytes() const;
 
   private:
     std::string where_, id_;
@@ -163,13 +184,24 @@ class Repository {
     // `id` and its ancestors, newest first (at most `limit`). Error on a
     // cycle or a missing parent.
     std::vector<HistoryEntry> history(const std::string& id, size_t limit = kMaxHistory);
-    // The snapshot file `snapshots/<id>` (read once, then cached).
+    // The snapshot file `snapshots/<id>` (kept under the cache budget).
     std::shared_ptr<const Snapshot> snapshot(const std::string& id);
+    // The manifest file `manifests/<id>`, kept under the cache budget;
+    // `*read` tells whether it was read from the storage (not kept).
+    std::shared_ptr<const Manifest> manifest(const std::string& id, bool* read = nullptr);
+    // Decoded manifests and snapshots are kept under ONE byte budget (least
+    // recently used dropped first; ids are immutable, so a dropped one is read
+    // again when needed): memory is bounded whatever the number of arrays and
+    // of snapshots a history walk visits. One larger than the budget is kept
+    // alone, and dropped before the next one is read (one at a time).
+    void set_cache_budget(uint64_t bytes);
+    uint64_t cache_budget() const;
+    uint64_t cached_bytes() const; // what is kept now
     // Human description of what `v` selected ("branch main", "tag x" ...).
     static std::string describe(const VersionSpec& v);
 
   private:
-    Repository() = default;
+    Repository();
     void load_v2(const Bytes& file);
     void load_v1();
     std::optional<HistoryEntry> info_of(const std::string& id);
@@ -182,8 +214,8 @@ class Repository {
     std::vector<std::string> containers_;
     std::vector<HistoryEntry> infos_;          // spec 2: every snapshot (from the repo file)
     std::map<std::string, size_t> info_index_; // id -> infos_ index
-    std::mutex mu_;
-    std::map<std::string, std::shared_ptr<const Snapshot>> snapshots_;
+    struct Cache;
+    std::shared_ptr<Cache> cache_;
 };
 
 // ---------------------------------------------------------------- virtual chunks
@@ -213,7 +245,8 @@ class VirtualResolver {
 // One snapshot of a repository as a read-only Zarr store: "zarr.json" and
 // "<path>/zarr.json" from the snapshot's nodes, chunk keys ("<path>/c/0/1",
 // per the array's chunk_key_encoding) resolved through the manifests (each
-// loaded once, only when a chunk inside its extents is read), native chunks
+// loaded only when a chunk inside its extents is read, kept under the
+// repository's cache budget), native chunks
 // read as byte ranges of `chunks/<id>` in the storage, virtual ones through
 // the resolver, absent ones reported absent (the fill value).
 class IcechunkStore : public Store {
@@ -228,8 +261,11 @@ class IcechunkStore : public Store {
 
     const Snapshot& snapshot() const { return *snap_; }
     const std::shared_ptr<Repository>& repository() const { return repo_; }
-    // How many manifest files were read so far (each at most once).
+    // How many manifest files were read so far (again after the cache dropped one).
     size_t manifests_loaded() const;
+    // Snapshot entries the listings (list_dir) examined so far: the work of
+    // a hierarchy walk, linear in the nodes it visits.
+    uint64_t listing_work() const;
 
     // "<storage uri>@<snapshot id>"
     std::string uri() const override;

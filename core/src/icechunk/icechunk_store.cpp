@@ -3,6 +3,7 @@
 #include "icechunk/icechunk_detail.hpp"
 #include "zarr3/key_encoding.hpp"
 
+#include <atomic>
 #include <charconv>
 #include <future>
 #include <nlohmann/json.hpp>
@@ -68,12 +69,16 @@ std::vector<Bytes> VirtualResolver::read(const VirtualRef& ref, const std::vecto
 }
 
 struct IcechunkStore::Impl {
+    std::shared_ptr<Repository> repo;
     std::shared_ptr<Store> storage;
     std::shared_ptr<VirtualResolver> resolver;
     std::mutex mu;
+    // Manifests being read (one read each); kept ones are the repository's,
+    // under its cache budget.
     std::map<std::string, std::shared_future<std::shared_ptr<const Manifest>>> manifests;
     std::map<std::string, std::shared_ptr<const ArrayInfo>> arrays;
     size_t loaded = 0;
+    std::atomic<uint64_t> listing_work{0};
 
     std::shared_ptr<const Manifest> manifest(const std::string& id);
     std::shared_ptr<const ArrayInfo> info(const Node& n, const std::string& where);
@@ -102,14 +107,12 @@ std::shared_ptr<const Manifest> IcechunkStore::Impl::manifest(const std::string&
     }
     if (pending.valid()) return pending.get(); // read by another thread (or already)
     try {
-        const std::string key = "manifests/" + id;
-        const std::string where = join_key(storage->uri(), key);
-        auto m = std::make_shared<const Manifest>(detail::read_file(*storage, key), where);
-        if (m->id() != id)
-            throw FormatError(where + ": the file holds manifest " + m->id() + ", not " + id);
+        bool read = false;
+        auto m = repo->manifest(id, &read);
         promise.set_value(m);
         std::lock_guard lk(mu);
-        ++loaded;
+        manifests.erase(id);
+        loaded += read;
         return m;
     } catch (...) {
         { // not kept: a later read tries again (the failure may be transient)
@@ -133,6 +136,7 @@ IcechunkStore::IcechunkStore(std::shared_ptr<Repository> repo, const std::string
                              std::shared_ptr<VirtualResolver> resolver)
     : repo_(std::move(repo)), impl_(std::make_unique<Impl>()) {
     snap_ = repo_->snapshot(snapshot_id);
+    impl_->repo = repo_;
     impl_->storage = repo_->storage();
     impl_->resolver = resolver ? std::move(resolver) : std::make_shared<VirtualResolver>();
 }
@@ -150,6 +154,10 @@ std::shared_ptr<IcechunkStore> IcechunkStore::open(std::shared_ptr<Store> storag
 size_t IcechunkStore::manifests_loaded() const {
     std::lock_guard lk(impl_->mu);
     return impl_->loaded;
+}
+
+uint64_t IcechunkStore::listing_work() const {
+    return impl_->listing_work.load();
 }
 
 std::string IcechunkStore::uri() const {
@@ -282,7 +290,8 @@ void IcechunkStore::too_large(const std::string& key, uint64_t n, uint64_t limit
     const auto ref = impl_->find_ref(*snap_, key, where);
     if (!ref || ref->manifest_id.empty()) throw_too_large(where, n, limit);
     throw FormatError(where + ": " + std::to_string(n) + " bytes exceeds the limit of " +
-                      std::to_string(limit) + " bytes; refused before reading (its reference is in " +
+                      std::to_string(limit) +
+                      " bytes; refused before reading (its reference is in " +
                       join_key(impl_->storage->uri(), "manifests/" + ref->manifest_id) + ")");
 }
 
@@ -349,11 +358,9 @@ std::vector<std::string> IcechunkStore::list_dir(const std::string& prefix_in) {
         }
         out.insert("zarr.json");
     }
-    const std::string base = np == "/" ? "/" : np + "/";
-    for (const Node& n : snap_->nodes) {
-        if (n.path.size() <= base.size() || n.path.compare(0, base.size(), base) != 0) continue;
-        out.insert(n.path.substr(base.size(), n.path.find('/', base.size()) - base.size()));
-    }
+    const auto& children = snap_->children(np);
+    impl_->listing_work += children.size();
+    out.insert(children.begin(), children.end());
     return {out.begin(), out.end()};
 }
 

@@ -77,6 +77,10 @@ Manifest::Manifest(ByteView file, const std::string& where) : where_(where) {
 
 Manifest::~Manifest() = default;
 
+size_t Manifest::memory_bytes() const {
+    return sizeof(Manifest) + buf_.size() + dictionary_.size() + where_.size() + id_.size();
+}
+
 std::optional<ChunkRef> Manifest::find(const std::array<uint8_t, 8>& node,
                                        const std::vector<uint64_t>& coords) const {
     const auto* arrays = root_of(buf_)->arrays();

@@ -2,6 +2,8 @@
 // (spec 2: the `repo` file; spec 1: `refs/` JSON files and snapshot parents).
 #include "icechunk/icechunk_detail.hpp"
 
+#include <atomic>
+#include <list>
 #include <nlohmann/json.hpp>
 #include <repo_generated.h>
 #include <set>
@@ -82,7 +84,78 @@ std::vector<std::string> containers_v1(Store& storage) {
     return out;
 }
 
+std::atomic<uint64_t> g_default_budget{kDefaultCacheBytes};
+
 } // namespace
+
+void set_default_cache_budget(uint64_t bytes) {
+    g_default_budget = bytes;
+}
+uint64_t default_cache_budget() {
+    return g_default_budget.load();
+}
+
+// Decoded manifests and snapshots under one byte budget, least recently used
+// dropped first. One entry larger than the budget is kept alone, and dropped
+// before the next read (before_read), so at most one is held at a time.
+struct Repository::Cache {
+    struct Entry {
+        std::shared_ptr<const void> value;
+        uint64_t bytes = 0;
+        std::list<std::string>::iterator at;
+    };
+    mutable std::mutex mu;
+    uint64_t budget = default_cache_budget();
+    uint64_t bytes = 0;
+    std::map<std::string, Entry> entries;
+    std::list<std::string> lru; // most recent first
+
+    std::shared_ptr<const void> get(const std::string& key) {
+        std::lock_guard lk(mu);
+        const auto it = entries.find(key);
+        if (it == entries.end()) return nullptr;
+        lru.splice(lru.begin(), lru, it->second.at);
+        return it->second.value;
+    }
+    // Drops the least recently used while more than `keep` entries are kept
+    // and they exceed the budget. Under the lock.
+    void evict(size_t keep) {
+        while (bytes > budget && lru.size() > keep) {
+            const auto it = entries.find(lru.back());
+            bytes -= it->second.bytes;
+            entries.erase(it);
+            lru.pop_back();
+        }
+    }
+    void put(const std::string& key, std::shared_ptr<const void> value, uint64_t n) {
+        std::lock_guard lk(mu);
+        if (entries.count(key)) return;
+        lru.push_front(key);
+        entries[key] = Entry{std::move(value), n, lru.begin()};
+        bytes += n;
+        evict(1);
+    }
+    void before_read() {
+        std::lock_guard lk(mu);
+        evict(0);
+    }
+};
+
+Repository::Repository() : cache_(std::make_shared<Cache>()) {}
+
+void Repository::set_cache_budget(uint64_t bytes) {
+    std::lock_guard lk(cache_->mu);
+    cache_->budget = bytes;
+    cache_->evict(0);
+}
+uint64_t Repository::cache_budget() const {
+    std::lock_guard lk(cache_->mu);
+    return cache_->budget;
+}
+uint64_t Repository::cached_bytes() const {
+    std::lock_guard lk(cache_->mu);
+    return cache_->bytes;
+}
 
 std::shared_ptr<Repository> Repository::open(std::shared_ptr<Store> storage) {
     std::shared_ptr<Repository> r(new Repository());
@@ -169,19 +242,31 @@ void Repository::load_v1() {
 }
 
 std::shared_ptr<const Snapshot> Repository::snapshot(const std::string& id) {
-    {
-        std::lock_guard lk(mu_);
-        if (auto it = snapshots_.find(id); it != snapshots_.end()) return it->second;
-    }
     const std::string key = "snapshots/" + id;
+    if (auto kept = cache_->get(key)) return std::static_pointer_cast<const Snapshot>(kept);
     const std::string where = join_key(storage_->uri(), key);
     if (!decode_id12(id)) throw Error(where + ": not a snapshot id");
+    cache_->before_read();
     auto snap =
         std::make_shared<Snapshot>(parse_snapshot(detail::read_file(*storage_, key), where));
     if (snap->id != id)
         throw FormatError(where + ": the file holds snapshot " + snap->id + ", not " + id);
-    std::lock_guard lk(mu_);
-    return snapshots_.emplace(id, std::move(snap)).first->second;
+    cache_->put(key, snap, snap->memory_bytes);
+    return snap;
+}
+
+std::shared_ptr<const Manifest> Repository::manifest(const std::string& id, bool* read) {
+    if (read) *read = false;
+    const std::string key = "manifests/" + id;
+    if (auto kept = cache_->get(key)) return std::static_pointer_cast<const Manifest>(kept);
+    const std::string where = join_key(storage_->uri(), key);
+    cache_->before_read();
+    auto m = std::make_shared<const Manifest>(detail::read_file(*storage_, key), where);
+    if (m->id() != id)
+        throw FormatError(where + ": the file holds manifest " + m->id() + ", not " + id);
+    cache_->put(key, m, m->memory_bytes());
+    if (read) *read = true;
+    return m;
 }
 
 std::optional<HistoryEntry> Repository::info_of(const std::string& id) {

@@ -2,6 +2,7 @@
 #include "icechunk/icechunk_detail.hpp"
 
 #include <algorithm>
+#include <set>
 #include <snapshot_generated.h>
 
 namespace zarr3::icechunk {
@@ -65,6 +66,36 @@ const Node* Snapshot::find(const std::string& path) const {
     return it != nodes.end() && it->path == path ? &*it : nullptr;
 }
 
+const std::vector<std::string>& Snapshot::children(const std::string& path) const {
+    static const std::vector<std::string> none;
+    const auto it = children_.find(path);
+    return it == children_.end() ? none : it->second;
+}
+
+void Snapshot::index_children() {
+    children_.clear();
+    std::set<std::string> implied; // ancestors that are no node
+    size_t bytes = sizeof(Snapshot) + id.size() + message.size();
+    for (const Node& n : nodes) {
+        bytes += sizeof(Node) + 2 * n.path.size() + n.zarr_json.size();
+        for (const ManifestExtent& m : n.manifests)
+            bytes += sizeof(m) + m.manifest_id.size() + m.axes.size() * 8;
+        // The node under its parent, then each ancestor that is no node under
+        // its own parent (once).
+        for (std::string p = n.path; p != "/";) {
+            const size_t slash = p.rfind('/');
+            const std::string parent = slash == 0 ? "/" : p.substr(0, slash);
+            children_[parent].push_back(p.substr(slash + 1));
+            bytes += sizeof(std::string) + p.size() - slash + (slash == 0 ? 0 : parent.size());
+            if (parent == "/" || find(parent) || !implied.insert(parent).second) break;
+            p = parent;
+        }
+    }
+    for (auto& [parent, names] : children_)
+        std::sort(names.begin(), names.end());
+    memory_bytes = bytes;
+}
+
 Snapshot parse_snapshot(ByteView file, const std::string& where) {
     const Envelope env = open_envelope(file, FileType::Snapshot, where);
     const auto* s = detail::verified_root<generated::Snapshot>(env.payload, where);
@@ -81,6 +112,7 @@ Snapshot parse_snapshot(ByteView file, const std::string& where) {
     for (size_t i = 1; i < snap.nodes.size(); ++i)
         if (snap.nodes[i].path == snap.nodes[i - 1].path)
             throw FormatError(where + ": node path '" + snap.nodes[i].path + "' appears twice");
+    snap.index_children();
     return snap;
 }
 

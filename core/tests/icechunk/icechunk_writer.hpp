@@ -18,9 +18,11 @@
 #include <random>
 #include <repo_generated.h>
 #include <snapshot_generated.h>
+#include <stdexcept>
 #include <string>
 #include <transaction_log_generated.h>
 #include <vector>
+#include <zstd.h>
 
 namespace icewriter {
 
@@ -48,6 +50,9 @@ struct RepoSpec {
     std::vector<ArraySpec> arrays;
     std::vector<std::string> containers; // url_prefix of each virtual chunk container
     std::string message = "written by icewriter";
+    // Zero bytes after each manifest's flatbuffer, the file then zstd-compressed:
+    // a few KB stored, many MB decoded (memory-bound tests).
+    size_t manifest_padding = 0;
 };
 
 // 12- and 8-byte ids from a counter (distinct per kind within one repository).
@@ -70,6 +75,23 @@ inline zarr3::Bytes envelope(uint8_t type, fb::FlatBufferBuilder& b) {
     out.push_back(type); // 1 snapshot, 2 manifest, 6 repo info
     out.push_back(0);    // no compression
     out.insert(out.end(), b.GetBufferPointer(), b.GetBufferPointer() + b.GetSize());
+    return out;
+}
+
+// `file` (an uncompressed envelope) with `pad` zero bytes after its payload,
+// zstd-compressed.
+inline zarr3::Bytes padded(const zarr3::Bytes& file, size_t pad) {
+    constexpr size_t kHeader = 12 + 24 + 3;
+    zarr3::Bytes payload(file.begin() + kHeader, file.end());
+    payload.resize(payload.size() + pad, 0);
+    zarr3::Bytes out(file.begin(), file.begin() + kHeader);
+    out[kHeader - 1] = 1; // zstd
+    const size_t at = out.size();
+    out.resize(at + ZSTD_compressBound(payload.size()));
+    const size_t n =
+        ZSTD_compress(out.data() + at, out.size() - at, payload.data(), payload.size(), 1);
+    if (ZSTD_isError(n)) throw std::runtime_error("zstd compression failed");
+    out.resize(at + n);
     return out;
 }
 
@@ -179,6 +201,9 @@ inline std::map<std::string, zarr3::Bytes> build(const RepoSpec& spec) {
         if (!a.refs.empty()) {
             const auto mid = id12(2, uint32_t(i));
             files["manifests/" + text_of(mid)] = manifest_file(mid, id, a, chunk_counter, files);
+            if (spec.manifest_padding)
+                files["manifests/" + text_of(mid)] =
+                    padded(files["manifests/" + text_of(mid)], spec.manifest_padding);
             const gen::ObjectId12 moid(fb::span<const uint8_t, 12>(mid.data(), 12));
             const auto ext = extents_of(a.refs);
             mrefs.push_back(gen::CreateManifestRef(b, &moid, b.CreateVectorOfStructs(ext)));

@@ -204,9 +204,10 @@ TEST(Icechunk, SplitManifestsAreReadOnlyWhenNeeded) {
             icetest::read_all<float>(std::shared_ptr<Store>(&s, [](Store*) {}), "group1/split"),
             std::vector<float>(100, v));
     }
-    // One chunk read loads exactly the manifest whose extents hold it.
-    auto s = std::make_shared<IcechunkStore>(repo, h[0].id);
+    // One chunk read loads exactly the manifest whose extents hold it (a
+    // repository of its own: the one above keeps the manifests it read).
     storage->reset();
+    auto s = std::make_shared<IcechunkStore>(Repository::open(storage), h[0].id);
     ASSERT_TRUE(s->get("group1/split/c/3/3"));
     EXPECT_EQ(s->manifests_loaded(), 1u);
     ASSERT_TRUE(s->get("group1/split/c/3/2"));

@@ -6,6 +6,8 @@
 #include "icechunk/icechunk_writer.hpp"
 
 #include "zarr3/counting_store.hpp"
+#include "zarr3/hierarchy.hpp"
+#include "zarr3/walk.hpp"
 
 #include <algorithm>
 
@@ -112,4 +114,48 @@ TEST(IcechunkManyNodes, ListingAndEveryArraysMetadataReadNoManifest) {
     EXPECT_TRUE(keys_read(*storage, "manifests/").empty());
     EXPECT_EQ(store->manifests_loaded(), 0u);
     EXPECT_EQ(keys_read(*storage, "snapshots/").size(), 1u);
+}
+
+// Issue 39 (10): a walk of every group of a snapshot costs work linear in the
+// nodes it visits: each listing examines the children of its group, not every
+// node of the snapshot (20,200 groups: 400 million entries when quadratic).
+TEST(IcechunkManyNodes, WalkingEveryGroupIsLinearInTheNodes) {
+    constexpr int kTop = 200, kSub = 100;
+    icewriter::RepoSpec spec;
+    for (int t = 0; t < kTop; ++t) {
+        const std::string top = "/t" + std::to_string(t);
+        spec.groups.push_back(top);
+        for (int s = 0; s < kSub; ++s)
+            spec.groups.push_back(top + "/s" + std::to_string(s));
+        spec.arrays.push_back({top + "/a", zarr_json(), {}});
+    }
+    auto store = IcechunkStore::open(counted(spec));
+    const size_t nodes = store->snapshot().nodes.size();
+    ASSERT_EQ(nodes, size_t(1 + kTop * (kSub + 2)));
+    WalkBudget budget(store->uri(), uint64_t(1) << 20);
+    size_t arrays = 0;
+    HierarchyVisitor visit;
+    visit.array = [&](const Group&, const std::string&) { return ++arrays, true; };
+    walk_hierarchy(*Group::open(store, ""), budget, visit);
+    EXPECT_EQ(arrays, size_t(kTop));
+    EXPECT_FALSE(budget.stopped());
+    EXPECT_LE(store->listing_work(), 4 * nodes)
+        << "listings examined " << store->listing_work() << " entries for " << nodes << " nodes";
+}
+
+// The children index lists a path that is only the ancestor of nodes (a
+// snapshot without its intermediate groups), as the listing always did.
+TEST(IcechunkManyNodes, ListingNamesAncestorsThatAreNoNodes) {
+    icewriter::RepoSpec spec;
+    spec.groups = {"/g"};
+    spec.arrays.push_back({"/x/y/a", zarr_json(), {}});
+    spec.arrays.push_back({"/x/y/b", zarr_json(), {}});
+    spec.arrays.push_back({"/g/h/c", zarr_json(), {}});
+    auto store = IcechunkStore::open(counted(spec));
+    EXPECT_EQ(store->list_dir(""), (std::vector<std::string>{"g", "x", "zarr.json"}));
+    EXPECT_EQ(store->list_dir("x"), (std::vector<std::string>{"y"}));
+    EXPECT_EQ(store->list_dir("x/y"), (std::vector<std::string>{"a", "b"}));
+    EXPECT_EQ(store->list_dir("g"), (std::vector<std::string>{"h", "zarr.json"}));
+    EXPECT_EQ(store->list_dir("g/h"), (std::vector<std::string>{"c"}));
+    EXPECT_TRUE(store->list_dir("nothing").empty());
 }

@@ -8,6 +8,7 @@
 //                         {"index": [2], "location": "file:///data/x.bin",
 //                          "offset": 0, "length": 2, "etag": "\"e\"",
 //                          "last_modified": 1700000000}]}]}
+//   optional "manifest_padding": N (zero bytes after each manifest, zstd-compressed)
 // Edits of an existing repository, as another writer makes them:
 //   zarr3_icechunk_build --move REPO FROM TO     a commit on main moving a node
 //   zarr3_icechunk_build --delete REPO PATH      a commit on main deleting a node
@@ -39,6 +40,7 @@ icewriter::RepoSpec spec_of(const nlohmann::json& j) {
     icewriter::RepoSpec s;
     s.containers = j.value("containers", std::vector<std::string>{});
     s.groups = j.value("groups", std::vector<std::string>{});
+    s.manifest_padding = j.value("manifest_padding", size_t(0));
     for (const auto& a : j.value("arrays", nlohmann::json::array())) {
         icewriter::ArraySpec as;
         as.path = a.at("path").get<std::string>();

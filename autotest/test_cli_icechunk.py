@@ -139,6 +139,35 @@ def test_the_repository_status_and_feature_flags_are_honoured(exe, repo):
     assert "dev" in refs(exe, repo)["branches"]
 
 
+def plant_link(repo, name, outside):
+    """Moves the repository's folder `name` to `outside` and leaves a link to it in its place."""
+    shutil.move(repo / name, outside)
+    (repo / name).symlink_to(outside)
+    return files(outside)
+
+
+def test_tag_refuses_to_write_through_a_planted_link(exe, repo, tmp_path):
+    """Issue 39, point 3: the tool's repository store has the driver's path guard."""
+    outside = tmp_path / "outside"
+    before_outside = plant_link(repo, "overwritten", outside)
+    before = refs(exe, repo)
+    repo_file = (repo / "repo").read_bytes()
+    r = run(exe, "tag", repo, "v1")
+    assert r.returncode == 1 and "symbolic link leading outside the store" in r.stderr, r.stderr
+    assert files(outside) == before_outside
+    assert (repo / "repo").read_bytes() == repo_file and refs(exe, repo) == before
+
+
+def test_compact_refuses_to_write_through_a_planted_link(exe, repo, tmp_path):
+    outside = tmp_path / "outside"
+    before_outside = plant_link(repo, "chunks", outside)
+    repo_file = (repo / "repo").read_bytes()
+    r = run(exe, "compact", repo, "--array", "t2m", "--dim", "time", "--edges", "45")
+    assert r.returncode == 1 and "symbolic link leading outside the store" in r.stderr, r.stderr
+    assert files(outside) == before_outside
+    assert (repo / "repo").read_bytes() == repo_file
+
+
 def test_compact_repository_is_one_commit_and_old_snapshots_stay(exe, repo):
     before = refs(exe, repo)
     old_tip = before["branches"]["main"]

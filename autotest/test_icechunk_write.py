@@ -161,6 +161,20 @@ def test_copy_into_a_plain_store_name_is_refused(tmp_path):
     assert not (plain / "repo").exists()
 
 
+def test_plain_copy_onto_a_repository_names_the_option(repo, tmp_path):
+    """Issue 39, noted extra: without -co ICECHUNK=YES, the error says a repository is there and
+    names the option (it listed the repository's files as foreign content); nothing changes."""
+    src = source_tif(tmp_path / "src2.tif", w=20, h=10, bands=1)
+    before = history(repo)
+    files = sorted(str(p.relative_to(repo)) for p in Path(repo).rglob("*"))
+    p = run("gdal_translate", "-q", "-of", "Zarr3", src, repo, check=False)
+    assert p.returncode != 0
+    assert "Icechunk repository" in p.stderr and "-co ICECHUNK=YES" in p.stderr, p.stderr
+    assert "holds what a Zarr store does not" not in p.stderr, p.stderr
+    assert history(repo) == before
+    assert sorted(str(p.relative_to(repo)) for p in Path(repo).rglob("*")) == files
+
+
 def test_gdaladdo_on_a_repository_is_one_commit(repo):
     before = history(repo)
     run("gdaladdo", "-q", repo, "2", "4")
@@ -171,6 +185,46 @@ def test_gdaladdo_on_a_repository_is_one_commit(repo):
     assert b.GetOverviewCount() == 2 and b.GetOverview(0).XSize == 20
     old = gdal.OpenEx(repo, open_options=[f"SNAPSHOT={before[0][0]}"])
     assert old.GetRasterBand(1).GetOverviewCount() == 0
+
+
+def node_names(repo, snapshot=None):
+    """Every group and array path of the repository (multidimensional view)."""
+    opts = [f"SNAPSHOT={snapshot}"] if snapshot else []
+    ds = gdal.OpenEx(repo, gdal.OF_MULTIDIM_RASTER, open_options=opts)
+    out, todo = set(), [("", ds.GetRootGroup())]
+    while todo:
+        path, g = todo.pop()
+        out.update(f"{path}/{a}" for a in g.GetMDArrayNames() or [])
+        for name in g.GetGroupNames() or []:
+            out.add(f"{path}/{name}")
+            todo.append((f"{path}/{name}", g.OpenGroup(name)))
+    return out
+
+
+def test_gdaladdo_clean_on_a_repository_is_one_commit_and_nothing_beside(repo):
+    """Issue 39, point 4: -clean removed folders named <repo>@main/<level> beside the repository
+    (the session's uri used as a path) and left the levels in the branch."""
+    before_nodes = node_names(repo)
+    run("gdaladdo", "-q", repo, "2", "4")
+    built = history(repo)
+    levels = node_names(repo) - before_nodes
+    assert levels, node_names(repo)
+    decoys = []
+    for level in levels:  # plain store content, where a path built from the uri points
+        d = Path(f"{repo}@main{level}")
+        d.mkdir(parents=True, exist_ok=True)
+        (d / "zarr.json").write_text('{"zarr_format": 3, "node_type": "group"}')
+        decoys.append(d / "zarr.json")
+    run("gdaladdo", "-q", "-clean", repo)
+    assert all(d.exists() for d in decoys), [str(d) for d in decoys if not d.exists()]
+    h = history(repo)
+    assert len(h) == len(built) + 1 and h[1] == built[0]
+    assert node_names(repo) == before_nodes
+    assert gdal.Open(repo).GetRasterBand(1).GetOverviewCount() == 0
+    # the snapshot with the levels keeps them
+    assert node_names(repo, built[0][0]) == before_nodes | levels
+    old = gdal.OpenEx(repo, open_options=[f"SNAPSHOT={built[0][0]}"])
+    assert old.GetRasterBand(1).GetOverviewCount() == 2
 
 
 def test_multidim_create_and_mdimtranslate(tmp_path):

@@ -11,7 +11,7 @@
 #include "classic/raster_overviews.hpp"
 #include "error_boundary.hpp"
 #include "mapping/georef.hpp"
-#include "storage/path_guard.hpp"
+#include "storage/store_delete.hpp"
 
 #include "zarr3/array_lock.hpp"
 #include "zarr3/consolidated.hpp"
@@ -387,8 +387,10 @@ std::vector<std::string> OverviewBuilder::Doomed(const PyramidOf& pyr) const {
 // (other pyramids of the group stay), then the level arrays the reader
 // accepted as its overviews are removed, each checked first to hold only
 // store content and to be reached through no symbolic link; a level group
-// left empty goes too. Nothing else is removed: never the base, another
-// array, a level the reader refused, or anything outside the store.
+// left empty goes too, each by its store key (store_delete.hpp; in a
+// repository: deleted in the session, one commit with the attribute change).
+// Nothing else is removed: never the base, another array, a level the reader
+// refused, or anything outside the store.
 void OverviewBuilder::Clean() {
     const std::string where = ds_.array_->describe();
     const auto pyr = FindPyramid(*ds_.store_, ds_.array_->path()); // malformed: throws
@@ -404,10 +406,13 @@ void OverviewBuilder::Clean() {
         throw zarr3::Error(where + ": is a level of a multiscales pyramid, not its base; run " +
                            "-clean on /" + pyr->ArrayPath(zarr3::base_level(pyr->ms)) +
                            ": nothing removed");
-    const std::string root = ds_.store_->uri();
     const auto doomed = Doomed(*pyr);
     for (const auto& p : doomed)
-        CheckRemovable(root, p); // throws naming the path: nothing changed yet
+        CheckNodeRemovable(*ds_.store_, p); // throws naming the path: nothing changed yet
+    // The overview datasets close before anything changes: in a repository
+    // each one's close commits the shared session, which would split -clean
+    // into two commits (the attribute, then the deletions).
+    ds_.overviews_.clear();
     auto group = zarr3::Group::open(ds_.store_, pyr->group);
     nlohmann::json attrs = group->metadata().attributes;
     if (auto rest = zarr3::without_pyramid_of(pyr->full, pyr->full_level))
@@ -415,19 +420,15 @@ void OverviewBuilder::Clean() {
     else
         EraseMultiscales(attrs);
     group->set_attributes(attrs);
-    ds_.overviews_.clear();
     for (const auto& p : doomed) {
-        std::string error;
-        if (!RemoveStoreFolder(root + "/" + p, error))
-            throw zarr3::Error(root + "/" + p + ": cannot remove the overview level (" + error +
-                               ")");
+        RemoveNode(*ds_.store_, p);
         // The level group (GDAL's layout) when nothing else is left in it.
         const std::string parent = zarr3::parent_path(p);
         const bool level_group =
             std::any_of(pyr->full.layout.begin(), pyr->full.layout.end(), [&](const auto& l) {
                 return zarr3::join_key(pyr->group, l.asset) == parent;
             });
-        if (level_group && parent != pyr->group) RemoveEmptyGroup(root + "/" + parent);
+        if (level_group && parent != pyr->group) RemoveGroupIfEmpty(*ds_.store_, parent);
     }
     // The folders went without the store: consolidated metadata, when the root has it, must
     // not list the removed levels. The dataset's store is then consolidating (an update open of

@@ -245,10 +245,29 @@ PrefixedRoot ReadPrefixedRoot(VSIStore& store, const std::string& root) {
     return out;
 }
 
-std::pair<std::string, std::string> VirtualUrlToGdal(const std::string& url) {
+namespace {
+
+// file:// URLs (absolute paths, checked by check_virtual_url): the guard's
+// folder as the root, the rest of the path as the key.
+VirtualObject LocalVirtualObject(const std::string& url, const std::string& guard) {
+    const std::string path = url.substr(std::strlen("file://"));
+    const size_t colon = guard.find("://");
+    std::string root = colon == std::string::npos ? "" : guard.substr(colon + 3);
+    while (!root.empty() && root.back() == '/')
+        root.pop_back();
+    if (root == path) root = path.substr(0, path.rfind('/')); // a container naming the file
+    if (root.empty()) return {"/", path.substr(1)};
+    return {root, path.substr(root.size() + 1)};
+}
+
+} // namespace
+
+VirtualObject VirtualObjectPath(const std::string& url, const std::string& guard,
+                                const std::string& where) {
     const size_t colon = url.find("://");
     const std::string scheme = url.substr(0, colon);
-    std::string rest = url.substr(colon + 3);
+    if (scheme == "file") return LocalVirtualObject(url, guard);
+    const std::string rest = url.substr(colon + 3);
     std::string base;
     if (scheme == "s3")
         base = "/vsis3/";
@@ -258,14 +277,11 @@ std::pair<std::string, std::string> VirtualUrlToGdal(const std::string& url) {
         base = "/vsiaz/";
     else if (scheme == "http" || scheme == "https")
         base = "/vsicurl/" + scheme + "://";
-    else if (scheme == "file")
-        base = "";
-    else
-        return {};
     const size_t slash = rest.rfind('/');
-    if (slash == std::string::npos) return {base + rest, ""};
-    const std::string folder = base + rest.substr(0, slash);
-    return {folder.empty() ? "/" : folder, rest.substr(slash + 1)};
+    if (base.empty() || slash == std::string::npos || slash + 1 == rest.size())
+        throw zarr3::Error(where + ": virtual chunk URL '" + url +
+                           "' names no object GDAL can read");
+    return {base + rest.substr(0, slash), rest.substr(slash + 1)};
 }
 
 std::vector<std::string> AllowedVirtualPrefixes(CSLConstList options) {

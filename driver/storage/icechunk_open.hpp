@@ -89,12 +89,22 @@ struct PrefixedRoot {
 // Throws what reading zarr.json throws (the probe's own failures are quiet).
 PrefixedRoot ReadPrefixedRoot(VSIStore& store, const std::string& root);
 
-// A virtual chunk URL as a GDAL folder and a file name in it:
-// "s3://b/k/f.nc" -> {"/vsis3/b/k", "f.nc"}, gs:// -> /vsigs/, az:// ->
-// /vsiaz/, http(s):// -> /vsicurl/, file:///a/f.nc -> {"/a", "f.nc"}.
-// The URL has passed zarr3::icechunk::check_virtual_url. Empty folder when
-// the scheme has no GDAL file system.
-std::pair<std::string, std::string> VirtualUrlToGdal(const std::string& url);
+// Where GDAL reads the object of a virtual chunk URL that passed
+// zarr3::icechunk::VirtualAccess::check with the guard prefix `guard`: a
+// VSIStore root and the key under it. file:// URLs: the root is the guard's
+// folder, so that the store's PathGuard keeps the object inside it once
+// symbolic links are resolved ("file:///d/sub/f.nc" with guard "file:///d/"
+// -> {"/d", "sub/f.nc"}); other schemes (no links to follow): the object's own
+// folder ("s3://b/k/f.nc" -> {"/vsis3/b/k", "f.nc"}; gs:// -> /vsigs/, az://
+// -> /vsiaz/, http(s):// -> /vsicurl/). check_virtual_url has refused file://
+// paths GDAL would take for its virtual file systems (/vsi...). Throws
+// zarr3::Error naming `where` and the URL when the URL names no object.
+struct VirtualObject {
+    std::string root;
+    std::string key;
+};
+VirtualObject VirtualObjectPath(const std::string& url, const std::string& guard,
+                                const std::string& where);
 
 // The prefixes the user allows virtual references into: the open option
 // VIRTUAL_ALLOWED_PREFIXES, else the configuration option

@@ -42,28 +42,34 @@ class GdalVirtualResolver final : public zarr3::icechunk::VirtualResolver {
     std::vector<zarr3::Bytes> read(const VirtualRef& ref,
                                    const std::vector<zarr3::RangeFromStart>& ranges,
                                    const std::string& chunk_key) override {
-        access_.check(ref.location, chunk_key);
-        const auto [folder, name] = VirtualUrlToGdal(ref.location);
-        if (folder.empty() || name.empty())
-            throw zarr3::Error(chunk_key + ": virtual chunk URL '" + ref.location +
-                               "' names no object GDAL can read");
-        const auto store = StoreFor(folder);
+        const std::string guard = access_.check(ref.location, chunk_key);
+        const auto [root, key] = VirtualObjectPath(ref.location, guard, chunk_key);
+        const auto store = StoreFor(root);
         std::vector<zarr3::ByteRange> want(ranges.begin(), ranges.end());
         std::optional<uint64_t> total;
         zarr3::ObjectVersion version;
-        auto got = store->get_ranges_versioned(name, want, total, version);
+        std::optional<std::vector<zarr3::Bytes>> got;
+        try {
+            got = store->get_ranges_versioned(key, want, total, version);
+        } catch (const zarr3::Error& e) {
+            // The store's PathGuard: a link leading out of the guard's folder.
+            throw zarr3::Error(chunk_key + ": virtual chunk URL '" + ref.location +
+                               "' (container '" + guard + "'): " + e.what());
+        }
         if (!got)
             throw zarr3::Error(chunk_key + ": the object of virtual chunk URL '" + ref.location +
                                "' does not exist");
-        Check(ref, folder + "/" + name, version, chunk_key);
+        Check(ref, store->path_of(key), version, chunk_key);
         return std::move(*got);
     }
 
   private:
-    std::shared_ptr<VSIStore> StoreFor(const std::string& folder) {
+    // One read-only store per root: a local root's PathGuard keeps every
+    // object read through it inside the root once links are resolved.
+    std::shared_ptr<VSIStore> StoreFor(const std::string& root) {
         std::lock_guard<std::mutex> lock(mu_);
-        auto& s = stores_[folder];
-        if (!s) s = std::make_shared<VSIStore>(folder, false);
+        auto& s = stores_[root];
+        if (!s) s = std::make_shared<VSIStore>(root, false);
         return s;
     }
 

@@ -1,45 +1,23 @@
-// Keeps a local store inside its root folder: symbolic links that resolve
-// outside it are refused, only regular files are read, dangling or looping
-// links are errors (not missing chunks), and deletion never follows links.
-// Remote and other /vsi paths are not checked (they have no symbolic links
-// that GDAL would follow for us).
+// Keeps a local store inside its root folder: the reads and writes of a
+// store through zarr3::PathGuard (core, shared with the zarr3 tool's
+// FileStore), and deletes here, which never follow links. Remote and other
+// /vsi paths are not checked (they have no symbolic links that GDAL would
+// follow for us).
 #pragma once
 
-#include <mutex>
-#include <set>
+#include "zarr3/path_guard.hpp"
+
 #include <string>
 
 namespace zarr3drv {
 
-// A plain file system path (not /vsi...): the checks below apply to it.
-bool IsPosixPath(const std::string& path);
+// A plain file system path (not /vsi...): zarr3::is_posix_path.
+inline bool IsPosixPath(const std::string& path) {
+    return zarr3::is_posix_path(path);
+}
 
-class PathGuard {
-  public:
-    explicit PathGuard(std::string root);
-    bool active() const { return active_; }
-
-    // Before opening `path` (a file under the root) for reading: false when
-    // it is absent (missing, or a folder); zarr3::Error naming the file when
-    // it is a dangling or looping symbolic link, resolves outside the root,
-    // or is not a regular file (FIFO, device, socket: opening one could
-    // block for ever). True when it may be opened.
-    bool check_read(const std::string& path);
-    // Before writing, erasing or locking `path`: zarr3::Error when the part
-    // of its folder that exists resolves outside the root (a symbolic link
-    // to another folder), so that nothing is created or changed out there.
-    void check_write(const std::string& path);
-
-  private:
-    // realpath(dir) lies under the root; remembered once checked.
-    bool folder_inside(const std::string& dir);
-    bool inside(const std::string& real);
-    std::string root_;
-    bool active_;
-    std::mutex mu_;
-    std::string real_root_;
-    std::set<std::string> ok_dirs_;
-};
+// The path guard of every local store (core: FileStore's, VSIStore's).
+using zarr3::PathGuard;
 
 // Removes `path` (a file, link or folder tree). Local paths: symbolic links
 // are removed, never followed (a linked folder's contents stay). Other

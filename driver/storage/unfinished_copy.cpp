@@ -443,6 +443,12 @@ bool RemoveVerified(const std::string& root, const Verified& v, bool remove_root
     return false;
 }
 
+// An Icechunk repository (no zarr.json of a plain store beside it): a plain
+// copy or Delete names it as one instead of listing its objects as foreign.
+bool IsIcechunkFolder(const std::string& root) {
+    return !Scanner::StatExists(root + "/zarr.json") && LooksLikeIcechunkRepo(root);
+}
+
 [[noreturn]] void ThrowNotRemovable(const std::string& path, const std::string& why) {
     throw zarr3::Error(path + ": " + why + "; nothing removed");
 }
@@ -585,6 +591,13 @@ CPLErr DeleteStore(const char* name) {
                  r);
         return CE_Failure;
     }
+    if (IsIcechunkFolder(root)) {
+        CPLError(CE_Failure, CPLE_AppDefined,
+                 "%s: an Icechunk repository is not deleted (it keeps its history; a copy into "
+                 "it with -co ICECHUNK=YES is a new commit); remove the folder to delete it",
+                 r);
+        return CE_Failure;
+    }
     Verified verified;
     const FolderScan scan = ScanFolderImpl(root, false, &verified);
     switch (scan.kind) {
@@ -648,6 +661,14 @@ bool PrepareTarget(const std::string& root) {
     if (IsLink(root)) {
         CPLError(CE_Failure, CPLE_AppDefined,
                  "%s: a symbolic link; choose another name (links are never followed)", r);
+        return false;
+    }
+    if (IsIcechunkFolder(root)) {
+        CPLError(CE_Failure, CPLE_AppDefined,
+                 "%s: an Icechunk repository is there, not a plain Zarr store; to write into it "
+                 "as a new commit, add -co ICECHUNK=YES (or name the output ICECHUNK:%s); "
+                 "nothing changed",
+                 r, r);
         return false;
     }
     // A complete store is refused without walking its chunks.

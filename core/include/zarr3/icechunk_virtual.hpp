@@ -10,7 +10,10 @@
 //     default) the repository is local and the container is a file:// one.
 // URLs with dot segments, percent escapes, backslashes or control characters
 // are refused outright: prefix matching is then plain string matching, with
-// no way to climb out of an allowed folder.
+// no way to climb out of an allowed folder by the URL's text. A folder can
+// still be left through a symbolic link inside it: `check` returns the prefix
+// (the container, or the narrower prefix the user allowed) that the reader
+// must keep the object inside once links are resolved.
 #pragma once
 
 #include <string>
@@ -20,7 +23,10 @@ namespace zarr3::icechunk {
 
 // Throws zarr3::Error naming `where` unless `url` is "scheme://rest" with a
 // scheme of s3, gs, az, http, https or file and a rest free of "." / ".."
-// segments, "%", "\\", and characters below 0x20.
+// segments, "%", "\\", and characters below 0x20; a file:// URL must name an
+// absolute path ("file:///path") with no empty segment, and no path starting
+// "/vsi" in any case (GDAL, which reads the objects, would take it for one of
+// its virtual file systems: /vsicurl/, /vsimem/, /vsis3/, ...).
 void check_virtual_url(const std::string& url, const std::string& where);
 
 // Whether `prefix` holds `url`: `url` starts with `prefix`, and either the
@@ -42,7 +48,11 @@ class VirtualAccess {
 
     // Throws zarr3::Error naming `where` (the chunk), the URL and, when the
     // user did not allow it, the container prefix and the option to set.
-    void check(const std::string& url, const std::string& where) const;
+    // Returns the guard of the reference: the narrowest prefix granting the
+    // access (its container, or the allowed prefix holding it when that one
+    // is narrower; a bare scheme is the widest). The object read must lie
+    // inside it after symbolic links are resolved.
+    std::string check(const std::string& url, const std::string& where) const;
     bool allows(const std::string& url) const;
 
   private:

@@ -354,9 +354,16 @@ class MemoryStore : public Store {
 
 // A directory on the local file system. put() writes a temporary file in the
 // same directory and renames it into place (write_atomically).
+class PathGuard;
+
+// A local folder. Its PathGuard (path_guard.hpp, the driver's VSIStore has
+// the same) keeps every read, write, erase and lock inside the root: a
+// symbolic link resolving outside it is an error naming the file, never
+// followed, and nothing is written through a linked folder leading out.
 class FileStore : public Store {
   public:
     explicit FileStore(std::string root, bool writable = true);
+    ~FileStore() override;
     std::string uri() const override { return root_; }
     // Versions: device, inode, size, mtime and ctime (ns) of the open file,
     // taken after reading; all ranges come from one open file; the size
@@ -384,6 +391,7 @@ class FileStore : public Store {
                                           const std::vector<ByteRange>& ranges);
     std::string root_;
     bool writable_;
+    std::unique_ptr<PathGuard> guard_;
 };
 
 } // namespace zarr3

@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <array>
+#include <cctype>
 
 namespace zarr3::icechunk {
 
@@ -30,6 +31,40 @@ size_t dot_segment_at(const std::string& rest) {
     return std::string::npos;
 }
 
+bool starts_with_vsi(const std::string& path) {
+    if (path.size() < 4) return false;
+    std::string head = path.substr(0, 4);
+    for (auto& c : head)
+        c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+    return head == "/vsi";
+}
+
+// A file:// URL names a local file by its absolute path: "file://x/y" would be
+// the path "x/y" relative to the working folder, "/vsi..." a path of one of
+// GDAL's virtual file systems (/vsicurl/, /vsimem/, /vsis3/: the network, or
+// another dataset's memory, with the user's credentials), and an empty
+// segment is no folder a container holds.
+void check_file_path(const std::string& url, const std::string& path, const std::string& where) {
+    if (path.empty() || path.front() != '/')
+        throw Error(where + ": virtual chunk URL '" + url +
+                    "' names no absolute path (a file URL is file:///path); refused");
+    if (starts_with_vsi(path))
+        throw Error(where + ": virtual chunk URL '" + url +
+                    "' names a path of one of GDAL's virtual file systems (/vsi...), not a "
+                    "local file; refused");
+    if (path.back() == '/' || path.find("//") != std::string::npos)
+        throw Error(where + ": virtual chunk URL '" + url +
+                    "' holds an empty path segment; refused");
+}
+
+// The longer of two prefixes holding the same URL (the narrower folder).
+const std::string& narrower(const std::string& a, const std::string& b) {
+    const bool a_bare = a.find("://") == std::string::npos;
+    const bool b_bare = b.find("://") == std::string::npos;
+    if (a_bare != b_bare) return a_bare ? b : a;
+    return b.size() > a.size() ? b : a;
+}
+
 } // namespace
 
 void check_virtual_url(const std::string& url, const std::string& where) {
@@ -46,6 +81,7 @@ void check_virtual_url(const std::string& url, const std::string& where) {
     if (dot_segment_at(rest) != std::string::npos)
         throw Error(where + ": virtual chunk URL '" + url +
                     "' holds a '.' or '..' segment; refused");
+    if (scheme == "file") check_file_path(url, rest, where);
 }
 
 bool url_in_prefix(const std::string& url, const std::string& prefix) {
@@ -92,15 +128,17 @@ bool VirtualAccess::allows(const std::string& url) const {
     }
 }
 
-void VirtualAccess::check(const std::string& url, const std::string& where) const {
+std::string VirtualAccess::check(const std::string& url, const std::string& where) const {
     check_virtual_url(url, where);
     const std::string* container = container_of(url);
     if (!container)
         throw Error(where + ": virtual chunk URL '" + url +
                     "' lies in no virtual chunk container the repository declares; refused");
+    const std::string* allowed = nullptr;
     for (const auto& a : allowed_)
-        if (url_in_prefix(url, a)) return;
-    if (local_ && scheme_of(*container) == "file") return;
+        if (url_in_prefix(url, a)) allowed = allowed ? &narrower(*allowed, a) : &a;
+    if (allowed) return narrower(*container, *allowed);
+    if (local_ && scheme_of(*container) == "file") return *container;
     throw Error(where + ": virtual chunk URL '" + url + "' lies in the container '" + *container +
                 "', which is not allowed; to read it, list the prefix in the open option " +
                 option_ + " (or the configuration option ZARR3_" + option_ + ")");

@@ -1,5 +1,6 @@
 // FileStore: a folder on the local file system (POSIX reads, atomic rename).
 #include "zarr3/limits.hpp"
+#include "zarr3/path_guard.hpp"
 #include "zarr3/store.hpp"
 
 #include <algorithm>
@@ -50,7 +51,10 @@ FileStore::FileStore(std::string root, bool writable)
     : root_(std::move(root)), writable_(writable) {
     while (root_.size() > 1 && root_.back() == '/')
         root_.pop_back();
+    guard_ = std::make_unique<PathGuard>(root_);
 }
+
+FileStore::~FileStore() = default;
 
 std::string FileStore::path_of(const std::string& key) const {
     validate_key(key);
@@ -96,6 +100,7 @@ constexpr int kFileReadAttempts = 3;
 
 std::optional<ReadResult> FileStore::read(const ReadRequest& request) {
     const std::string p = path_of(request.key);
+    if (!guard_->check_read(p)) return std::nullopt;
     switch (request.kind) {
     case ReadRequest::Kind::Value:
         // A whole value is a chunk or shard: at most the decoded-chunk cap.
@@ -170,6 +175,7 @@ std::optional<ReadResult> FileStore::read_ranges(const std::string& p,
 void FileStore::put(const std::string& key, ByteView value) {
     if (!writable_) throw Error(root_ + ": store is read-only");
     const std::string p = path_of(key);
+    guard_->check_write(p);
     std::error_code ec;
     fs::create_directories(fs::path(p).parent_path(), ec);
     if (ec) throw Error(p + ": cannot create folder (" + ec.message() + ")");
@@ -179,6 +185,7 @@ void FileStore::put(const std::string& key, ByteView value) {
 void FileStore::erase(const std::string& key) {
     if (!writable_) throw Error(root_ + ": store is read-only");
     const std::string p = path_of(key);
+    guard_->check_write(p);
     if (::unlink(p.c_str()) != 0 && errno != ENOENT && errno != ENOTDIR)
         throw Error(p + ": cannot delete (" + std::strerror(errno) + ")");
 }

@@ -2,6 +2,7 @@
 // driver's local stores): fcntl open-file-description locks, so that both
 // other processes and other threads of this process (each with its own
 // open) wait.
+#include "zarr3/path_guard.hpp"
 #include "zarr3/store.hpp"
 
 #include <cerrno>
@@ -85,7 +86,9 @@ std::unique_ptr<StoreLock> lock_local_file(const std::string& lock_path) {
 
 std::unique_ptr<StoreLock> FileStore::lock(const std::string& key) {
     if (!writable()) return nullptr;
-    return lock_local_file(path_of(key) + ".lock");
+    const std::string p = path_of(key);
+    guard_->check_write(p);
+    return lock_local_file(p + ".lock");
 }
 
 } // namespace zarr3

@@ -75,6 +75,43 @@ TEST(IcechunkVirtual, UserPrefixOutsideEveryDeclaredContainerAllowsNothing) {
     EXPECT_FALSE(none.allows("s3://bucket/archive/jan.nc"));
 }
 
+TEST(IcechunkVirtual, FileUrlsNeedAnAbsolutePathWithoutEmptySegments) {
+    // "file://vsimem/x" would be the relative path "vsimem/x" (read from the working folder);
+    // an empty segment is no folder of the container.
+    for (const char* bad : {"file://vsimem/x.nc", "file://host/data/x.nc", "file:///data//x.nc",
+                            "file://", "file:///data/"}) {
+        EXPECT_THROW(check_virtual_url(bad, "k"), zarr3::Error) << bad;
+    }
+    // Paths GDAL would read through one of its virtual file systems (network, memory).
+    for (const char* bad : {"file:///vsicurl/http://h/x", "file:///vsimem/x.nc",
+                            "file:///VSIS3/b/x", "file:///vsizip//tmp/a.zip/x"}) {
+        try {
+            check_virtual_url(bad, "k");
+            ADD_FAILURE() << bad;
+        } catch (const zarr3::Error& e) {
+            EXPECT_NE(std::string(e.what()).find("virtual file systems"), std::string::npos)
+                << e.what();
+        }
+    }
+    EXPECT_NO_THROW(check_virtual_url("file:///data/vsimem/x.nc", "k"));
+    EXPECT_NO_THROW(check_virtual_url("file:///data/x.nc", "k"));
+    EXPECT_NO_THROW(check_virtual_url("http://h.example//a/x.nc", "k")); // a server's own matter
+}
+
+TEST(IcechunkVirtual, GuardIsTheNarrowestPrefixGrantingAccess) {
+    // The folder a reference's object must stay inside once links are resolved: its container,
+    // or the narrower prefix the user allowed, never the object's own folder.
+    const VirtualAccess local({"file:///data/"}, {}, true, "X");
+    EXPECT_EQ(local.check("file:///data/sub/x.nc", "k"), "file:///data/");
+    const VirtualAccess narrower({"file:///"}, {"file:///data/vdata/", "file:///data/"}, false,
+                                 "X");
+    EXPECT_EQ(narrower.check("file:///data/vdata/sub/x.nc", "k"), "file:///data/vdata/");
+    const VirtualAccess wider({"file:///data/vdata"}, {"file:///data/", "file"}, false, "X");
+    EXPECT_EQ(wider.check("file:///data/vdata/sub/x.nc", "k"), "file:///data/vdata");
+    const VirtualAccess bare({"file"}, {"file"}, false, "X");
+    EXPECT_EQ(bare.check("file:///data/x.nc", "k"), "file");
+}
+
 TEST(IcechunkVirtual, PrefixListsSplitOnCommasAndSpaces) {
     EXPECT_EQ(split_prefix_list("s3://a/, file:///b/ ,,gs://c/"),
               (std::vector<std::string>{"s3://a/", "file:///b/", "gs://c/"}));

@@ -1,16 +1,16 @@
 // Classic raster writing: Create, CreateCopy (gdal_translate -of Zarr3) and
 // Delete. Layout: a root group, the data array ARRAY_NAME with dims
 // [band,] y, x, plus georeferencing (georef.cpp).
-#include "storage/consolidation.hpp"
-#include "options/creation_options.hpp"
-#include "error_boundary.hpp"
-#include "storage/icechunk_commit.hpp"
-#include "mapping/gdal_types.hpp"
-#include "mapping/georef.hpp"
 #include "classic/overview_build.hpp"
-#include "storage/path_guard.hpp"
 #include "classic/raster_append.hpp"
 #include "classic/raster_dataset.hpp"
+#include "error_boundary.hpp"
+#include "mapping/gdal_types.hpp"
+#include "mapping/georef.hpp"
+#include "options/creation_options.hpp"
+#include "storage/consolidation.hpp"
+#include "storage/icechunk_commit.hpp"
+#include "storage/path_guard.hpp"
 #include "storage/store_replace.hpp"
 #include "storage/unfinished_copy.hpp"
 #include "storage/vsi_store.hpp"
@@ -107,7 +107,7 @@ Prepared PrepareMetadata(std::string root, int xsize, int ysize, int nbands, GDA
     req.dtype = ZarrTypeFor(type, !strict, &warning);
     if (!warning.empty()) CPLError(CE_Warning, CPLE_AppDefined, "%s", warning.c_str());
     const char* append_dim = CSLFetchNameValue(options, "APPEND_DIM"); // raster_append.hpp
-    for (const char* k : {"APPEND_COORD", "APPEND_ORDER"})
+    for (const char* k : {"APPEND_COORD", "APPEND_ORDER", "APPEND_REPACK"})
         if (!append_dim && CSLFetchNameValue(options, k))
             throw zarr3::Error(std::string("creation option ") + k +
                                " needs APPEND_DIM (the dimension the source bands are appended "
@@ -438,8 +438,7 @@ namespace {
 bool CopyType(const std::string& root, GDALDataset* src, GDALDataType& type) {
     const int nb = src->GetRasterCount();
     if (nb == 0) {
-        CPLError(CE_Failure, CPLE_NotSupported, "%s: the source has no raster bands",
-                 root.c_str());
+        CPLError(CE_Failure, CPLE_NotSupported, "%s: the source has no raster bands", root.c_str());
         return false;
     }
     type = src->GetRasterBand(1)->GetRasterDataType();
@@ -456,9 +455,8 @@ void CheckCopy(GDALDataset* src, CSLConstList options) {
 
 // The copy's steps on the new dataset: properties, pixels, the first
 // coordinate of a time series (written into `store`), metadata, overviews.
-void FillCopy(Zarr3RasterDataset& ds, const std::shared_ptr<zarr3::Store>& store,
-              GDALDataset* src, CSLConstList options, GDALProgressFunc progress,
-              void* progress_data) {
+void FillCopy(Zarr3RasterDataset& ds, const std::shared_ptr<zarr3::Store>& store, GDALDataset* src,
+              CSLConstList options, GDALProgressFunc progress, void* progress_data) {
     RasterCopy::CopyProperties(src, ds, CSLFetchNameValue(options, "APPEND_DIM"));
     RasterCopy::CopyPixels(src, ds, progress, progress_data);
     if (IsAppendRequest(options)) WriteFirstCoordinate(store, src, options);
@@ -475,11 +473,10 @@ GDALDataset* Zarr3CreateCopyInStore(std::shared_ptr<zarr3::Store> store, const s
     std::unique_ptr<Zarr3RasterDataset> ds;
     const bool ok = ErrorBoundary(root, [&] {
         CheckCopy(src, options);
-        ds = NewDatasetInStore(store, PrepareMetadata(root, src->GetRasterXSize(),
-                                                      src->GetRasterYSize(), src->GetRasterCount(),
-                                                      type, options, strict != 0));
-        FillCopy(*ds, store, src, options, progress ? progress : GDALDummyProgress,
-                 progress_data);
+        ds = NewDatasetInStore(store,
+                               PrepareMetadata(root, src->GetRasterXSize(), src->GetRasterYSize(),
+                                               src->GetRasterCount(), type, options, strict != 0));
+        FillCopy(*ds, store, src, options, progress ? progress : GDALDummyProgress, progress_data);
     });
     if (ok) return ds.release();
     DiscardIfIcechunk(store.get()); // before the dataset's close could commit part of it
@@ -496,8 +493,8 @@ GDALDataset* Zarr3CreateCopy(const char* name, GDALDataset* src, int strict,
     Prepared p;
     if (!ErrorBoundary(StoreRoot(name), [&] {
             CheckCopy(src, options);
-            p = Prepare(name, src->GetRasterXSize(), src->GetRasterYSize(),
-                        src->GetRasterCount(), type, options, strict != 0);
+            p = Prepare(name, src->GetRasterXSize(), src->GetRasterYSize(), src->GetRasterCount(),
+                        type, options, strict != 0);
         }))
         return nullptr;
 

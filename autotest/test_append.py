@@ -1,5 +1,5 @@
 """Time-series appends from gdal_translate (-co APPEND_DIM / APPEND_COORD), on every GDAL version:
-one new chunk per append, run-length merged chunk_shapes, the time coordinate extended, mismatches
+whole-chunk appends keeping a regular grid, otherwise run-length merged chunk_shapes, the time coordinate extended, mismatches
 refused, and a killed append (ZARR3_TEST_KILL_AT) leaving the store as it was."""
 import datetime
 import json
@@ -83,8 +83,8 @@ def test_forty_daily_appends_give_one_run_of_one_day_chunks(tmp_path, run_tool):
     m = meta(store, "cube")
     assert m["shape"] == [40, 10, 20]
     assert m["dimension_names"] == ["time", "y", "x"]
-    assert m["chunk_grid"] == {"name": "rectilinear",
-                               "configuration": {"kind": "inline", "chunk_shapes": [[[1, 40]], 10, 20]}}
+    # Whole one-day chunks: the grid stays regular (issue 40.4).
+    assert m["chunk_grid"] == {"name": "regular", "configuration": {"chunk_shape": [1, 10, 20]}}
     # One chunk per day, no other chunk files.
     assert sorted(p.name for p in (store / "cube" / "c").iterdir()) == sorted(str(i) for i in range(40))
     data, bands = read_cube(store)
@@ -103,7 +103,7 @@ def test_append_coord_option_and_sharded_store(tmp_path, run_tool):
                    "-co", f"APPEND_COORD=2023-12-{28 + d}", "-co", "SHARD_CHUNK_SHAPE=1,5,10")
         assert p.returncode == 0, p.stderr
     m = meta(store, "s")
-    assert m["chunk_grid"]["configuration"]["chunk_shapes"][0] == [[1, 3]]
+    assert m["chunk_grid"] == {"name": "regular", "configuration": {"chunk_shape": [1, 10, 20]}}
     assert m["codecs"][0]["name"] == "sharding_indexed"
     assert read_time(store).tolist() == [days_of(d) - 3 for d in (1, 2, 3)]
     data, _ = read_cube(store)
@@ -174,7 +174,7 @@ def test_killed_append_leaves_old_or_new_store(tmp_path, run_tool, step):
     data, bands = read_cube(store)
     assert bands == 5 and read_time(store).tolist() == [days_of(d) for d in range(1, 6)]
     np.testing.assert_array_equal(data[4], expected_day(5))
-    assert meta(store, "cube")["chunk_grid"]["configuration"]["chunk_shapes"][0] == [[1, 5]]
+    assert meta(store, "cube")["chunk_grid"]["configuration"]["chunk_shape"][0] == 1
     shutil.rmtree(store)
 
 
@@ -193,9 +193,54 @@ def test_multiband_source_appends_one_chunk_of_its_bands(tmp_path, run_tool):
     assert p.returncode != 0 and "expected 2 value(s), one per source band" in p.stderr
     p = append(run_tool, src, store, "-co", "APPEND_COORD=2024-01-02,2024-01-03")
     assert p.returncode == 0, p.stderr
-    assert meta(store, "cube")["chunk_grid"]["configuration"]["chunk_shapes"][0] == [1, 2]
+    assert meta(store, "cube")["chunk_grid"]["configuration"]["chunk_shape"][0] == 1  # two chunks of 1
     data, bands = read_cube(store)
     assert bands == 3
     for d in (1, 2, 3):
         np.testing.assert_array_equal(data[d - 1], expected_day(d))
     assert read_time(store).tolist() == [days_of(d) for d in (1, 2, 3)]
+
+
+def multi_day_tif(path, first, n):
+    ds = gdal.GetDriverByName("GTiff").Create(str(path), 20, 10, n, gdal.GDT_Float32)
+    ds.SetGeoTransform((100, 1, 0, 50, 0, -1))
+    srs = osr.SpatialReference()
+    srs.ImportFromEPSG(4326)
+    ds.SetSpatialRef(srs)
+    for b in range(n):
+        ds.GetRasterBand(b + 1).WriteArray(expected_day(first + b))
+    ds = None
+    return path
+
+
+def dates(first, n):
+    return ",".join((datetime.date(2024, 1, 1) + datetime.timedelta(days=d - 1)).isoformat()
+                    for d in range(first, first + n))
+
+
+def test_appends_of_whole_chunks_keep_the_grid_regular(tmp_path, run_tool):
+    """Issue 40.4: a store with time chunk 1 stays regular after any number of one-day appends
+    (GDAL's own Zarr driver and zarr-python without the rectilinear flag read it); with time
+    chunk 4, an append of 4 steps keeps it regular, one of 3 makes it rectilinear (an edge that
+    really differs), written with every axis as a list (issue 40.5)."""
+    store = build_cube(tmp_path, run_tool, 10)
+    assert meta(store, "cube")["chunk_grid"] == {"name": "regular",
+                                                 "configuration": {"chunk_shape": [1, 10, 20]}}
+    data, bands = read_cube(store)
+    assert bands == 10 and all(np.array_equal(data[d - 1], expected_day(d)) for d in range(1, 11))
+    four = tmp_path / "four.zarr"
+    for first, n in ((1, 4), (5, 4)):
+        p = append(run_tool, multi_day_tif(tmp_path / f"m{first}.tif", first, n), four,
+                   "-co", f"APPEND_COORD={dates(first, n)}",
+                   *(["-co", "BLOCKSIZE=4,10,20"] if first == 1 else []))
+        assert p.returncode == 0, p.stderr
+        assert meta(four, "four")["chunk_grid"]["name"] == "regular", meta(four, "four")["chunk_grid"]
+    assert meta(four, "four")["chunk_grid"]["configuration"]["chunk_shape"][0] == 4
+    p = append(run_tool, multi_day_tif(tmp_path / "m9.tif", 9, 3), four, "-co", f"APPEND_COORD={dates(9, 3)}")
+    assert p.returncode == 0, p.stderr
+    grid = meta(four, "four")["chunk_grid"]
+    assert grid == {"name": "rectilinear",
+                    "configuration": {"kind": "inline", "chunk_shapes": [[[4, 2], 3], [10], [20]]}}, grid
+    data, bands = read_cube(four)
+    assert bands == 11 and all(np.array_equal(data[d - 1], expected_day(d)) for d in range(1, 12))
+    assert read_time(four).tolist() == [days_of(d) for d in range(1, 12)]

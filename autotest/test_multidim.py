@@ -276,7 +276,7 @@ def test_create_groups_dims_arrays_attributes(tmp_path):
     assert j["fill_value"] == 65535
     assert j["data_type"] == "uint16"
     assert j["chunk_grid"]["name"] == "rectilinear"
-    assert j["chunk_grid"]["configuration"]["chunk_shapes"] == [[[3, 2], 4], [4, 2], 8]
+    assert j["chunk_grid"]["configuration"]["chunk_shapes"] == [[[3, 2], 4], [4, 2], [8]]
     assert j["attributes"]["units"] == "K"
     assert j["attributes"]["scale_factor"] == 0.01
     assert j["attributes"]["add_offset"] == 200.0

@@ -182,3 +182,62 @@ def test_consolidated_metadata_on_a_store_that_cannot_be_listed_never_hides_a_no
         assert d == 1  # the creation already fails
         return
     assert stored_days(str(folder)) == [1, 2]
+
+
+def stored_steps(folder):
+    """Per stored step: (the day its time value dates, the day its pixels are), pixels checked
+    bit-exact against that day; read from nginx's folder (no cache)."""
+    gdal.VSICurlClearCache()
+    cube = gdal.Open(str(folder)).ReadAsArray()
+    if cube.ndim == 2:
+        cube = cube[None]
+    md = gdal.OpenEx(str(folder), gdal.OF_MULTIDIM_RASTER)
+    tv = md.GetRootGroup().OpenMDArray("time").ReadAsArray()[:cube.shape[0]]
+    md = None
+    steps = []
+    for i in range(cube.shape[0]):
+        pix = int(round(cube[i, 0, 0] / 1000))
+        assert np.array_equal(cube[i], expected_day(pix)), f"step {i}: pixels of no single day"
+        steps.append((next(d for d in range(1, 400) if days_of(d) == tv[i]), pix))
+    return steps
+
+
+ROUNDS = 6
+
+
+def test_concurrent_appends_on_s3_report_only_what_is_stored(tmp_path, nginx, driver_path):  # noqa: F811
+    """Issue 39.11: two appends at once into one plain store on /vsis3/ (APPEND_ORDER=ANY), in a
+    loop. Without conditional writes both may write the same step and the last writer of each
+    object wins; every append re-reads its step after its switch (past every cache) and reports
+    success only when it is stored. Checked every round: every day reported appended is stored
+    (date and pixels), no day reported failed is stored. The measured outcome is printed (README,
+    'Appends on object storage')."""
+    env = s3_env(nginx, driver_path)
+    store, folder = new_store(nginx)
+    run(append_cmd(day_tif(tmp_path / "d1.tif", 1), store), env)
+    ok, failed, messages, day = {1}, set(), {}, 2
+    for _ in range(ROUNDS):
+        pair = (day, day + 1)
+        day += 2
+        procs = [subprocess.Popen(append_cmd(day_tif(tmp_path / f"d{d}.tif", d), store,
+                                             "-co", "APPEND_ORDER=ANY"),
+                                  env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+                 for d in pair]
+        for d, p in zip(pair, procs):
+            _, err = p.communicate(timeout=120)
+            (ok if p.returncode == 0 else failed).add(d)
+            if p.returncode != 0:
+                messages[d] = err.strip().splitlines()[-1]
+        steps = stored_steps(folder)
+        complete = {date for date, pix in steps if date == pix}
+        assert ok <= complete, (sorted(ok), steps, messages)
+        # A failed append whose pixels ended up stored says so.
+        said = {d for d in failed if "this step is stored there" in messages[d]}
+        assert not ((failed - said) & complete), (sorted(failed), steps, messages)
+        mixed = [s for s in steps if s[0] != s[1]]
+        for date, pix in mixed:  # a step of two appends: both reported failed, naming it
+            assert date in failed and pix in failed, (mixed, messages)
+    print(f"\n{ROUNDS} rounds of 2 concurrent appends: {len(ok) - 1} reported appended, "
+          f"{len(failed)} reported failed, {len(stored_steps(folder)) - 1} steps stored, "
+          f"inconsistent steps {[s for s in stored_steps(folder) if s[0] != s[1]]}; "
+          f"messages: {messages}")

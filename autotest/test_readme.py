@@ -164,7 +164,7 @@ def test_readme_outputs_are_what_the_examples_say(readme_run):
     # Rectilinear rows 12 + 20, sharded with 4 x 32 inner chunks, zstd inside.
     meta = zarr_json(work / "out.zarr" / "out" / "zarr.json")
     assert meta["chunk_grid"]["name"] == "rectilinear"
-    assert meta["chunk_grid"]["configuration"]["chunk_shapes"] == [[12, 20], 64]
+    assert meta["chunk_grid"]["configuration"]["chunk_shapes"] == [[12, 20], [64]]
     shard = meta["codecs"][0]
     assert shard["name"] == "sharding_indexed" and shard["configuration"]["chunk_shape"] == [4, 32]
     assert "zstd" in [c["name"] for c in shard["configuration"]["codecs"]]

@@ -3,6 +3,8 @@
 // merging) is core's zarr3::appended_metadata.
 #include "classic/raster_append.hpp"
 
+#include "classic/append_values.hpp"
+#include "classic/append_verify.hpp"
 #include "classic/raster_dataset.hpp"
 #include "error_boundary.hpp"
 #include "mapping/gdal_types.hpp"
@@ -384,8 +386,8 @@ void CheckCompatible(const Target& t, GDALDataset* src) {
 
 // Reads the source in row strips of whole chunk rows and writes them at
 // index `start` along axis 0 of `out` (metadata not written).
-void WritePixels(GDALDataset* src, zarr3::Array& out, uint64_t start, GDALProgressFunc progress,
-                 void* progress_data) {
+void WritePixels(GDALDataset* src, zarr3::Array& out, uint64_t start, const AppendValues& values,
+                 GDALProgressFunc progress, void* progress_data) {
     const auto& m = out.metadata();
     const GDALDataType gt = GDALTypeFor(m.dtype);
     const size_t gsize = static_cast<size_t>(GDALGetDataTypeSizeBytes(gt));
@@ -402,9 +404,7 @@ void WritePixels(GDALDataset* src, zarr3::Array& out, uint64_t start, GDALProgre
             y1 = std::min(H, y1 + yax.chunk_edge(yax.chunk_index(y1)));
         const int h = static_cast<int>(y1 - y0), w = static_cast<int>(W);
         buf.resize(static_cast<size_t>(n) * static_cast<size_t>(h) * W * gsize);
-        if (src->RasterIO(GF_Read, 0, static_cast<int>(y0), w, h, buf.data(), w, h, gt, n, nullptr,
-                          0, 0, 0, nullptr) != CE_None)
-            throw zarr3::Error("reading the source failed");
+        ReadSourceRows(src, static_cast<int>(y0), w, h, gt, values, buf);
         const void* data = buf.data();
         if (!SameRepresentation(m.dtype)) {
             stored.resize(buf.size() / gsize * m.dtype.size);
@@ -594,6 +594,16 @@ void RequireUnchanged(const FreshStoreFn& fresh, const std::string& path,
 // position (IsSourcePositionItem): the coordinate dates the step.
 void ExtendBandAttributes(nlohmann::json& attrs, GDALDataset* src, uint64_t old_count,
                           const std::string& dim) {
+    // Per-band packing lists: the new bands hold the last band's packing
+    // (the values were converted into it, append_values.hpp).
+    for (const char* key : {"band_scale_factor", "band_add_offset", "band_units"}) {
+        auto it = attrs.find(key);
+        if (it == attrs.end() || !it->is_array() || it->size() != old_count || old_count == 0)
+            continue;
+        const nlohmann::json last = it->back(); // a copy: push_back may move the list
+        for (int b = 1; b <= src->GetRasterCount(); ++b)
+            it->push_back(last);
+    }
     for (const char* key : {"band_descriptions", "band_metadata"}) {
         auto it = attrs.find(key);
         if (it == attrs.end()) continue;
@@ -673,9 +683,12 @@ void RemoveUnswitchedChunks(const Target& t, zarr3::Array& out, uint64_t start) 
 namespace {
 
 // The append itself into the store `fresh` gives (the root's, or an
-// Icechunk session); `root` names the store in errors.
+// Icechunk session); `root` names the store in errors. `verify_stored`:
+// re-read the step after the switch where no lock excludes other processes
+// (plain stores; a session's commit detects the other writers).
 GDALDataset* AppendWith(const std::string& root, const FreshStoreFn& fresh, GDALDataset* src,
-                        CSLConstList options, GDALProgressFunc progress, void* progress_data) {
+                        CSLConstList options, bool verify_stored, GDALProgressFunc progress,
+                        void* progress_data) {
     if (!progress) progress = GDALDummyProgress;
     std::unique_ptr<Zarr3RasterDataset> ds;
     const bool ok = ErrorBoundary(root, [&] {
@@ -689,26 +702,51 @@ GDALDataset* AppendWith(const std::string& root, const FreshStoreFn& fresh, GDAL
         const auto lock = zarr3::lock_array(*store, path);
         const Target t = OpenAppendTarget(store, path, dim);
         CheckCompatible(t, src);
+        const auto values =
+            PlanAppendValues(Zarr3RasterDataset::Open(t.store, t.array, false).get(), src,
+                             t.array->metadata().dtype, options, t.array->describe());
         const auto& m = t.array->metadata();
         const uint64_t start = m.shape[0];
         // Every check before anything is written: a refused append leaves
         // the store as it was, without chunks past the array's end.
         auto coord = PrepareCoordinate(t, src, options, start);
+        CheckAppendValues(src, values); // reads the source once when it converts
         auto nm = zarr3::appended_metadata(m, 0, static_cast<uint64_t>(src->GetRasterCount()),
                                            t.array->describe());
         ExtendBandAttributes(nm.attributes, src, start, dim);
         auto out = zarr3::Array::open(t.store, t.array->path(), nm);
         ConfigureArray(*out);
+        // No lock across processes (an object store): another append may
+        // write the same step; checked before each write, and after the
+        // switch success only when ours is what is stored.
+        const bool shared = verify_stored && !lock->across_processes();
+        const AppendedStep step{t.array->path(), coord.out ? t.dim : std::string(), start,
+                                static_cast<uint64_t>(src->GetRasterCount()), &coord.values};
         bool switched = false;
+        WriteClock written;
         try {
-            WritePixels(src, *out, start, progress, progress_data);
+            if (shared) RequireUnchanged(fresh, t.array->path(), t.seen);
+            written.start();
+            WritePixels(src, *out, start, values, progress, progress_data);
             zarr3::test_kill_point("append-chunks");
+            if (shared) RequireUnchanged(fresh, t.array->path(), t.seen);
             coord.Write();
+            written.stop();
             Switch(fresh, t, coord, *out, switched);
-        } catch (...) {
+        } catch (const std::exception& e) {
             if (!switched && lock->across_processes()) RemoveUnswitchedChunks(t, *out, start);
-            throw;
+            // Written, then another append switched: its step may be ours.
+            if (!shared || !written.started() ||
+                !StoredStep(fresh, step, src, values, written.settle()).empty())
+                throw;
+            CPLError(CE_Warning, CPLE_AppDefined,
+                     "%s; yet this append's step is stored at index %llu", e.what(),
+                     static_cast<unsigned long long>(start));
         }
+        if (shared && switched) // else checked above
+            if (const auto not_ours = StoredStep(fresh, step, src, values, written.settle());
+                !not_ours.empty())
+                throw zarr3::Error(not_ours);
         ds = Zarr3RasterDataset::Open(t.store, out, false);
         ds->SetDescription(root.c_str());
         progress(1.0, "", progress_data);
@@ -722,14 +760,14 @@ GDALDataset* Zarr3AppendCopy(const char* name, GDALDataset* src, CSLConstList op
                              GDALProgressFunc progress, void* progress_data) {
     const std::string root = StoreRoot(name);
     return AppendWith(
-        root, [&] { return FreshStore(root); }, src, options, progress, progress_data);
+        root, [&] { return FreshStore(root); }, src, options, true, progress, progress_data);
 }
 
 GDALDataset* Zarr3AppendInto(const std::string& root, std::shared_ptr<zarr3::Store> store,
                              GDALDataset* src, CSLConstList options, GDALProgressFunc progress,
                              void* progress_data) {
     return AppendWith(
-        root, [&] { return store; }, src, options, progress, progress_data);
+        root, [&] { return store; }, src, options, false, progress, progress_data);
 }
 
 } // namespace zarr3drv

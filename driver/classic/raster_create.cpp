@@ -125,7 +125,7 @@ Prepared PrepareMetadata(std::string root, int xsize, int ysize, int nbands, GDA
     req.dtype = ZarrTypeFor(type, !strict, &warning);
     if (!warning.empty()) CPLError(CE_Warning, CPLE_AppDefined, "%s", warning.c_str());
     const char* append_dim = CSLFetchNameValue(options, "APPEND_DIM"); // raster_append.hpp
-    for (const char* k : {"APPEND_COORD", "APPEND_ORDER"})
+    for (const char* k : {"APPEND_COORD", "APPEND_ORDER", "APPEND_REPACK"})
         if (!append_dim && CSLFetchNameValue(options, k))
             throw zarr3::Error(std::string("creation option ") + k +
                                " needs APPEND_DIM (the dimension the source bands are appended "

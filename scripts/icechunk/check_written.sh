@@ -62,7 +62,7 @@ node=$OUT/node
 mkdir -p "$node"
 step icechunk-apt _to_log "$ROOT/tmp/icechunk-apt.log" in_chroot "$ROOT" apt-get install -y -q nodejs ||
   { tail -n 20 "$ROOT/tmp/icechunk-apt.log" >&2; exit 1; }
-cp "$HERE/package.json" "$HERE/package-lock.json" "$node/"
+cp "$HERE/package.json" "$HERE/package-lock.json" "$HERE"/*.mjs "$node/"
 step icechunk-npm-ci _to_log "$OUT/npm.log" npm ci --prefix "$node" --no-audit --no-fund ||
   { cat "$OUT/npm.log" >&2; exit 1; }
 T_WRITTEN=$(date +%s)

@@ -44,7 +44,8 @@ icechunk_fixtures() {
 icechunk_check_written() {
   local root=$1 repo=$2 out=$3 node=$4 build=$5
   local src=$repo/scripts/icechunk tests=$build/zarr3_tests
-  cp "$src/check_written.mjs" "$src/check_tools.mjs" "$src/check_open.mjs" "$node/"
+  cp "$src/check_written.mjs" "$src/check_tools.mjs" "$src/check_open.mjs" \
+    "$src/append_written.mjs" "$node/"
   mkdir -p "$out"
   ZARR3_ICECHUNK_WRITE_OUT=$out/repo step icechunk-core-write "$tests" --gtest_brief=1 \
     --gtest_filter=IcechunkWrite.InteropWrite >&2 || return 1
@@ -60,6 +61,15 @@ icechunk_check_written() {
   ZARR3_ICECHUNK_TOOLS_REPO=$out/tools ZARR3_ICECHUNK_TOOLS_CHECK=$out/tools.json \
     step icechunk-tools-check "$tests" --gtest_brief=1 \
     --gtest_filter=IcechunkWrite.ToolsInteropCheck >&2 || return 1
+  # An array appended to by this library (rectilinear, every chunk_shapes axis a list), appended
+  # to by Icechunk, read back (issue 40.5).
+  ZARR3_ICECHUNK_APPEND_OUT=$out/append step icechunk-append-write "$tests" --gtest_brief=1 \
+    --gtest_filter=IcechunkAppendInterop.Write >&2 || return 1
+  step icechunk-append-by-icechunk in_chroot "$root" node "$node/append_written.mjs" "$out/append" \
+    >"$out/append.json" || return 1
+  ZARR3_ICECHUNK_APPEND_OUT=$out/append ZARR3_ICECHUNK_APPEND_CHECK=$out/append.json \
+    step icechunk-append-check "$tests" --gtest_brief=1 --gtest_filter=IcechunkAppendInterop.Check \
+    >&2 || return 1
   ZARR3_ICECHUNK_FAULTS_OUT=$out/faults step icechunk-faults-write "$tests" --gtest_brief=1 \
     --gtest_filter='IcechunkFaults.*' >&2 || return 1
   step icechunk-faults-open in_chroot "$root" node "$node/check_open.mjs" "$out/faults" >&2 || return 1

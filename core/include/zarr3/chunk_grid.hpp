@@ -51,6 +51,10 @@ class AxisPartition {
     // Compact JSON: a bare integer for a bare/regular axis, otherwise a list of
     // bare integers (count 1) and [edge, count] pairs (count > 1).
     nlohmann::json to_json() const;
+    // The same, a regular or bare axis as a list too ([edge] or
+    // [[edge, count]], at least one chunk): the form of a rectilinear grid
+    // that every known reader parses.
+    nlohmann::json to_list_json() const;
 
   private:
     std::vector<Run> runs_;

@@ -197,6 +197,12 @@ void AxisPartition::set_length(uint64_t length) {
     length_ = length;
 }
 
+json AxisPartition::to_list_json() const {
+    if (!regular_) return to_json();
+    const uint64_t count = std::max<uint64_t>(1, num_chunks()); // never an empty list
+    return count == 1 ? json::array({edge_}) : json::array({json::array({edge_, count})});
+}
+
 json AxisPartition::to_json() const {
     if (regular_) return json(edge_);
     json a = json::array();
@@ -469,9 +475,11 @@ json ChunkGrid::to_json() const {
             cs.push_back(a.max_edge());
         return {{"name", "regular"}, {"configuration", {{"chunk_shape", cs}}}};
     }
+    // Every axis as a list, also a regular or bare one: the real Icechunk
+    // (2.2) refuses a bare integer axis, zarr-python and zarrs read lists.
     json cs = json::array();
     for (const auto& a : axes_)
-        cs.push_back(a.to_json());
+        cs.push_back(a.to_list_json());
     return {{"name", "rectilinear"}, {"configuration", {{"kind", "inline"}, {"chunk_shapes", cs}}}};
 }
 

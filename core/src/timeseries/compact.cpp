@@ -27,8 +27,18 @@ Shape chunks_in_extent(const ArrayMetadata& m) {
 
 namespace {
 
-// The grid of `m` as a rectilinear grid (axes unchanged; regular axes are
-// written as bare integers).
+// Whether appending `n` elements along `axis` of a regular grid adds whole
+// chunks: the chunks end exactly at the array's length and `n` is a multiple
+// of the chunk edge. Then the grid stays regular (readers without the
+// rectilinear extension still read it); otherwise an edge really differs.
+bool lands_on_whole_chunks(const ArrayMetadata& m, size_t axis, uint64_t n) {
+    if (m.grid.kind() != GridKind::Regular) return false;
+    const uint64_t edge = m.grid.axis(axis).max_edge();
+    return edge > 0 && m.shape[axis] % edge == 0 && n % edge == 0;
+}
+
+// The grid of `m` as a rectilinear grid (axes unchanged; written as lists,
+// ChunkGrid::to_json).
 ChunkGrid as_rectilinear(const ArrayMetadata& m) {
     std::vector<AxisPartition> axes;
     for (size_t d = 0; d < m.rank(); ++d)
@@ -63,6 +73,15 @@ ArrayMetadata appended_metadata(const ArrayMetadata& m, size_t axis, uint64_t n,
     check_axis(m, axis, where);
     if (n == 0) throw Error(where + ": nothing to append");
     ArrayMetadata out = m;
+    const uint64_t len = checked_add(m.shape[axis], n, "axis length");
+    if (lands_on_whole_chunks(m, axis, n)) { // stays regular
+        AxisPartition added;
+        added.append(n);
+        check_shard_edges(m, axis, added, where);
+        out.shape[axis] = len;
+        out.grid.resize(out.shape);
+        return out;
+    }
     if (out.grid.kind() == GridKind::Regular) out.grid = as_rectilinear(m);
     AxisPartition& ax = out.grid.axis(axis);
     if (ax.extent() != m.shape[axis])
@@ -70,7 +89,6 @@ ArrayMetadata appended_metadata(const ArrayMetadata& m, size_t axis, uint64_t n,
                     " reaches past the array (length " + std::to_string(m.shape[axis]) +
                     ", chunks cover " + std::to_string(ax.extent()) +
                     "); a new chunk cannot start at the end");
-    const uint64_t len = checked_add(m.shape[axis], n, "axis length");
     ax.append(n);
     ax.set_length(len);
     out.shape[axis] = len;

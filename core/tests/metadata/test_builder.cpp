@@ -57,7 +57,7 @@ TEST(ChunkShapesText, ListsRunsAndBareEdgesGiveRectilinear) {
     EXPECT_EQ(g.chunk_origin({3, 2, 1}), (Shape{90, 128, 256}));
     EXPECT_EQ(g.chunk_shape({1, 1, 1}), (Shape{28, 64, 256}));
     EXPECT_EQ(g.to_json()["configuration"]["chunk_shapes"],
-              json::parse("[[31,28,31,30],[[64,2],128],256]"));
+              json::parse("[[31,28,31,30],[[64,2],128],[[256,2]]]"));
 }
 
 TEST(ChunkShapesText, AllBareIntegersGiveRegular) {
@@ -248,7 +248,7 @@ TEST(ArrayBuilder, PartitionsAndNullFill) {
     EXPECT_EQ(m.fill_value, (Bytes{0, 0}));
     EXPECT_TRUE(to_json(m)["fill_value"].is_null());
     EXPECT_EQ(to_json(m)["chunk_grid"]["configuration"]["chunk_shapes"],
-              json::parse("[[[10,2],5],4]"));
+              json::parse("[[[10,2],5],[4]]"));
 }
 
 TEST(ArrayBuilder, ZeroDArray) {

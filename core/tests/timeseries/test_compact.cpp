@@ -43,15 +43,73 @@ TEST(CfTime, DatesAndUnits) {
 }
 
 TEST(Append, ThousandDailyAppendsMergeIntoOneRun) {
-    ArrayMetadata m = daily(1);
+    ArrayBuilder b({1, 4, 6}, data_type_from_name("int32"));
+    ArrayMetadata m = b.chunk_shapes_text("[[1],4,6]").build("test"); // rectilinear
     for (int i = 0; i < 999; ++i)
         m = appended_metadata(m, 0, 1, "test");
     EXPECT_EQ(m.grid.kind(), GridKind::Rectilinear);
     EXPECT_EQ(m.shape[0], 1000u);
     ASSERT_EQ(m.grid.axis(0).runs().size(), 1u);
-    EXPECT_EQ(m.grid.to_json()["configuration"]["chunk_shapes"], json::parse("[[[1,1000]],4,6]"));
+    EXPECT_EQ(m.grid.to_json()["configuration"]["chunk_shapes"],
+              json::parse("[[[1,1000]],[4],[6]]"));
     m = appended_metadata(m, 0, 3, "test");
     EXPECT_EQ(m.grid.axis(0).to_json(), json::parse("[[1,1000],3]"));
+}
+
+// Issue 40.4: an append of whole chunks keeps a regular grid regular (GDAL's
+// own Zarr driver and zarr-python without the rectilinear flag read it); a
+// chunk edge that differs makes the grid rectilinear.
+TEST(Append, WholeChunksKeepARegularGridRegular) {
+    ArrayMetadata m = daily(1); // chunk [1, 4, 6]
+    for (int i = 0; i < 30; ++i)
+        m = appended_metadata(m, 0, 1, "test");
+    EXPECT_EQ(m.grid.kind(), GridKind::Regular);
+    EXPECT_EQ(m.shape[0], 31u);
+    EXPECT_EQ(m.grid.to_json(),
+              json::parse(R"({"name":"regular","configuration":{"chunk_shape":[1,4,6]}})"));
+    EXPECT_EQ(m.grid.axis(0).num_chunks(), 31u);
+    ArrayBuilder b({8, 4, 6}, data_type_from_name("int32"));
+    const ArrayMetadata four = b.regular_chunk_shape({4, 4, 6}).build("test");
+    const ArrayMetadata plus4 = appended_metadata(four, 0, 4, "test");
+    EXPECT_EQ(plus4.grid.kind(), GridKind::Regular);
+    EXPECT_EQ(plus4.shape[0], 12u);
+    EXPECT_EQ(appended_metadata(four, 0, 8, "test").grid.kind(), GridKind::Regular);
+    const ArrayMetadata plus3 = appended_metadata(four, 0, 3, "test");
+    EXPECT_EQ(plus3.grid.kind(), GridKind::Rectilinear);
+    EXPECT_EQ(plus3.grid.to_json()["configuration"]["chunk_shapes"],
+              json::parse("[[[4,2],3],[4],[6]]"));
+    // Sharded: whole shards stay regular too.
+    ArrayBuilder s({4, 4, 6}, data_type_from_name("int32"));
+    const auto sharded =
+        s.regular_chunk_shape({2, 4, 6}).sharding(ShardingCodecBuilder({1, 2, 3})).build("t");
+    EXPECT_EQ(appended_metadata(sharded, 0, 2, "cube").grid.kind(), GridKind::Regular);
+    EXPECT_EQ(appended_metadata(sharded, 0, 1, "cube").grid.kind(), GridKind::Rectilinear);
+}
+
+// Issue 40.5: a rectilinear grid is written with every axis as a list (the
+// real Icechunk 2.2 refuses a bare integer axis; zarr-python and zarrs read
+// lists); both forms are read.
+TEST(Append, RectilinearAxesAreWrittenAsLists) {
+    ArrayBuilder b({10, 50, 64}, data_type_from_name("int16"));
+    const auto m = b.chunk_shapes_text("[[4,4,2],32,64]").build("t");
+    EXPECT_EQ(m.grid.kind(), GridKind::Rectilinear);
+    const json cs = m.grid.to_json()["configuration"]["chunk_shapes"];
+    EXPECT_EQ(cs, json::parse("[[[4,2],2],[[32,2]],[64]]"));
+    for (const auto& axis : cs)
+        EXPECT_TRUE(axis.is_array()) << cs.dump();
+    // Read back: the same partition, and the bare form still parses.
+    const auto back = ChunkGrid::parse(m.grid.to_json(), m.shape, "t");
+    EXPECT_EQ(back.axis(1).num_chunks(), 2u);
+    EXPECT_EQ(back.axis(1).chunk_edge(1), 32u);
+    const auto bare = ChunkGrid::parse(
+        json::parse(
+            R"({"name":"rectilinear","configuration":{"kind":"inline","chunk_shapes":[[4,4,2],32,64]}})"),
+        m.shape, "t");
+    EXPECT_EQ(bare.axis(1).num_chunks(), 2u);
+    // An empty axis still lists one chunk (zarr-python refuses an empty list).
+    ArrayBuilder e({0, 5, 6}, data_type_from_name("int16"));
+    const auto empty = e.chunk_shapes_text("[1,[5],6]").build("t");
+    EXPECT_EQ(empty.grid.to_json()["configuration"]["chunk_shapes"][0], json::parse("[1]"));
 }
 
 TEST(Append, RefusesOverhangAndShardMisfit) {
@@ -116,7 +174,8 @@ TEST(Compact, KeepsEveryValueAndRemovesOldAndLeftoverChunks) {
         EXPECT_EQ(res.old_chunks, 40u);
         EXPECT_EQ(res.new_chunks, 3u);
         auto b = Array::open(store, "cube");
-        EXPECT_EQ(b->metadata().grid.axis(0).to_json(), json(16));
+        EXPECT_EQ(b->metadata().grid.axis(0).to_json(),
+                  json::parse("[[16,3]]")); // written as a list
         std::vector<int32_t> got(v.size());
         b->read(Selection::all(b->metadata().shape), got.data());
         EXPECT_EQ(got, v);

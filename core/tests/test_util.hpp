@@ -37,6 +37,16 @@ inline std::string icechunk_upstream_dir() {
 }
 #endif
 
+// The message of the zarr3::Error f throws, or "" when it throws none.
+inline std::string error_of(const std::function<void()>& f) {
+    try {
+        f();
+    } catch (const zarr3::Error& e) {
+        return e.what();
+    }
+    return "";
+}
+
 inline std::vector<uint8_t> read_file(const std::string& p) {
     std::ifstream f(p, std::ios::binary);
     return std::vector<uint8_t>((std::istreambuf_iterator<char>(f)),

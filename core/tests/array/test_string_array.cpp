@@ -43,14 +43,7 @@ std::vector<std::string> labels(size_t n, const std::string& prefix) {
     return v;
 }
 
-std::string error_of(const std::function<void()>& f) {
-    try {
-        f();
-    } catch (const Error& e) {
-        return e.what();
-    }
-    return "";
-}
+using testutil::error_of;
 
 } // namespace
 

@@ -1,5 +1,6 @@
 // Issue 40.1/40.2: an append's values converted into the target's packing
 // and nodata (repack.hpp), or refused naming both sides.
+#include "test_util.hpp"
 #include "zarr3/repack.hpp"
 
 #include <gtest/gtest.h>
@@ -14,14 +15,7 @@ namespace {
 
 const DataType kInt16 = data_type_from_name("int16");
 
-std::string error_of(const std::function<void()>& f) {
-    try {
-        f();
-    } catch (const Error& e) {
-        return e.what();
-    }
-    return "";
-}
+using testutil::error_of;
 
 } // namespace
 

@@ -45,6 +45,8 @@ def test_duplicate_and_earlier_dates_are_refused_naming_both(tmp_path, run_tool,
     assert f"the new time value {new}" in err, err
     assert f"is {relation} the coordinate's last value 2024-01-03" in err, err
     assert "strictly increasing along time" in err and "cube.zarr/time" in err
+    # An earlier day that is not stored yet can go in out of order: the error says how.
+    assert ("-co APPEND_ORDER=ANY" in err) == (relation == "not after"), err
     assert read_time(store).tolist() == [days_of(d) for d in (1, 2, 3)]
 
 

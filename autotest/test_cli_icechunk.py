@@ -274,3 +274,13 @@ def test_readers_of_the_old_snapshot_during_a_compaction(exe, repo):
     assert refs(exe, repo)["main"][1][0] == tip
     assert np.array_equal(t2m.ReadAsArray().view(np.uint32), want)
     assert np.array_equal(read_t2m(repo).view(np.uint32), want)
+
+
+def test_compact_of_an_array_path_inside_a_repository_names_array(exe, repo):
+    """Issue 40.9: `zarr3 compact repo/t2m` (an array of a repository is no folder) points to --array."""
+    before = files(repo)
+    r = run(exe, "compact", repo / "t2m", "--dim", "time", "--edges", "45")
+    assert r.returncode != 0
+    assert "no such folder" in r.stderr and "is an Icechunk repository" in r.stderr, r.stderr
+    assert f"--array t2m" in r.stderr and f"zarr3 compact {repo}" in r.stderr, r.stderr
+    assert files(repo) == before

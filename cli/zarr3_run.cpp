@@ -46,6 +46,22 @@ struct UsageError : zarr3::Error {
 
 } // namespace
 
+// For a path that is no folder: when a folder above it is an Icechunk repository
+// (whose arrays are no folders), how to name the array instead; else "".
+static std::string array_hint(const std::string& path) {
+    std::error_code ec;
+    const fs::path p = fs::path(path).lexically_normal();
+    for (fs::path up = p.parent_path(); !up.empty() && up != up.root_path();
+         up = up.parent_path()) {
+        if (!fs::is_directory(up, ec)) continue;
+        if (!fs::is_regular_file(up / "repo", ec) && !fs::is_directory(up / "refs", ec)) return "";
+        const std::string array = fs::relative(p, up, ec).generic_string();
+        return "; " + up.string() + " is an Icechunk repository: name the array with --array " +
+               array + " (e.g. zarr3 compact " + up.string() + " --array " + array + " ...)";
+    }
+    return "";
+}
+
 // Object stores and GDAL paths: refused with the reason.
 void require_local(const std::string& path, const char* command) {
     if (path.rfind("/vsi", 0) == 0 || path.find("://") != std::string::npos)
@@ -54,7 +70,7 @@ void require_local(const std::string& path, const char* command) {
             " works on local folders only: it has no object-store client, and on object stores "
             "(S3, GCS, HTTP) a listing of the old chunks to remove cannot be trusted; copy the "
             "store locally, or append through GDAL (gdal_translate -co APPEND_DIM=...)");
-    if (!fs::is_directory(path)) throw zarr3::Error(path + ": no such folder");
+    if (!fs::is_directory(path)) throw zarr3::Error(path + ": no such folder" + array_hint(path));
 }
 
 void require_local_folder(const std::string& path) {

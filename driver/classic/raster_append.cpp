@@ -162,7 +162,10 @@ void RequireStrictlyOrdered(const std::string& where, const std::string& dim,
                            (d == 0 ? "equal to " : "not " + std::string(order) + " ") + was +
                            "; appended steps must be strictly " +
                            (dir < 0 ? "decreasing" : "increasing") + " along " + dim +
-                           " (a duplicate or out-of-order step is refused)");
+                           " (a duplicate or out-of-order step is refused" +
+                           (stored && d != 0 ? "; a missing earlier step goes in with "
+                                               "-co APPEND_ORDER=ANY)"
+                                             : ")"));
     }
 }
 

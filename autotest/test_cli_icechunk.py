@@ -282,5 +282,5 @@ def test_compact_of_an_array_path_inside_a_repository_names_array(exe, repo):
     r = run(exe, "compact", repo / "t2m", "--dim", "time", "--edges", "45")
     assert r.returncode != 0
     assert "no such folder" in r.stderr and "is an Icechunk repository" in r.stderr, r.stderr
-    assert f"--array t2m" in r.stderr and f"zarr3 compact {repo}" in r.stderr, r.stderr
+    assert "--array t2m" in r.stderr and f"zarr3 compact {repo}" in r.stderr, r.stderr
     assert files(repo) == before

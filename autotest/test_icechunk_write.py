@@ -652,7 +652,14 @@ def test_append_is_one_commit_and_old_snapshots_read_unchanged(tmp_path, series)
     append(tmp_path, series, 3)
     kinds3 = sorted(p.split("/")[0] for p in files_of(series) - before)
     assert kinds3 == kinds
-    assert history(series)[0][1] == "gdal-zarr3: append along time"
+    # The default message names what was appended (issue 40.9).
+    assert history(series)[0][1] == f"gdal-zarr3: append along time: {date_of(3)}"
+    two = str(tmp_path / "two.tif")
+    gdal.Translate(two, str(day_tif(tmp_path, 4)), format="GTiff", bandList=[1, 1])
+    run("gdal_translate", "-q", "-of", "Zarr3", "-co", "APPEND_DIM=time", "-co",
+        f"APPEND_COORD={date_of(4)},{date_of(5)}", two, series)
+    assert history(series)[0][1] == \
+        f"gdal-zarr3: append along time: {date_of(4)} to {date_of(5)} (2 steps)"
 
 
 def test_refused_append_commits_nothing(tmp_path, series):

@@ -247,6 +247,19 @@ std::vector<double> FirstCoordinate(GDALDataset* src, CSLConstList options, nloh
 
 } // namespace
 
+std::string AppendedStepsText(GDALDataset* src, CSLConstList options) {
+    std::vector<std::string> texts;
+    try {
+        texts = CoordinateTexts(src, options, src->GetRasterCount());
+    } catch (const zarr3::Error&) {
+        return ""; // the append itself refuses the values, naming them
+    }
+    if (texts.empty()) return "";
+    if (texts.size() == 1) return ": " + texts[0];
+    return ": " + texts.front() + " to " + texts.back() + " (" + std::to_string(texts.size()) +
+           " steps)";
+}
+
 void CheckFirstAppend(GDALDataset* src, CSLConstList options) {
     nlohmann::json attrs;
     FirstCoordinate(src, options, attrs);

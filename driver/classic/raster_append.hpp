@@ -42,6 +42,10 @@ GDALDataset* Zarr3AppendInto(const std::string& root, std::shared_ptr<zarr3::Sto
 bool IsSourcePositionItem(const std::string& key, const std::string& dim,
                           const char* value = nullptr);
 
+// What an append adds along <dim>, for a commit message: ": 2024-01-04", or
+// ": 2024-01-04 to 2024-01-06 (3 steps)"; "" when the steps have no values.
+std::string AppendedStepsText(GDALDataset* src, CSLConstList options);
+
 // The first append (the store does not exist yet), before anything is
 // written: the coordinate values (APPEND_COORD or the source's date) parse
 // and are strictly increasing (dates) or monotonic (numbers). zarr3::Error.

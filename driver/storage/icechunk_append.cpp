@@ -27,7 +27,8 @@ GDALDataset* IcechunkAppendCopy(const char* name, GDALDataset* src, CSLConstList
     const std::string message = given && given[0]
                                     ? given
                                     : std::string("gdal-zarr3: append along ") +
-                                          CSLFetchNameValueDef(options, "APPEND_DIM", "?");
+                                          CSLFetchNameValueDef(options, "APPEND_DIM", "?") +
+                                          AppendedStepsText(src, options);
     const int attempts =
         std::max(1, atoi(CPLGetConfigOption("ZARR3_ICECHUNK_APPEND_RETRIES", "8")));
     std::shared_ptr<zarr3::Store> storage;

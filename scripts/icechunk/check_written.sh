@@ -8,7 +8,8 @@
 #   scripts/icechunk/check_written.sh OUTDIR BUILD/zarr3_tests
 #
 # The zarr3 tool is taken beside zarr3_tests. OUTDIR must be absent or empty; it keeps repo/ and
-# report.json (the core writer), tools/ and tools.json (the tools).
+# report.json (the core writer), tools/ and tools.json (the tools), move/ and move.json (an array
+# moved by Icechunk under a session opened before the move).
 # environment: INTEROP_CHROOT (a prepared chroot to reuse), COMPAT_MIRROR, as make_fixtures.sh.
 set -euo pipefail
 

@@ -35,7 +35,10 @@ icechunk_fixtures() {
 #   2. the zarr3 tools: tools_repo.sh (compactions as commits, tags, branches on a copy of
 #      data/t2m_2023q1.icechunk) writes OUT/tools, check_tools.mjs reads every branch, tag and
 #      snapshot and commits on top, IcechunkWrite.ToolsInteropCheck compares and reads that commit;
-#   3. the fault tests (IcechunkFaults.*: a full disk at each step of a commit, two writers and a
+#   3. an array written by the core writer (IcechunkMoveInterop.Write), moved by Icechunk
+#      (move_written.mjs), then changed by sessions opened before the move: a conflict naming the
+#      node (IcechunkMoveInterop.Check);
+#   4. the fault tests (IcechunkFaults.*: a full disk at each step of a commit, two writers and a
 #      reader) leave their repositories in OUT/faults; check_open.mjs opens them with Icechunk, checks
 #      the branches and reads every snapshot of main.
 #   ROOT: a prepared chroot where OUT is mounted at the same path; NODE: a folder holding the
@@ -45,7 +48,7 @@ icechunk_check_written() {
   local root=$1 repo=$2 out=$3 node=$4 build=$5
   local src=$repo/scripts/icechunk tests=$build/zarr3_tests
   cp "$src/check_written.mjs" "$src/check_tools.mjs" "$src/check_open.mjs" \
-    "$src/append_written.mjs" "$node/"
+    "$src/append_written.mjs" "$src/move_written.mjs" "$src/repo_dump.mjs" "$node/"
   mkdir -p "$out"
   ZARR3_ICECHUNK_WRITE_OUT=$out/repo step icechunk-core-write "$tests" --gtest_brief=1 \
     --gtest_filter=IcechunkWrite.InteropWrite >&2 || return 1
@@ -69,6 +72,15 @@ icechunk_check_written() {
     >"$out/append.json" || return 1
   ZARR3_ICECHUNK_APPEND_OUT=$out/append ZARR3_ICECHUNK_APPEND_CHECK=$out/append.json \
     step icechunk-append-check "$tests" --gtest_brief=1 --gtest_filter=IcechunkAppendInterop.Check \
+    >&2 || return 1
+  # An array this library wrote, moved by Icechunk (moveNode), then changed by a session opened
+  # before the move: a conflict naming the node, nothing committed (issue 39.5).
+  ZARR3_ICECHUNK_MOVE_OUT=$out/move step icechunk-move-write "$tests" --gtest_brief=1 \
+    --gtest_filter=IcechunkMoveInterop.Write >&2 || return 1
+  step icechunk-move-by-icechunk in_chroot "$root" node "$node/move_written.mjs" "$out/move" \
+    >"$out/move.json" || return 1
+  ZARR3_ICECHUNK_MOVE_OUT=$out/move ZARR3_ICECHUNK_MOVE_CHECK=$out/move.json \
+    step icechunk-move-check "$tests" --gtest_brief=1 --gtest_filter=IcechunkMoveInterop.Check \
     >&2 || return 1
   ZARR3_ICECHUNK_FAULTS_OUT=$out/faults step icechunk-faults-write "$tests" --gtest_brief=1 \
     --gtest_filter='IcechunkFaults.*' >&2 || return 1

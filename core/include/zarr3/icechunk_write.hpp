@@ -48,6 +48,14 @@ class IcechunkSession : public Store {
     // cannot compare-and-swap.
     static std::shared_ptr<IcechunkSession> open(std::shared_ptr<Store> storage,
                                                  const std::string& branch = "main");
+    // The same with the staged changes applying to `base_snapshot`, the
+    // branch's tip or one of its ancestors, as in a session opened when that
+    // snapshot was the tip: commit() rebases over the commits since, or
+    // fails with CommitConflict. Error when `base_snapshot` is not in the
+    // branch's history.
+    static std::shared_ptr<IcechunkSession> open_at(std::shared_ptr<Store> storage,
+                                                    const std::string& branch,
+                                                    const std::string& base_snapshot);
     ~IcechunkSession() override;
 
     const std::string& branch() const;

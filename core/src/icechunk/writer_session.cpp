@@ -128,6 +128,20 @@ std::shared_ptr<IcechunkSession> IcechunkSession::open(std::shared_ptr<Store> st
     return s;
 }
 
+std::shared_ptr<IcechunkSession> IcechunkSession::open_at(std::shared_ptr<Store> storage,
+                                                          const std::string& branch,
+                                                          const std::string& base_snapshot) {
+    auto s = open(storage, branch);
+    if (base_snapshot == s->impl_->base_id) return s;
+    for (const HistoryEntry& e : s->impl_->repo->history(s->impl_->base_id))
+        if (e.id == base_snapshot) {
+            s->impl_->load_base(base_snapshot);
+            return s;
+        }
+    throw Error(join_key(storage->uri(), "repo") + ": snapshot " + base_snapshot +
+                " is not in the history of branch '" + branch + "'");
+}
+
 IcechunkSession::~IcechunkSession() = default;
 
 const std::string& IcechunkSession::branch() const {

@@ -541,6 +541,35 @@ TEST(IcechunkWrite, MovedOrDeletedNodeIsAConflict) {
     EXPECT_EQ(read(m, "t"), ramp(8, 100));
 }
 
+// A session opened at an older snapshot of the branch is the session opened
+// when that snapshot was the tip: its commit rebases over the commits since,
+// or is a conflict; a snapshot outside the branch's history is refused.
+TEST(IcechunkWrite, SessionOpenedAtAnOlderBase) {
+    auto m = std::make_shared<MemoryStore>();
+    const std::string first = populate(m);
+    auto t = IcechunkSession::open(m);
+    write_at(t, "r", 0, {5});
+    const std::string second = t->commit("second");
+    auto s = IcechunkSession::open_at(m, "main", first);
+    EXPECT_EQ(s->base_snapshot(), first);
+    EXPECT_EQ(icetest::read_all<float>(s, "r")[0], 0);
+    write_at(s, "r", 0, {6});
+    expect_error([&] { s->commit("mine"); }, {"conflict", "chunk (0)", "/r"});
+    EXPECT_EQ(tip(m), second);
+    auto d = IcechunkSession::open_at(m, "main", first);
+    write_at(d, "s", 0, {7});
+    d->commit("disjoint");
+    EXPECT_EQ(read(m, "r")[0], 5);
+    EXPECT_EQ(read(m, "s")[0], 7);
+    EXPECT_EQ(IcechunkSession::open_at(m, "main", tip(m))->base_snapshot(), tip(m));
+    create_branch(*m, "dev", first);
+    auto dev = IcechunkSession::open(m, "dev");
+    write_at(dev, "r", 1, {8});
+    const std::string other = dev->commit("dev only");
+    expect_error([&] { IcechunkSession::open_at(m, "main", other); },
+                 {"snapshot " + other, "not in the history of branch 'main'"});
+}
+
 // The repository's write policy (spec 2's repo file): a status other than
 // Online refuses sessions, commits, tags and branches, naming the status; a
 // disabled create_tag flag refuses tags, naming the flag.

@@ -28,6 +28,21 @@ icechunk_fixtures() {
   step icechunk-write in_chroot "$root" node "$node/write_fixtures.mjs" "$fx" >&2 || return 1
 }
 
+# _icechunk_changes_written ROOT NODE OUT TESTS NAME SUITE
+#   gtest SUITE.Write writes OUT/NAME, the real Icechunk changes it (NAME_written.mjs, in the
+#   chroot; its report in OUT/NAME.json), gtest SUITE.Check reads the result. The gtests find both
+#   in ZARR3_ICECHUNK_<NAME>_OUT and ZARR3_ICECHUNK_<NAME>_CHECK.
+_icechunk_changes_written() {
+  local root=$1 node=$2 out=$3 tests=$4 name=$5 suite=$6
+  local var=ZARR3_ICECHUNK_${name^^}
+  step "icechunk-$name-write" env "${var}_OUT=$out/$name" "$tests" --gtest_brief=1 \
+    --gtest_filter="$suite.Write" >&2 || return 1
+  step "icechunk-$name-by-icechunk" in_chroot "$root" node "$node/${name}_written.mjs" "$out/$name" \
+    >"$out/$name.json" || return 1
+  step "icechunk-$name-check" env "${var}_OUT=$out/$name" "${var}_CHECK=$out/$name.json" "$tests" \
+    --gtest_brief=1 --gtest_filter="$suite.Check" >&2
+}
+
 # icechunk_check_written ROOT REPO OUT NODE BUILD
 #   What this plugin writes, read by the real Icechunk (issue 30):
 #   1. the core writer: gtest IcechunkWrite.InteropWrite writes OUT/repo, check_written.mjs reads it
@@ -66,22 +81,10 @@ icechunk_check_written() {
     --gtest_filter=IcechunkWrite.ToolsInteropCheck >&2 || return 1
   # An array appended to by this library (rectilinear, every chunk_shapes axis a list), appended
   # to by Icechunk, read back (issue 40.5).
-  ZARR3_ICECHUNK_APPEND_OUT=$out/append step icechunk-append-write "$tests" --gtest_brief=1 \
-    --gtest_filter=IcechunkAppendInterop.Write >&2 || return 1
-  step icechunk-append-by-icechunk in_chroot "$root" node "$node/append_written.mjs" "$out/append" \
-    >"$out/append.json" || return 1
-  ZARR3_ICECHUNK_APPEND_OUT=$out/append ZARR3_ICECHUNK_APPEND_CHECK=$out/append.json \
-    step icechunk-append-check "$tests" --gtest_brief=1 --gtest_filter=IcechunkAppendInterop.Check \
-    >&2 || return 1
+  _icechunk_changes_written "$root" "$node" "$out" "$tests" append IcechunkAppendInterop || return 1
   # An array this library wrote, moved by Icechunk (moveNode), then changed by a session opened
   # before the move: a conflict naming the node, nothing committed (issue 39.5).
-  ZARR3_ICECHUNK_MOVE_OUT=$out/move step icechunk-move-write "$tests" --gtest_brief=1 \
-    --gtest_filter=IcechunkMoveInterop.Write >&2 || return 1
-  step icechunk-move-by-icechunk in_chroot "$root" node "$node/move_written.mjs" "$out/move" \
-    >"$out/move.json" || return 1
-  ZARR3_ICECHUNK_MOVE_OUT=$out/move ZARR3_ICECHUNK_MOVE_CHECK=$out/move.json \
-    step icechunk-move-check "$tests" --gtest_brief=1 --gtest_filter=IcechunkMoveInterop.Check \
-    >&2 || return 1
+  _icechunk_changes_written "$root" "$node" "$out" "$tests" move IcechunkMoveInterop || return 1
   ZARR3_ICECHUNK_FAULTS_OUT=$out/faults step icechunk-faults-write "$tests" --gtest_brief=1 \
     --gtest_filter='IcechunkFaults.*' >&2 || return 1
   step icechunk-faults-open in_chroot "$root" node "$node/check_open.mjs" "$out/faults" >&2 || return 1

@@ -100,7 +100,7 @@ bind_shared "$ROOT" "$REPO" "$SHARED"
 status=0
 built=1
 step configure _to_log "$ROOT/tmp/configure.log" in_chroot "$ROOT" cmake -S "$REPO" -B "$BUILD" \
-  -DZARR3_WERROR=ON -DCMAKE_BUILD_TYPE=RelWithDebInfo ${COMPAT_CMAKE_ARGS:-} ||
+  -DZARR3_WERROR=ON -DZARR3_UNITY_BUILD=ON -DCMAKE_BUILD_TYPE=RelWithDebInfo ${COMPAT_CMAKE_ARGS:-} ||
   { built=0; tail -n 40 "$ROOT/tmp/configure.log" >&2; }
 grep -E 'GDAL [0-9]' "$ROOT/tmp/configure.log" >&2 || true
 if [ $built = 1 ]; then

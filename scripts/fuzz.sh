@@ -31,7 +31,7 @@ if need_clang; then
 fi
 
 mkdir -p "$BUILD"
-CC=clang CXX=clang++ cmake -S "$ROOT" -B "$BUILD" -DZARR3_BUILD_FUZZ=ON -DZARR3_BUILD_DRIVER=OFF \
+CC=clang CXX=clang++ cmake -S "$ROOT" -B "$BUILD" -DZARR3_BUILD_FUZZ=ON -DZARR3_BUILD_DRIVER=OFF -DZARR3_UNITY_BUILD=ON \
   -DZARR3_BUILD_TESTS=OFF -DZARR3_SANITIZE=address,undefined >"$BUILD/fuzz-cmake.log" 2>&1 \
   || { cat "$BUILD/fuzz-cmake.log"; echo "fuzz.sh: configure failed"; exit 1; }
 cmake --build "$BUILD" -j"$JOBS" --target "${TARGETS[@]}" || { echo "fuzz.sh: build failed"; exit 1; }

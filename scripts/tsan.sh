@@ -6,7 +6,7 @@
 set -euo pipefail
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 BUILD=${TSAN_BUILD_DIR:-$ROOT/build-tsan}
-cmake -S "$ROOT" -B "$BUILD" -DZARR3_WERROR=ON -DZARR3_BUILD_DRIVER=OFF \
+cmake -S "$ROOT" -B "$BUILD" -DZARR3_WERROR=ON -DZARR3_BUILD_DRIVER=OFF -DZARR3_UNITY_BUILD=ON \
   -DZARR3_SANITIZE=thread -DCMAKE_BUILD_TYPE=RelWithDebInfo \
   -DCMAKE_CXX_FLAGS_RELWITHDEBINFO="-O1 -g1 -DNDEBUG" >"$ROOT/.tsan-cmake.log" 2>&1 || { cat "$ROOT/.tsan-cmake.log"; exit 1; }
 rm -f "$ROOT/.tsan-cmake.log"

@@ -11,6 +11,9 @@
 #include <thread>
 #include <unistd.h>
 
+// One namespace per test file: the suite is unity-built (file-local helpers may share names).
+namespace ut_array_test_array {
+
 using namespace zarr3;
 using nlohmann::json;
 
@@ -411,3 +414,5 @@ TEST(ArrayWrite, OneChunkWritesAreQueuedOnlyWhenBatchedAndWithAnExecutor) {
     a->write(Selection{{0, 4}, {4, 4}, {1, 1}}, v.data()); // WriteMode::Now
     EXPECT_EQ(store->counts().puts, 2u);
 }
+
+}  // namespace ut_array_test_array

@@ -4,6 +4,9 @@
 #include <chrono>
 #include <gtest/gtest.h>
 
+// One namespace per test file: the suite is unity-built (file-local helpers may share names).
+namespace ut_array_test_chunk_grid {
+
 using namespace zarr3;
 using nlohmann::json;
 
@@ -303,3 +306,5 @@ TEST(AxisPartition, FromRunsErrors) {
     EXPECT_THROW(AxisPartition::from_runs({{1ull << 63, 4}}), Error);
     EXPECT_THROW(AxisPartition::from_runs({{1, ~0ull}, {1, 1}}), Error);
 }
+
+}  // namespace ut_array_test_chunk_grid

@@ -19,6 +19,9 @@
 #include <set>
 #include <thread>
 
+// One namespace per test file: the suite is unity-built (file-local helpers may share names).
+namespace ut_array_test_read_ahead {
+
 using namespace zarr3;
 using nlohmann::json;
 
@@ -241,6 +244,7 @@ TEST(ReadAhead, ShardIndexesAtOnceThenTheirInnerChunks) {
         EXPECT_EQ(f.fake->of(key), (std::vector<std::string>{"get"})) << key;
 }
 
+namespace {
 // read_ahead over the fixture's 64 chunks (8 x 8, row-major), each decoded
 // whole into its own buffer; `decoded` counts the chunks decoded so far.
 struct DirectRead {
@@ -282,6 +286,7 @@ struct DirectRead {
         read_ahead(*f.fake, plan);
     }
 };
+} // namespace
 
 // A chunk is decoded as soon as its answer is in, while later requests are
 // still out: the request for the last chunk waits until a chunk has been
@@ -390,3 +395,5 @@ TEST(StoreRequests, DefaultRunsTheWorkerOnceOnTheCallersThread) {
     EXPECT_EQ(calls, 1);
     EXPECT_EQ(where, std::this_thread::get_id());
 }
+
+}  // namespace ut_array_test_read_ahead

@@ -9,6 +9,9 @@
 
 #include <gtest/gtest.h>
 
+// One namespace per test file: the suite is unity-built (file-local helpers may share names).
+namespace ut_array_test_string_array {
+
 using namespace zarr3;
 using nlohmann::json;
 
@@ -292,3 +295,5 @@ TEST(StringArray, ReaderAcrossAShrinkGetsAnErrorNotTheFill) {
     EXPECT_NE(e.find("changed since it was opened"), std::string::npos) << e;
     EXPECT_NE(e.find("axis 0 shrank from 6 to 2"), std::string::npos) << e;
 }
+
+}  // namespace ut_array_test_string_array

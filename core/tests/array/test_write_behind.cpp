@@ -15,6 +15,9 @@
 #include <set>
 #include <thread>
 
+// One namespace per test file: the suite is unity-built (file-local helpers may share names).
+namespace ut_array_test_write_behind {
+
 using namespace zarr3;
 using nlohmann::json;
 
@@ -267,3 +270,5 @@ TEST(WriteBehind, ArrayWriteNamesTheChunkWhoseStoreFailed) {
         EXPECT_NE(m.find("no space left on device"), std::string::npos) << m;
     }
 }
+
+}  // namespace ut_array_test_write_behind

@@ -14,6 +14,9 @@
 #include <thread>
 #include <unistd.h>
 
+// One namespace per test file: the suite is unity-built (file-local helpers may share names).
+namespace ut_codecs_test_cache_identity {
+
 using namespace zarr3;
 using nlohmann::json;
 
@@ -267,3 +270,5 @@ TEST(CacheIdentity, DecodeFailureAfterCachedLookupRetriesFromTheStore) {
     ASSERT_NE(now, nullptr);
     EXPECT_EQ(now->nbytes(1), 16u); // the entry was replaced by the store's index
 }
+
+}  // namespace ut_codecs_test_cache_identity

@@ -9,6 +9,9 @@
 #include <numeric>
 #include <random>
 
+// One namespace per test file: the suite is unity-built (file-local helpers may share names).
+namespace ut_codecs_test_codec_chain {
+
 using namespace zarr3;
 using nlohmann::json;
 using namespace codectest;
@@ -278,3 +281,5 @@ TEST(CodecRegistry, Kinds) {
 }
 
 } // namespace
+
+}  // namespace ut_codecs_test_codec_chain

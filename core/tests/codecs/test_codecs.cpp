@@ -11,6 +11,9 @@
 #include <zlib.h>
 #include <zstd.h>
 
+// One namespace per test file: the suite is unity-built (file-local helpers may share names).
+namespace ut_codecs_test_codecs {
+
 using namespace zarr3;
 using nlohmann::json;
 using namespace codectest;
@@ -567,3 +570,5 @@ TEST(BytesToBytes, RandomCorruptionNeverCrashes) {
 }
 
 } // namespace
+
+}  // namespace ut_codecs_test_codecs

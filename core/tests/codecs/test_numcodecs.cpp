@@ -8,6 +8,9 @@
 #include <cstring>
 #include <gtest/gtest.h>
 
+// One namespace per test file: the suite is unity-built (file-local helpers may share names).
+namespace ut_codecs_test_numcodecs {
+
 using namespace codectest;
 using nlohmann::json;
 
@@ -306,3 +309,5 @@ TEST(NumcodecsRefusals, NameTheCodecTheArrayAndTheProblem) {
         EXPECT_NE(msg.find(c.says), std::string::npos) << msg;
     }
 }
+
+}  // namespace ut_codecs_test_numcodecs

@@ -11,6 +11,9 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+// One namespace per test file: the suite is unity-built (file-local helpers may share names).
+namespace ut_codecs_test_shard_bounds {
+
 using namespace zarr3;
 using nlohmann::json;
 
@@ -109,3 +112,5 @@ TEST(ShardBounds, EntryClaimingMoreThanTheInnerCodecsProduceIsRefusedBeforeReadi
 }
 
 } // namespace
+
+}  // namespace ut_codecs_test_shard_bounds

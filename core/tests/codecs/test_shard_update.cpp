@@ -10,6 +10,9 @@
 
 #include <gtest/gtest.h>
 
+// One namespace per test file: the suite is unity-built (file-local helpers may share names).
+namespace ut_codecs_test_shard_update {
+
 using namespace zarr3;
 using nlohmann::json;
 
@@ -231,3 +234,5 @@ TEST(ShardUpdate, WholeShardsFromATransposedBufferMatchDenseEncoding) {
         EXPECT_EQ(back, rows);
     }
 }
+
+}  // namespace ut_codecs_test_shard_update

@@ -20,6 +20,9 @@
 #include <gtest/gtest.h>
 #include <thread>
 
+// One namespace per test file: the suite is unity-built (file-local helpers may share names).
+namespace ut_codecs_test_sharding {
+
 using namespace zarr3;
 using nlohmann::json;
 
@@ -466,3 +469,5 @@ TEST(ShardingRequests, TheCodecOwnsItsIndexCache) {
     ASSERT_NE(parsed, nullptr);
     EXPECT_EQ(parsed->index_cache(), &ShardIndexCache::global());
 }
+
+}  // namespace ut_codecs_test_sharding

@@ -13,6 +13,9 @@
 #include <cstring>
 #include <gtest/gtest.h>
 
+// One namespace per test file: the suite is unity-built (file-local helpers may share names).
+namespace ut_codecs_test_sharding_codec {
+
 using namespace zarr3;
 using nlohmann::json;
 
@@ -465,3 +468,5 @@ TEST(ShardingMalformed, ValidateGrid) {
     ok0.set_length(70);
     EXPECT_NO_THROW(codec.validate_grid(ChunkGrid::make_rectilinear({ok0, ax1}), "r.json"));
 }
+
+}  // namespace ut_codecs_test_sharding_codec

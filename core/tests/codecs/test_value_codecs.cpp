@@ -6,6 +6,9 @@
 #include <cstring>
 #include <gtest/gtest.h>
 
+// One namespace per test file: the suite is unity-built (file-local helpers may share names).
+namespace ut_codecs_test_value_codecs {
+
 using namespace codectest;
 using nlohmann::json;
 
@@ -168,3 +171,5 @@ TEST(CodecRefusals, NameTheCodecAndTheArray) {
         EXPECT_NE(msg.find("not supported"), std::string::npos) << msg;
     }
 }
+
+}  // namespace ut_codecs_test_value_codecs

@@ -8,6 +8,9 @@
 
 #include <gtest/gtest.h>
 
+// One namespace per test file: the suite is unity-built (file-local helpers may share names).
+namespace ut_codecs_test_vlen_codec {
+
 using namespace zarr3;
 using nlohmann::json;
 
@@ -232,3 +235,5 @@ TEST(StringType, CodecChainFindsWhatItsArrayToBytesCodecOffers) {
     EXPECT_NE(f.find("codec \"sharding_indexed\" cannot encode data type int16"), std::string::npos)
         << f;
 }
+
+}  // namespace ut_codecs_test_vlen_codec

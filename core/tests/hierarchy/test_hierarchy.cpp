@@ -8,6 +8,9 @@
 
 #include <set>
 
+// One namespace per test file: the suite is unity-built (file-local helpers may share names).
+namespace ut_hierarchy_test_hierarchy {
+
 using namespace zarr3;
 
 namespace {
@@ -154,3 +157,5 @@ TEST(Hierarchy, WalkSkipsAFolderSeenBeforeAndUsesTheGroupOpener) {
     ASSERT_EQ(messages.size(), 1u);
     EXPECT_NE(messages[0].find("g/h"), std::string::npos) << messages[0];
 }
+
+}  // namespace ut_hierarchy_test_hierarchy

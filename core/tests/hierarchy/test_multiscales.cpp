@@ -5,6 +5,9 @@
 
 #include <gtest/gtest.h>
 
+// One namespace per test file: the suite is unity-built (file-local helpers may share names).
+namespace ut_hierarchy_test_multiscales {
+
 using namespace zarr3;
 using nlohmann::json;
 
@@ -188,3 +191,5 @@ TEST(Multiscales, CleanSetNeverHoldsABaseOrAnotherPyramidsArray) {
     EXPECT_EQ(clean_set(ms, 0, shared, shared), (std::vector<std::string>{"g/ovr_4x/temp"}));
     EXPECT_TRUE(clean_set(ms, 0, {"a"}, {"a"}).empty()); // sizes differ: nothing
 }
+
+}  // namespace ut_hierarchy_test_multiscales

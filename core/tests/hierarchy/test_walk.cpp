@@ -3,6 +3,9 @@
 
 #include <gtest/gtest.h>
 
+// One namespace per test file: the suite is unity-built (file-local helpers may share names).
+namespace ut_hierarchy_test_walk {
+
 using namespace zarr3;
 
 TEST(WalkRule, RemoteStoresGetTheSmallBudget) {
@@ -48,3 +51,5 @@ TEST(WalkRule, DepthAndCyclesRefused) {
     EXPECT_EQ(walk_path_depth(""), 0);
     EXPECT_EQ(walk_path_depth("a/b"), 2);
 }
+
+}  // namespace ut_hierarchy_test_walk

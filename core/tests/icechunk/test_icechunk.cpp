@@ -10,6 +10,9 @@
 #include <set>
 #include <thread>
 
+// One namespace per test file: the suite is unity-built (file-local helpers may share names).
+namespace ut_icechunk_test_icechunk {
+
 using namespace zarr3;
 using namespace zarr3::icechunk;
 using icetest::expect_error;
@@ -309,3 +312,5 @@ TEST(Icechunk, OpeningCostsTwoRequestsAndNeedsNoListing) {
     EXPECT_EQ(icetest::read_all<int8_t>(IcechunkStore::open(v1), "group1/small_chunks"),
               std::vector<int8_t>(5, 84));
 }
+
+}  // namespace ut_icechunk_test_icechunk

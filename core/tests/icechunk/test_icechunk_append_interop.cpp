@@ -12,6 +12,9 @@
 #include <cstdlib>
 #include <nlohmann/json.hpp>
 
+// One namespace per test file: the suite is unity-built (file-local helpers may share names).
+namespace ut_icechunk_test_icechunk_append_interop {
+
 using namespace zarr3;
 using namespace zarr3::icechunk;
 
@@ -71,3 +74,5 @@ TEST(IcechunkAppendInterop, Check) {
               nlohmann::json::parse("[2,[1,2]]"));
     EXPECT_EQ(icetest::read_all<float>(store, "t"), days(0, 4));
 }
+
+}  // namespace ut_icechunk_test_icechunk_append_interop

@@ -9,6 +9,9 @@
 #include <snapshot_generated.h>
 #include <zstd.h>
 
+// One namespace per test file: the suite is unity-built (file-local helpers may share names).
+namespace ut_icechunk_test_icechunk_built {
+
 using namespace zarr3;
 using namespace zarr3::icechunk;
 using icetest::expect_error;
@@ -370,3 +373,5 @@ TEST(IcechunkBuilt, CompressedVirtualLocations) {
     auto s7 = IcechunkStore::open(m, {}, std::make_shared<MapResolver>());
     expect_error([&] { s7->get("a/c/1"); }, {"manifests/", "unknown location compression 7"});
 }
+
+}  // namespace ut_icechunk_test_icechunk_built

@@ -15,6 +15,9 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+// One namespace per test file: the suite is unity-built (file-local helpers may share names).
+namespace ut_icechunk_test_icechunk_faults {
+
 using namespace zarr3;
 using namespace zarr3::icechunk;
 namespace fs = std::filesystem;
@@ -261,3 +264,5 @@ TEST(IcechunkFaults, TwoWritersAndAReaderLoseNothing) {
     EXPECT_EQ(icetest::names(repo->branches()), std::vector<std::string>{"main"});
     keep_for_icechunk(dir.str(), "two-writers");
 }
+
+}  // namespace ut_icechunk_test_icechunk_faults

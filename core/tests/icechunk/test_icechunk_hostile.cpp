@@ -9,6 +9,9 @@
 #include <cstring>
 #include <zstd.h>
 
+// One namespace per test file: the suite is unity-built (file-local helpers may share names).
+namespace ut_icechunk_test_icechunk_hostile {
+
 using namespace zarr3;
 using namespace zarr3::icechunk;
 using icetest::expect_error;
@@ -211,3 +214,5 @@ TEST(IcechunkHostile, CorruptManifestNamedAndRetried) {
     EXPECT_TRUE(s->get("group1/big_chunks/c/1/1")); // the failure was not cached
     EXPECT_EQ(s->manifests_loaded(), 1u);
 }
+
+}  // namespace ut_icechunk_test_icechunk_hostile

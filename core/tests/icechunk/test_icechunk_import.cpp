@@ -5,6 +5,9 @@
 
 #include <gtest/gtest.h>
 
+// One namespace per test file: the suite is unity-built (file-local helpers may share names).
+namespace ut_icechunk_test_icechunk_import {
+
 using namespace zarr3;
 
 namespace {
@@ -67,3 +70,5 @@ TEST(StoreCopy, ReplacesABranchInOneCommitAndKeepsTheOldSnapshot) {
     EXPECT_EQ(text_of(before.get("a/c/0")), "wx");
     EXPECT_EQ(text_of(before.get("a/c/1")), "yz");
 }
+
+}  // namespace ut_icechunk_test_icechunk_import

@@ -11,6 +11,9 @@
 
 #include <algorithm>
 
+// One namespace per test file: the suite is unity-built (file-local helpers may share names).
+namespace ut_icechunk_test_icechunk_many_nodes {
+
 using namespace zarr3;
 using namespace zarr3::icechunk;
 
@@ -159,3 +162,5 @@ TEST(IcechunkManyNodes, ListingNamesAncestorsThatAreNoNodes) {
     EXPECT_EQ(store->list_dir("g/h"), (std::vector<std::string>{"c"}));
     EXPECT_TRUE(store->list_dir("nothing").empty());
 }
+
+}  // namespace ut_icechunk_test_icechunk_many_nodes

@@ -10,6 +10,9 @@
 
 #include <zstd.h>
 
+// One namespace per test file: the suite is unity-built (file-local helpers may share names).
+namespace ut_icechunk_test_icechunk_memory {
+
 using namespace zarr3;
 using namespace zarr3::icechunk;
 
@@ -106,3 +109,5 @@ TEST(IcechunkMemory, ManyLargeManifestsStayWithinTheAddressSpace) {
         EXPECT_EQ(icetest::read_all<uint8_t>(store, "a" + std::to_string(i)), values(i));
     EXPECT_LE(store->repository()->cached_bytes(), uint64_t(64 << 20));
 }
+
+}  // namespace ut_icechunk_test_icechunk_memory

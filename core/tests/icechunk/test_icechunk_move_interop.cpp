@@ -14,6 +14,9 @@
 #include <cstdlib>
 #include <nlohmann/json.hpp>
 
+// One namespace per test file: the suite is unity-built (file-local helpers may share names).
+namespace ut_icechunk_test_icechunk_move_interop {
+
 using namespace zarr3;
 using namespace zarr3::icechunk;
 
@@ -116,3 +119,5 @@ TEST(IcechunkMoveInterop, Check) {
     EXPECT_EQ(icetest::read_all<int32_t>(rebased, "g/b"), ramp(10, 6));
     EXPECT_THROW(Array::open(rebased, "g/a"), Error);
 }
+
+}  // namespace ut_icechunk_test_icechunk_move_interop

@@ -4,6 +4,9 @@
 // damaged file still refused naming it.
 #include "icechunk/icechunk_test_util.hpp"
 
+// One namespace per test file: the suite is unity-built (file-local helpers may share names).
+namespace ut_icechunk_test_icechunk_repo_file {
+
 using namespace zarr3;
 using namespace zarr3::icechunk;
 
@@ -49,3 +52,5 @@ TEST(IcechunkRepoFile, DamagedBytesNameTheRepoFile) {
     bad.resize(20);
     icetest::expect_error([&] { Repository::open(store, bad); }, {store->uri() + "/repo"});
 }
+
+}  // namespace ut_icechunk_test_icechunk_repo_file

@@ -11,6 +11,9 @@
 #include <cstring>
 #include <nlohmann/json.hpp>
 
+// One namespace per test file: the suite is unity-built (file-local helpers may share names).
+namespace ut_icechunk_test_icechunk_tools_interop {
+
 using namespace zarr3;
 using namespace zarr3::icechunk;
 
@@ -113,3 +116,5 @@ TEST(IcechunkWrite, ToolsInteropCheck) {
     EXPECT_EQ(Array::open(now, "t2m")->metadata().attributes.value("icechunk_touched", false),
               true);
 }
+
+}  // namespace ut_icechunk_test_icechunk_tools_interop

@@ -5,6 +5,9 @@
 
 #include <gtest/gtest.h>
 
+// One namespace per test file: the suite is unity-built (file-local helpers may share names).
+namespace ut_icechunk_test_icechunk_virtual {
+
 using namespace zarr3::icechunk;
 
 namespace {
@@ -117,3 +120,5 @@ TEST(IcechunkVirtual, PrefixListsSplitOnCommasAndSpaces) {
               (std::vector<std::string>{"s3://a/", "file:///b/", "gs://c/"}));
     EXPECT_TRUE(split_prefix_list("").empty());
 }
+
+}  // namespace ut_icechunk_test_icechunk_virtual

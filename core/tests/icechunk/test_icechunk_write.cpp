@@ -13,6 +13,9 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+// One namespace per test file: the suite is unity-built (file-local helpers may share names).
+namespace ut_icechunk_test_icechunk_write {
+
 using namespace zarr3;
 using namespace zarr3::icechunk;
 using icetest::expect_error;
@@ -604,3 +607,5 @@ TEST(IcechunkWrite, StatusAndFeatureFlagsAreHonoured) {
     s->commit("x");
     EXPECT_EQ(read(m, "r")[0], 7);
 }
+
+}  // namespace ut_icechunk_test_icechunk_write

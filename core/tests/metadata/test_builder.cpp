@@ -7,6 +7,9 @@
 #include <gtest/gtest.h>
 #include <numeric>
 
+// One namespace per test file: the suite is unity-built (file-local helpers may share names).
+namespace ut_metadata_test_builder {
+
 using namespace zarr3;
 using nlohmann::json;
 
@@ -338,3 +341,5 @@ TEST(ArrayBuilder, BuiltShardedArrayWritesAndReads) {
     for (size_t i = 0; i < got.size(); ++i)
         ASSERT_EQ(got[i], 100 + i) << i;
 }
+
+}  // namespace ut_metadata_test_builder

@@ -5,6 +5,9 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+// One namespace per test file: the suite is unity-built (file-local helpers may share names).
+namespace ut_metadata_test_conformance {
+
 using namespace zarr3;
 
 namespace {
@@ -113,3 +116,5 @@ TEST(Conformance, WindowsEqualSlicesOfFullRead) {
 }
 
 } // namespace
+
+}  // namespace ut_metadata_test_conformance

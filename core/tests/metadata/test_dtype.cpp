@@ -6,6 +6,9 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
+// One namespace per test file: the suite is unity-built (file-local helpers may share names).
+namespace ut_metadata_test_dtype {
+
 using namespace zarr3;
 using nlohmann::json;
 
@@ -283,3 +286,5 @@ TEST(Half, Rounding) {
         ASSERT_EQ(float_to_half(std::nextafter(mid, INFINITY)), h + 1) << std::hex << h;
     }
 }
+
+}  // namespace ut_metadata_test_dtype

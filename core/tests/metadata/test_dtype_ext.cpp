@@ -9,6 +9,9 @@
 #include <limits>
 #include <nlohmann/json.hpp>
 
+// One namespace per test file: the suite is unity-built (file-local helpers may share names).
+namespace ut_metadata_test_dtype_ext {
+
 using namespace zarr3;
 using nlohmann::json;
 
@@ -177,3 +180,5 @@ TEST(DtypeExt, ScaledTemporalExtremesStayExact) {
             EXPECT_EQ(fill_value_to_json(nat, dt), json("NaT"));
         }
 }
+
+}  // namespace ut_metadata_test_dtype_ext

@@ -9,6 +9,9 @@
 #include <gtest/gtest.h>
 #include <sstream>
 
+// One namespace per test file: the suite is unity-built (file-local helpers may share names).
+namespace ut_metadata_test_edges_sax {
+
 using namespace zarr3;
 using nlohmann::json;
 
@@ -267,3 +270,5 @@ TEST(EdgesOnePass, ConformanceCorpusParsesTheSame) {
     }
     EXPECT_GT(arrays, 5u);
 }
+
+}  // namespace ut_metadata_test_edges_sax

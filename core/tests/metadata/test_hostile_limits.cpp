@@ -13,6 +13,9 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+// One namespace per test file: the suite is unity-built (file-local helpers may share names).
+namespace ut_metadata_test_hostile_limits {
+
 using namespace zarr3;
 using nlohmann::json;
 
@@ -445,3 +448,5 @@ TEST(HostileStored, FileStoreWholeGetsAreBoundedByTheCap) {
         << msg;
     EXPECT_THROW(store.get_bounded("big", 100), FormatError);
 }
+
+}  // namespace ut_metadata_test_hostile_limits

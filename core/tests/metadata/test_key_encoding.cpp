@@ -4,6 +4,9 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
+// One namespace per test file: the suite is unity-built (file-local helpers may share names).
+namespace ut_metadata_test_key_encoding {
+
 using namespace zarr3;
 using nlohmann::json;
 
@@ -73,3 +76,5 @@ TEST(KeyEncoding, CoordsInvertsKey) {
         EXPECT_FALSE(K(K::Kind::Default, '/').coords(bad, 3)) << bad;
     EXPECT_FALSE(K(K::Kind::V2, '.').coords("c.7.1", 2));
 }
+
+}  // namespace ut_metadata_test_key_encoding

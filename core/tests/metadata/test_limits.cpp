@@ -14,6 +14,9 @@
 #include <sys/resource.h>
 #include <thread>
 
+// One namespace per test file: the suite is unity-built (file-local helpers may share names).
+namespace ut_metadata_test_limits {
+
 using namespace zarr3;
 using nlohmann::json;
 
@@ -544,3 +547,5 @@ TEST(LimitsConcurrency, EightThreadsShardedZstd) {
     concurrent_windows_match_serial(
         array_json({90, 70}, regular({32, 32}), json::array({shard}), "int32"));
 }
+
+}  // namespace ut_metadata_test_limits

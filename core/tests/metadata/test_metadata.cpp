@@ -8,6 +8,9 @@
 #include <gtest/gtest.h>
 #include <sstream>
 
+// One namespace per test file: the suite is unity-built (file-local helpers may share names).
+namespace ut_metadata_test_metadata {
+
 using namespace zarr3;
 using nlohmann::json;
 
@@ -308,3 +311,5 @@ TEST(Metadata, MissingCodecsAsGdal310WritesReadsLittleEndianWithWarning) {
     EXPECT_NE(m.warnings[0].find("no codecs member"), std::string::npos);
 }
 } // namespace
+
+}  // namespace ut_metadata_test_metadata

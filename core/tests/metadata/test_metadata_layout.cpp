@@ -6,6 +6,9 @@
 #include <gtest/gtest.h>
 #include <numeric>
 
+// One namespace per test file: the suite is unity-built (file-local helpers may share names).
+namespace ut_metadata_test_metadata_layout {
+
 using namespace zarr3;
 using nlohmann::json;
 
@@ -168,3 +171,5 @@ TEST(MetadataLayout, TransposeBeforeShardingChecksTheGridInCodecOrder) {
             << e.what();
     }
 }
+
+}  // namespace ut_metadata_test_metadata_layout

@@ -8,6 +8,9 @@
 #include <cstring>
 #include <gtest/gtest.h>
 
+// One namespace per test file: the suite is unity-built (file-local helpers may share names).
+namespace ut_metadata_test_zp_dev_stores {
+
 using namespace zarr3;
 using nlohmann::json;
 
@@ -144,3 +147,5 @@ TEST(ZpDevStores, ChecksumMismatchNamesTheChunk) {
         EXPECT_NE(msg.find("checksum"), std::string::npos) << msg;
     }
 }
+
+}  // namespace ut_metadata_test_zp_dev_stores

@@ -7,6 +7,9 @@
 
 #include <gtest/gtest.h>
 
+// One namespace per test file: the suite is unity-built (file-local helpers may share names).
+namespace ut_store_test_consolidated {
+
 using namespace zarr3;
 using nlohmann::json;
 
@@ -126,3 +129,5 @@ TEST(Consolidated, RefusedListingIsAnErrorWhenAskedAndGivenUpByDefault) {
     EXPECT_EQ(reasons.size(), 1u);
     EXPECT_EQ(root_of(*mem3)["consolidated_metadata"]["metadata"]["a"]["shape"], json({2}));
 }
+
+}  // namespace ut_store_test_consolidated

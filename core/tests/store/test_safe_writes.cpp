@@ -17,6 +17,9 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+// One namespace per test file: the suite is unity-built (file-local helpers may share names).
+namespace ut_store_test_safe_writes {
+
 using namespace zarr3;
 using nlohmann::json;
 namespace fs = std::filesystem;
@@ -200,3 +203,5 @@ TEST(SafeWrites, StoreLockExcludesOtherProcesses) {
 }
 
 } // namespace
+
+}  // namespace ut_store_test_safe_writes

@@ -13,6 +13,9 @@
 #include <mutex>
 #include <thread>
 
+// One namespace per test file: the suite is unity-built (file-local helpers may share names).
+namespace ut_store_test_store_errors {
+
 using namespace zarr3;
 using nlohmann::json;
 
@@ -218,3 +221,5 @@ TEST(ConcurrentStoreErrors, OnlyAWholeRewriteMakesALostChunkCurrent) {
     EXPECT_NO_THROW(a->flush());
     EXPECT_EQ(read_chunk(*a, 0, 0), "new");
 }
+
+}  // namespace ut_store_test_store_errors

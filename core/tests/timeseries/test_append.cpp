@@ -16,6 +16,9 @@
 #include <map>
 #include <thread>
 
+// One namespace per test file: the suite is unity-built (file-local helpers may share names).
+namespace ut_timeseries_test_append {
+
 using namespace zarr3;
 using nlohmann::json;
 namespace fs = std::filesystem;
@@ -384,3 +387,5 @@ TEST(ArrayLock, FreshOpenIgnoresStaleConsolidatedMetadata) {
     EXPECT_EQ(open_array_fresh(mem, "t2m", seen)->metadata().shape[0], 3u);
     EXPECT_EQ(stored_days(mem), (std::vector<float>{0.0f, 1.0f, 2.0f}));
 }
+
+}  // namespace ut_timeseries_test_append

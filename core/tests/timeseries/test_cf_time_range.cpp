@@ -11,6 +11,9 @@
 #include <limits>
 #include <vector>
 
+// One namespace per test file: the suite is unity-built (file-local helpers may share names).
+namespace ut_timeseries_test_cf_time_range {
+
 using namespace zarr3;
 
 namespace {
@@ -68,3 +71,5 @@ TEST(CfTimeRange, MonthlyPlanRefusesNaN) {
     EXPECT_THROW(plan_monthly_edges(std::vector<double>{0, 1, std::nan("")}, u), Error);
     EXPECT_EQ(plan_monthly_edges(std::vector<double>{0, 1, 40}, u).num_chunks(), 2u);
 }
+
+}  // namespace ut_timeseries_test_cf_time_range

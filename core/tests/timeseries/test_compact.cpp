@@ -10,6 +10,9 @@
 
 #include <cstring>
 
+// One namespace per test file: the suite is unity-built (file-local helpers may share names).
+namespace ut_timeseries_test_compact {
+
 using namespace zarr3;
 using nlohmann::json;
 
@@ -240,3 +243,5 @@ TEST(Verify, ListsChunksOutsideTheExtent) {
               (std::vector<std::string>{"cube/c/0/1/0", "cube/c/12/0/0", "cube/c/3/0/0"}));
     EXPECT_TRUE(verify_array(*b).empty()); // they are never read
 }
+
+}  // namespace ut_timeseries_test_compact

@@ -4,6 +4,9 @@
 #include "zarr3/icechunk_write.hpp"
 #include "zarr3/metadata.hpp"
 
+// One namespace per test file: the suite is unity-built (file-local helpers may share names).
+namespace ut_timeseries_test_compact_into {
+
 using namespace zarr3;
 using namespace zarr3::icechunk;
 
@@ -98,3 +101,5 @@ TEST(CompactInto, BadEdgesChangeNothing) {
     EXPECT_THROW(compact_array_into(*old, *session, 0, parse_edges("[3,3]", 10, "--edges")), Error);
     EXPECT_FALSE(session->has_changes());
 }
+
+}  // namespace ut_timeseries_test_compact_into

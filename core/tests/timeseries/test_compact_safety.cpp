@@ -14,6 +14,9 @@
 #include <chrono>
 #include <thread>
 
+// One namespace per test file: the suite is unity-built (file-local helpers may share names).
+namespace ut_timeseries_test_compact_safety {
+
 using namespace zarr3;
 using nlohmann::json;
 
@@ -217,3 +220,5 @@ TEST(CompactMetadata, WaitsForTheArrayLock) {
     EXPECT_EQ(Array::open(store, "cube")->metadata().grid.axis(0).to_json(),
               json::parse("[[3,2]]")); // a list (40.5)
 }
+
+}  // namespace ut_timeseries_test_compact_safety

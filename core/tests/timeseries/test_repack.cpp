@@ -9,6 +9,9 @@
 #include <functional>
 #include <vector>
 
+// One namespace per test file: the suite is unity-built (file-local helpers may share names).
+namespace ut_timeseries_test_repack {
+
 using namespace zarr3;
 
 namespace {
@@ -87,3 +90,5 @@ TEST(Repack, FloatTargetsKeepNaN) {
     EXPECT_EQ(v[1], 1.5);
     EXPECT_TRUE(std::isnan(v[2])); // NaN stays "no value"
 }
+
+}  // namespace ut_timeseries_test_repack

@@ -11,6 +11,9 @@
 #include <cmath>
 #include <limits>
 
+// One namespace per test file: the suite is unity-built (file-local helpers may share names).
+namespace ut_timeseries_test_time_overflow {
+
 using namespace zarr3;
 
 TEST(TimeOverflow, ExactInt64KeepsEveryRepresentableValue) {
@@ -60,3 +63,5 @@ TEST(TimeOverflow, FormatCivilRefusesSecondsThatAreNoTimeOfDay) {
     // A leap second (23:59:60) is a time of day.
     EXPECT_EQ(format_civil(CivilTime{2016, 12, 31, 86400.0}), "2016-12-31T24:00:00");
 }
+
+}  // namespace ut_timeseries_test_time_overflow

@@ -2,6 +2,7 @@
 // of an existing store (raster_append.hpp). Format work (new edges, run
 // merging) is core's zarr3::appended_metadata.
 #include "classic/raster_append.hpp"
+#include "classic/append_steps.hpp"
 
 #include "classic/append_values.hpp"
 #include "classic/append_verify.hpp"
@@ -43,7 +44,8 @@ std::string DimOf(CSLConstList options) {
 }
 
 // The coordinate values for `n` new indices: APPEND_COORD (one value, or
-// comma-separated, one per band), else a date in the source's metadata.
+// comma-separated, one per band), else the source's own step values
+// (append_steps.hpp), else a date in the source's metadata.
 std::vector<std::string> CoordinateTexts(GDALDataset* src, CSLConstList options, int n) {
     if (const char* c = CSLFetchNameValue(options, "APPEND_COORD")) {
         const CPLStringList parts(
@@ -56,6 +58,8 @@ std::vector<std::string> CoordinateTexts(GDALDataset* src, CSLConstList options,
             out.emplace_back(parts[i]);
         return out;
     }
+    if (auto steps = SourceStepValues(src, DimOf(options)))
+        if (static_cast<int>(steps->texts.size()) == n) return steps->texts;
     for (const char* key : kDateItems)
         if (const char* v = src->GetMetadataItem(key))
             if (zarr3::parse_date_time(v) && n == 1) return {v};
@@ -234,9 +238,20 @@ std::vector<double> FirstCoordinate(GDALDataset* src, CSLConstList options, nloh
     const auto texts = CoordinateTexts(src, options, src->GetRasterCount());
     attrs = nlohmann::json::object();
     if (texts.empty()) return {};
-    if (zarr3::parse_date_time(texts[0]))
-        attrs = {{"units", "days since 1970-01-01"}, {"calendar", "proleptic_gregorian"}};
-    const auto values = CoordinateValues(texts, attrs, dim);
+    // The source's own time coordinate keeps its units and values (exact); a date given or read
+    // from other metadata is stored in days since 1970.
+    const auto steps =
+        CSLFetchNameValue(options, "APPEND_COORD") ? std::nullopt : SourceStepValues(src, dim);
+    std::vector<double> values;
+    if (steps && zarr3::parse_cf_time_units(steps->units)) {
+        attrs = {{"units", steps->units},
+                 {"calendar", steps->calendar.empty() ? "standard" : steps->calendar}};
+        values = steps->values;
+    } else {
+        if (zarr3::parse_date_time(texts[0]))
+            attrs = {{"units", "days since 1970-01-01"}, {"calendar", "proleptic_gregorian"}};
+        values = CoordinateValues(texts, attrs, dim);
+    }
     const auto units = TimeUnits(attrs);
     if (AnyOrder(options))
         RequireDistinct(dim, dim, {}, values, texts, units);

@@ -41,6 +41,12 @@ std::optional<CfTimeUnits> parse_cf_time_units(std::string_view units);
 double cf_value_of(const CfTimeUnits& units, const CivilTime& t);
 CivilTime cf_civil_of(const CfTimeUnits& units, double value);
 
+// True when a date `t` of a CF coordinate in `calendar` is the proleptic Gregorian date this file
+// computes with: no calendar (CF's default, "standard"), "standard" and "gregorian" from 1582-10-15
+// on (before that they are Julian dates), "proleptic_gregorian" always; false for every other
+// calendar ("noleap", "360_day", "julian", ...), whose values would map to other dates.
+bool cf_calendar_is_gregorian_at(std::string_view calendar, const CivilTime& t);
+
 // "YYYY-MM-DD" (and "THH:MM:SS" when not midnight). zarr3::Error when t.seconds
 // is no time of day (NaN, negative, past 24:00:00 + a leap second).
 std::string format_civil(const CivilTime& t);

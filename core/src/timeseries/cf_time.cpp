@@ -6,6 +6,7 @@
 #include <cctype>
 #include <cmath>
 #include <cstdio>
+#include <string>
 
 namespace zarr3 {
 
@@ -149,6 +150,15 @@ CivilTime cf_civil_of(const CfTimeUnits& u, double value) {
     CivilTime t = civil_from_days(u.epoch_day + static_cast<int64_t>(day));
     t.seconds = secs - day * 86400.0;
     return t;
+}
+
+bool cf_calendar_is_gregorian_at(std::string_view calendar, const CivilTime& t) {
+    std::string c(calendar);
+    for (auto& ch : c)
+        ch = static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
+    if (c == "proleptic_gregorian") return true;
+    if (!c.empty() && c != "standard" && c != "gregorian") return false;
+    return days_from_civil(t.year, t.month, t.day) >= days_from_civil(1582, 10, 15);
 }
 
 std::string format_civil(const CivilTime& t) {

@@ -45,6 +45,18 @@ TEST(CfTime, DatesAndUnits) {
     EXPECT_EQ(format_civil(*parse_date_time("20240105")), "2024-01-05");
 }
 
+// The calendars whose dates are proleptic Gregorian ones (the only dates the time code computes).
+TEST(CfTime, GregorianCalendarsOnlyWhereTheirDatesAgree) {
+    const auto modern = *parse_date_time("2024-01-05"), old = *parse_date_time("1500-03-01");
+    for (const char* c : {"", "standard", "gregorian", "Gregorian", "proleptic_gregorian"})
+        EXPECT_TRUE(cf_calendar_is_gregorian_at(c, modern)) << c;
+    EXPECT_TRUE(cf_calendar_is_gregorian_at("proleptic_gregorian", old));
+    EXPECT_FALSE(cf_calendar_is_gregorian_at("standard", old)); // a Julian date before 1582-10-15
+    EXPECT_FALSE(cf_calendar_is_gregorian_at("", old));
+    for (const char* c : {"noleap", "365_day", "360_day", "julian", "all_leap", "none"})
+        EXPECT_FALSE(cf_calendar_is_gregorian_at(c, modern)) << c;
+}
+
 TEST(Append, ThousandDailyAppendsMergeIntoOneRun) {
     ArrayBuilder b({1, 4, 6}, data_type_from_name("int32"));
     ArrayMetadata m = b.chunk_shapes_text("[[1],4,6]").build("test"); // rectilinear
@@ -244,4 +256,4 @@ TEST(Verify, ListsChunksOutsideTheExtent) {
     EXPECT_TRUE(verify_array(*b).empty()); // they are never read
 }
 
-}  // namespace ut_timeseries_test_compact
+} // namespace ut_timeseries_test_compact

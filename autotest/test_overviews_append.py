@@ -263,3 +263,14 @@ def test_repository_append_extends_the_levels_in_the_same_commit(tmp_path):
     assert len(history(repo)) == len(built) + 1
     info = run("gdalinfo", repo)
     assert "Warning" not in info.stderr and "Overviews" not in info.stdout and "Band 4" in info.stdout
+
+
+def test_append_on_stale_levels_removes_the_pyramid(tmp_path):
+    store = series(tmp_path, "s.zarr", 2)
+    run("gdaladdo", "-q", store, "2", "4")
+    make_stale(tmp_path, store, 3)
+    p = append(tmp_path, store, 4)
+    assert re.search(r"ovr_\dx.*stale.*removed", p.stderr), p.stderr
+    assert not list(Path(store).glob("ovr_*"))
+    info = run("gdalinfo", store)
+    assert "Warning" not in info.stderr and "Band 4" in info.stdout, info.stderr

@@ -19,6 +19,8 @@
 namespace zarr3drv {
 namespace {
 
+constexpr uint64_t kBatchBytes = 64ull << 20; // computed level values held at a time
+
 // The multiscales convention's method name -> GDAL's resampling name; ""
 // when GDAL's overview resampling has no such method.
 std::string GdalMethod(const std::string& recorded) {
@@ -119,67 +121,94 @@ void AppendedOverviews::Plan(const zarr3::Array& base) {
 
 // One GDALRegenerateOverviewsMultiBand per resampling method over the new
 // steps' bands (the levels sharing it together, finest first, as gdaladdo
-// computes them), into memory, then stored past each level's end.
+// computes them), into memory, then stored past each level's end; in
+// batches of whole chunks along the steps' axis (about kBatchBytes of
+// computed levels each: each band is resampled on its own, so batches give
+// the values one call over every step gives).
 void AppendedOverviews::Write(const std::shared_ptr<zarr3::Array>& grown) {
     if (levels_.empty()) return;
     auto pending = std::make_shared<PendingMetadataStore>(store_, *grown);
     auto view = Zarr3RasterDataset::Open(
         pending, zarr3::Array::open(pending, grown->path(), grown->metadata()), false, true);
-    const int n = static_cast<int>(n_);
-    std::vector<GDALRasterBand*> src;
-    for (int b = 0; b < n; ++b)
-        src.push_back(view->GetRasterBand(static_cast<int>(start_) + b + 1));
-    const auto& dt = grown->metadata().dtype;
-    const GDALDataType gt = GDALTypeFor(dt);
-    GDALDriver* mem = GetGDALDriverManager()->GetDriverByName("MEM");
+    const uint64_t gsize =
+        static_cast<uint64_t>(GDALGetDataTypeSizeBytes(GDALTypeFor(grown->metadata().dtype)));
     std::vector<bool> done(levels_.size(), false);
     for (size_t i = 0; i < levels_.size(); ++i) {
         if (done[i]) continue;
         std::vector<size_t> group;
+        uint64_t per_step = 0;
         for (size_t k = i; k < levels_.size(); ++k)
-            if (!done[k] && levels_[k].method == levels_[i].method) group.push_back(k);
-        std::vector<GDALDatasetUniquePtr> outs;
-        std::vector<std::vector<GDALRasterBand*>> dst(static_cast<size_t>(n));
-        for (size_t k : group) {
-            done[k] = true;
-            const auto& s = levels_[k].grown->metadata().shape;
-            outs.emplace_back(
-                mem->Create("", static_cast<int>(s[2]), static_cast<int>(s[1]), n, gt, nullptr));
-            if (!outs.back()) throw zarr3::Error(base_path_ + ": no memory for an overview level");
-            for (int b = 0; b < n; ++b) {
-                int has = 0;
-                const double nd = src[static_cast<size_t>(b)]->GetNoDataValue(&has);
-                if (has) outs.back()->GetRasterBand(b + 1)->SetNoDataValue(nd);
-                dst[static_cast<size_t>(b)].push_back(outs.back()->GetRasterBand(b + 1));
+            if (!done[k] && levels_[k].method == levels_[i].method) {
+                group.push_back(k);
+                done[k] = true;
+                const auto& s = levels_[k].grown->metadata().shape;
+                per_step += s[1] * s[2] * gsize;
             }
-        }
-        std::vector<GDALRasterBand**> ptrs;
-        for (auto& d : dst)
-            ptrs.push_back(d.data());
-        if (GDALRegenerateOverviewsMultiBand(n, src.data(), static_cast<int>(group.size()),
-                                             ptrs.data(), levels_[i].method.c_str(), nullptr,
-                                             nullptr, nullptr) != CE_None)
-            throw zarr3::Error(grown->describe() + ": computing the new steps of its overview "
-                                                   "levels failed");
-        for (size_t g = 0; g < group.size(); ++g) {
-            auto& lv = *levels_[group[g]].grown;
-            const auto& s = lv.metadata().shape;
-            const size_t count = static_cast<size_t>(n_ * s[1] * s[2]);
-            std::vector<GByte> buf(count * static_cast<size_t>(GDALGetDataTypeSizeBytes(gt)));
-            if (outs[g]->RasterIO(GF_Read, 0, 0, static_cast<int>(s[2]), static_cast<int>(s[1]),
-                                  buf.data(), static_cast<int>(s[2]), static_cast<int>(s[1]), gt, n,
-                                  nullptr, 0, 0, 0, nullptr) != CE_None)
-                throw zarr3::Error(lv.describe() + ": reading the computed steps failed");
-            std::vector<GByte> stored;
-            const void* data = buf.data();
-            if (!SameRepresentation(dt)) {
-                stored.resize(count * dt.size);
-                NarrowFromGDAL(dt, buf.data(), stored.data(), count);
-                data = stored.data();
+        const auto& ax = levels_[i].grown->metadata().grid.axis(0);
+        for (uint64_t b0 = 0; b0 < n_;) {
+            uint64_t b1 = b0;
+            while (b1 < n_) {
+                const uint64_t c = ax.chunk_index(start_ + b1);
+                const uint64_t end = std::min(n_, ax.chunk_start(c) + ax.chunk_edge(c) - start_);
+                if (b1 > b0 && (end - b0) * per_step > kBatchBytes) break;
+                b1 = end;
             }
-            lv.write(zarr3::Selection{{start_, 0, 0}, {n_, s[1], s[2]}, {}}, data);
-            lv.flush();
+            WriteSteps(*view, group, b0, b1 - b0);
+            b0 = b1;
         }
+        for (size_t k : group)
+            levels_[k].grown->flush();
+    }
+}
+
+// Steps [b0, b0 + nb) of the new ones, of the levels `group` (one method).
+void AppendedOverviews::WriteSteps(GDALDataset& view, const std::vector<size_t>& group, uint64_t b0,
+                                   uint64_t nb) {
+    const int n = static_cast<int>(nb);
+    const auto& dt = levels_[group[0]].grown->metadata().dtype;
+    const GDALDataType gt = GDALTypeFor(dt);
+    std::vector<GDALRasterBand*> src;
+    for (int b = 0; b < n; ++b)
+        src.push_back(view.GetRasterBand(static_cast<int>(start_ + b0) + b + 1));
+    GDALDriver* mem = GetGDALDriverManager()->GetDriverByName("MEM");
+    std::vector<GDALDatasetUniquePtr> outs;
+    std::vector<std::vector<GDALRasterBand*>> dst(static_cast<size_t>(n));
+    for (size_t k : group) {
+        const auto& s = levels_[k].grown->metadata().shape;
+        outs.emplace_back(
+            mem->Create("", static_cast<int>(s[2]), static_cast<int>(s[1]), n, gt, nullptr));
+        if (!outs.back()) throw zarr3::Error(base_path_ + ": no memory for an overview level");
+        for (int b = 0; b < n; ++b) {
+            int has = 0;
+            const double nd = src[static_cast<size_t>(b)]->GetNoDataValue(&has);
+            if (has) outs.back()->GetRasterBand(b + 1)->SetNoDataValue(nd);
+            dst[static_cast<size_t>(b)].push_back(outs.back()->GetRasterBand(b + 1));
+        }
+    }
+    std::vector<GDALRasterBand**> ptrs;
+    for (auto& d : dst)
+        ptrs.push_back(d.data());
+    if (GDALRegenerateOverviewsMultiBand(n, src.data(), static_cast<int>(group.size()), ptrs.data(),
+                                         levels_[group[0]].method.c_str(), nullptr, nullptr,
+                                         nullptr) != CE_None)
+        throw zarr3::Error(base_path_ + ": computing the new steps of its overview levels failed");
+    for (size_t g = 0; g < group.size(); ++g) {
+        auto& lv = *levels_[group[g]].grown;
+        const auto& s = lv.metadata().shape;
+        const size_t count = static_cast<size_t>(nb * s[1] * s[2]);
+        std::vector<GByte> buf(count * static_cast<size_t>(GDALGetDataTypeSizeBytes(gt)));
+        if (outs[g]->RasterIO(GF_Read, 0, 0, static_cast<int>(s[2]), static_cast<int>(s[1]),
+                              buf.data(), static_cast<int>(s[2]), static_cast<int>(s[1]), gt, n,
+                              nullptr, 0, 0, 0, nullptr) != CE_None)
+            throw zarr3::Error(lv.describe() + ": reading the computed steps failed");
+        std::vector<GByte> stored;
+        const void* data = buf.data();
+        if (!SameRepresentation(dt)) {
+            stored.resize(count * dt.size);
+            NarrowFromGDAL(dt, buf.data(), stored.data(), count);
+            data = stored.data();
+        }
+        lv.write(zarr3::Selection{{start_ + b0, 0, 0}, {nb, s[1], s[2]}, {}}, data);
     }
 }
 

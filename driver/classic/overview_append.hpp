@@ -13,6 +13,8 @@
 #include "zarr3/array.hpp"
 #include "zarr3/store.hpp"
 
+#include "gdal_priv.h"
+
 #include <memory>
 #include <optional>
 #include <string>
@@ -43,6 +45,7 @@ class AppendedOverviews {
         std::string method;                  // GDAL's resampling name
     };
     void Plan(const zarr3::Array& base);
+    void WriteSteps(GDALDataset& view, const std::vector<size_t>& group, uint64_t b0, uint64_t nb);
     void Remove();
 
     std::shared_ptr<zarr3::Store> store_;

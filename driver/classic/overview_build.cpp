@@ -52,7 +52,6 @@ class OverviewBuilder {
     };
     zarr3::ArrayMetadata LevelMetadata(Size s, const std::string& where) const;
     nlohmann::json LevelAttributes(Size s) const;
-    std::vector<Level> ExistingLevels() const;
     std::string NewLevel(int factor, Size s, const std::vector<Level>& levels) const;
     void WriteLayout(const std::vector<Level>& levels);
     std::string GroupPath() const { return zarr3::parent_path(ds_.array_->path()); }
@@ -74,7 +73,8 @@ uint64_t CeilDiv(uint64_t a, uint64_t b) {
     return (a + b - 1) / b;
 }
 
-// Removes the multiscales attribute and its zarr_conventions entry.
+} // namespace
+
 void EraseMultiscales(nlohmann::json& attrs) {
     attrs.erase("multiscales");
     if (auto it = attrs.find("zarr_conventions"); it != attrs.end() && it->is_array()) {
@@ -89,6 +89,8 @@ void EraseMultiscales(nlohmann::json& attrs) {
     }
 }
 
+namespace {
+
 // GDAL resampling name -> the convention's lower-case name.
 std::string MethodName(std::string r) {
     for (auto& c : r)
@@ -102,32 +104,6 @@ std::string MethodName(std::string r) {
 
 std::string OverviewBuilder::BaseName() const {
     return zarr3::base_name(ds_.array_->path());
-}
-
-// The opened overviews as layout levels (asset = the level's path in the
-// group without the trailing array name), with their recorded method.
-std::vector<OverviewBuilder::Level> OverviewBuilder::ExistingLevels() const {
-    std::vector<Level> out;
-    const auto pyr = FindPyramid(*ds_.store_, ds_.array_->path());
-    for (const auto& o : ds_.overviews_) {
-        std::string rel = o->array_->path();
-        if (!GroupPath().empty()) rel = rel.substr(GroupPath().size() + 1);
-        const std::string tail = "/" + BaseName();
-        if (rel.size() > tail.size() &&
-            rel.compare(rel.size() - tail.size(), tail.size(), tail) == 0)
-            rel.resize(rel.size() - tail.size());
-        std::string method;
-        if (pyr)
-            for (const auto& l : pyr->ms.layout)
-                if (l.asset == rel)
-                    method = l.resampling_method.empty() ? pyr->ms.resampling_method
-                                                         : l.resampling_method;
-        out.push_back(
-            {rel,
-             {static_cast<uint64_t>(o->nRasterXSize), static_cast<uint64_t>(o->nRasterYSize)},
-             method});
-    }
-    return out;
 }
 
 // Creates group ovr_<factor>x (or a free variant) and its level array.
@@ -276,20 +252,28 @@ void OverviewBuilder::Build(const std::string& resampling, const std::vector<int
     ds_.FlushCache(false);
     const uint64_t W = static_cast<uint64_t>(ds_.nRasterXSize);
     const uint64_t H = static_cast<uint64_t>(ds_.nRasterYSize);
-    // Existing levels stay; requested sizes that none has are added.
-    std::vector<Level> levels = ExistingLevels();
+    // The existing levels (also stale ones) are replaced by the requested
+    // ones: removed as -clean removes them, then built afresh (in a
+    // repository, all in one commit).
+    if (const auto pyr = FindPyramid(*ds_.store_, ds_.array_->path())) {
+        Clean();
+        taken_.clear();
+        for (const auto& l : pyr->full.layout)
+            if (zarr3::root_of(pyr->full, &l - pyr->full.layout.data()) !=
+                zarr3::root_of(pyr->full, pyr->full_level))
+                taken_.insert(l.asset);
+    }
+    std::vector<Level> levels;
     std::vector<Size> wanted;
     for (int f : factors) {
         if (f < 2) throw zarr3::Error(where + ": overview factor " + std::to_string(f) + " < 2");
         const Size s{CeilDiv(W, static_cast<uint64_t>(f)),
                      ds_.YAxis() == SIZE_MAX ? 1 : CeilDiv(H, static_cast<uint64_t>(f))};
         wanted.push_back(s);
-        auto it = std::find_if(levels.begin(), levels.end(),
-                               [&](const Level& l) { return l.size.w == s.w && l.size.h == s.h; });
-        if (it != levels.end())
-            it->method = MethodName(resampling);
-        else
-            levels.push_back({NewLevel(f, s, levels), s, MethodName(resampling)});
+        const bool dup = std::any_of(levels.begin(), levels.end(), [&](const Level& l) {
+            return l.size.w == s.w && l.size.h == s.h;
+        });
+        if (!dup) levels.push_back({NewLevel(f, s, levels), s, MethodName(resampling)});
     }
     std::stable_sort(levels.begin(), levels.end(), [](const Level& a, const Level& b) {
         return a.size.w * a.size.h > b.size.w * b.size.h;
@@ -377,7 +361,9 @@ std::vector<std::string> OverviewBuilder::Doomed(const PyramidOf& pyr) const {
         }
         paths.push_back(p);
     }
-    std::vector<std::string> accepted;
+    // Stale levels too (fewer steps than the base): the reader refused them
+    // only for that, they are this array's levels.
+    std::vector<std::string> accepted = ds_.stale_levels_;
     for (const auto& o : ds_.overviews_)
         accepted.push_back(o->array_->path());
     return zarr3::clean_set(full, root, paths, accepted);

@@ -5,12 +5,17 @@
 
 #include "gdal_priv.h"
 
+#include <nlohmann/json.hpp>
+
 namespace zarr3drv {
 
 class Zarr3RasterDataset;
 
 // Throws zarr3::Error naming the option when a value is not accepted.
 void CheckOverviewOptions(CSLConstList options);
+
+// Removes the multiscales attribute and its zarr_conventions entry.
+void EraseMultiscales(nlohmann::json& attrs);
 
 // Builds the overviews the options ask for on the finished copy `ds`
 // (nothing for OVERVIEWS=NONE, the default). Throws zarr3::Error.

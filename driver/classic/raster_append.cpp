@@ -6,6 +6,7 @@
 
 #include "classic/append_values.hpp"
 #include "classic/append_verify.hpp"
+#include "classic/overview_append.hpp"
 #include "classic/raster_dataset.hpp"
 #include "error_boundary.hpp"
 #include "mapping/gdal_types.hpp"
@@ -690,13 +691,16 @@ void Switch(const FreshStoreFn& fresh, const Target& t, CoordinateStep& coord, z
 // follow, keeps no other); only where the array lock excludes other
 // processes (elsewhere another writer may own them); a removal that fails
 // leaves them, as a killed append does (the next append overwrites them).
-void RemoveUnswitchedChunks(const Target& t, zarr3::Array& out, uint64_t start) {
+void RemoveUnswitchedChunks(const Target& t, zarr3::Array& out, uint64_t start,
+                            std::vector<std::string> keys) {
     try {
         out.flush(); // nothing still being written
     } catch (const std::exception&) {
     }
     std::string left;
-    for (const auto& key : zarr3::chunk_keys_from(out, start)) {
+    const auto own = zarr3::chunk_keys_from(out, start);
+    keys.insert(keys.end(), own.begin(), own.end()); // the overview levels' too
+    for (const auto& key : keys) {
         try {
             t.store->erase(key);
         } catch (const std::exception& e) {
@@ -747,6 +751,7 @@ GDALDataset* AppendWith(const std::string& root, const FreshStoreFn& fresh, GDAL
         ExtendBandAttributes(nm.attributes, src, start, dim);
         auto out = zarr3::Array::open(t.store, t.array->path(), nm);
         ConfigureArray(*out);
+        AppendedOverviews ovr(t.store, *t.array, static_cast<uint64_t>(src->GetRasterCount()));
         // No lock across processes (an object store): another append may
         // write the same step; checked before each write, and after the
         // switch success only when ours is what is stored.
@@ -759,13 +764,16 @@ GDALDataset* AppendWith(const std::string& root, const FreshStoreFn& fresh, GDAL
             if (shared) RequireUnchanged(fresh, t.array->path(), t.seen);
             written.start();
             WritePixels(src, *out, start, values, progress, progress_data);
+            ovr.Write(out); // the levels' new steps, past their ends
             zarr3::test_kill_point("append-chunks");
             if (shared) RequireUnchanged(fresh, t.array->path(), t.seen);
             coord.Write();
             written.stop();
+            ovr.Switch(); // before the base's: a kill between leaves longer levels (tolerated)
             Switch(fresh, t, coord, *out, switched);
         } catch (const std::exception& e) {
-            if (!switched && lock->across_processes()) RemoveUnswitchedChunks(t, *out, start);
+            if (!switched && lock->across_processes())
+                RemoveUnswitchedChunks(t, *out, start, ovr.WrittenKeys());
             // Written, then another append switched: its step may be ours.
             if (!shared || !written.started() ||
                 !StoredStep(fresh, step, src, values, written.settle()).empty())

@@ -244,6 +244,7 @@ class Zarr3RasterDataset final : public GDALPamDataset {
     // Default-domain items that come from the attributes (not saved by PAM).
     std::map<std::string, std::string> zarr_md_;
     std::vector<std::unique_ptr<Zarr3RasterDataset>> overviews_; // finest first
+    std::vector<std::string> stale_levels_; // level arrays with fewer steps than the base
 };
 
 class Zarr3RasterBand final : public GDALPamRasterBand {

@@ -6,13 +6,14 @@
 // raster then opens without overviews.
 #include "classic/raster_overviews.hpp"
 
-#include "mapping/georef.hpp"
 #include "classic/raster_dataset.hpp"
+#include "mapping/georef.hpp"
 
 #include "zarr3/array.hpp"
 #include "zarr3/hierarchy.hpp"
 
 #include <algorithm>
+#include <cctype>
 
 namespace zarr3drv {
 namespace {
@@ -105,6 +106,26 @@ LevelSets LayoutLevels(const nlohmann::json& attrs) {
     return out;
 }
 
+// GDAL's level layout left beside a pyramid by earlier builds: `rel` is
+// ovr_<f>x or ovr_<f>x_<k> holding an array named like a base of the layout
+// (versions before issue 40.6 built ovr_2x_1 beside a stale ovr_2x).
+bool IsLeftLevelGroup(const std::string& rel, const std::vector<std::string>& bases) {
+    const auto slash = rel.find('/');
+    if (slash == std::string::npos || rel.compare(0, 4, "ovr_") != 0) return false;
+    const std::string name = rel.substr(slash + 1);
+    if (std::find(bases.begin(), bases.end(), name) == bases.end()) return false;
+    size_t i = 4;
+    const auto digits = [&] {
+        const size_t from = i;
+        while (i < slash && std::isdigit(static_cast<unsigned char>(rel[i])))
+            ++i;
+        return i > from;
+    };
+    if (!digits() || i >= slash || rel[i++] != 'x') return false;
+    if (i == slash) return true;
+    return rel[i++] == '_' && digits() && i == slash;
+}
+
 } // namespace
 
 std::string PyramidOf::ArrayPath(size_t k) const {
@@ -153,6 +174,8 @@ std::set<std::string> CoarserPyramidLevels(zarr3::Store& store,
                     hidden.insert(p);
                     break;
                 }
+            if (IsLeftLevelGroup(*rel, sets.bases) && present(zarr3::base_name(*rel)))
+                hidden.insert(p);
         }
     }
     return hidden;
@@ -216,9 +239,37 @@ std::string LevelMismatch(const zarr3::ArrayMetadata& bm, const zarr3::ArrayMeta
     return {};
 }
 
+// A level with fewer elements than the base along a non-spatial axis (the
+// steps of appends made before appends extended the levels): "axis a has n
+// steps, the array m"; nullopt otherwise.
+std::optional<std::string> StaleSteps(const zarr3::ArrayMetadata& bm,
+                                      const zarr3::ArrayMetadata& lm, size_t ix, size_t iy) {
+    if (lm.rank() != bm.rank()) return std::nullopt;
+    for (size_t a = 0; a < bm.rank(); ++a)
+        if (a != ix && a != iy && lm.shape[a] < bm.shape[a])
+            return "axis " + std::to_string(a) + " has " + std::to_string(lm.shape[a]) +
+                   " steps, the array " + std::to_string(bm.shape[a]);
+    return std::nullopt;
+}
+
+// A level longer than the base along a non-spatial axis (an append killed
+// after switching the levels, before the base) is read at the base's length:
+// the steps past it are the killed append's, the next append overwrites them.
+void ViewAtBaseLength(const zarr3::ArrayMetadata& bm, zarr3::ArrayMetadata& lm, size_t ix,
+                      size_t iy) {
+    if (lm.rank() != bm.rank()) return;
+    zarr3::Shape shape = lm.shape;
+    for (size_t a = 0; a < bm.rank(); ++a)
+        if (a != ix && a != iy && lm.shape[a] > bm.shape[a]) shape[a] = bm.shape[a];
+    if (shape == lm.shape) return;
+    lm.grid.resize(shape);
+    lm.shape = shape;
+}
+
 } // namespace
 
 void Zarr3RasterDataset::OpenOverviews() {
+    stale_levels_.clear();
     std::optional<PyramidOf> pyr;
     const std::string store_name = store_->uri();
     try {
@@ -253,10 +304,19 @@ void Zarr3RasterDataset::OpenOverviews() {
                 problem = what + ": no such array";
                 break;
             }
-            const auto lm = zarr3::parse_array_metadata(*j, store_name + "/" + path);
+            auto lm = zarr3::parse_array_metadata(*j, store_name + "/" + path);
             if (!declared && lm.shape[XAxis()] >= bm.shape[XAxis()] &&
                 (YAxis() == SIZE_MAX || lm.shape[YAxis()] >= bm.shape[YAxis()]))
                 continue; // no scale given and not smaller: no overview of this array
+            if (const auto stale = StaleSteps(bm, lm, XAxis(), YAxis())) {
+                stale_levels_.push_back(path);
+                if (problem.empty())
+                    problem = what + " is stale: " + *stale +
+                              " (an append since the overviews were built); run gdaladdo again "
+                              "to rebuild them, or gdaladdo -clean";
+                continue;
+            }
+            ViewAtBaseLength(bm, lm, XAxis(), YAxis());
             const std::string why = LevelMismatch(bm, lm, pyr->ms.layout[k], XAxis(), YAxis());
             if (!why.empty()) {
                 problem = what + ": " + why;

@@ -223,6 +223,39 @@ def test_compact_repository_monthly_on_a_branch(exe, repo):
     assert not any(m.startswith("zarr3 compact") for m in msgs)  # main did not move
 
 
+def chunk_objects(repo):
+    return {p.name for p in (repo / "chunks").iterdir()}
+
+
+def compacted(exe, repo, edges):
+    """(written, kept) of a compaction of t2m on main, and the new chunk objects."""
+    before = chunk_objects(repo)
+    r = run(exe, "compact", repo, "--array", "t2m", "--dim", "time", "--edges", edges)
+    assert r.returncode == 0, r.stderr
+    m = re.search(r"chunks -> (\d+) \((\d+) written, (\d+) kept as stored\); commit", r.stdout)
+    assert m, r.stdout
+    new, written, kept = map(int, m.groups())
+    assert new == written + kept
+    return written, kept, chunk_objects(repo) - before
+
+
+def test_compact_repository_writes_only_the_months_whose_edges_change(exe, repo):
+    want = read_t2m(repo)  # [31,28,31]
+    written, kept, objects = compacted(exe, repo, "[31,[1,59]]")  # January stays one chunk
+    per_step = kept  # the chunks of one time chunk (January's, kept)
+    assert per_step >= 1 and written == 59 * per_step and len(objects) == written
+    written, kept, objects = compacted(exe, repo, "monthly")
+    assert (written, kept) == (2 * per_step, per_step)  # February and March only
+    assert len(objects) == written
+    assert np.array_equal(read_t2m(repo).view(np.uint32), want.view(np.uint32))
+    # Nothing left to do: said so, no commit, no object.
+    tip, state = refs(exe, repo)["branches"]["main"], files(repo)
+    r = run(exe, "compact", repo, "--array", "t2m", "--dim", "time", "--edges", "monthly")
+    assert r.returncode == 0, r.stderr
+    assert "already has these edges ([31,28,31]); nothing to do: no commit" in r.stdout, r.stdout
+    assert refs(exe, repo)["branches"]["main"] == tip and files(repo) == state
+
+
 @pytest.mark.parametrize("step", ["compact-chunks", "icechunk-chunks", "icechunk-snapshot",
                                   "icechunk-repo"])
 def test_killed_compaction_leaves_the_branch(exe, repo, step):

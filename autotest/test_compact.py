@@ -9,7 +9,8 @@ import numpy as np
 import pytest
 from osgeo import gdal
 
-from test_append import append_options, build_cube, days_of, expected_day, meta, read_cube, read_time
+from test_append import (append_options, build_cube, day_tif, days_of, expected_day, meta, read_cube,
+                         read_time)
 
 DRV = "Zarr3"
 
@@ -93,6 +94,45 @@ def test_killed_compaction_leaves_old_or_new_array(cube, exe, step):
     files = chunk_files(cube / "cube")
     sep = meta(cube, "cube")["chunk_key_encoding"]["configuration"]["separator"]
     assert len(files) == 4 and all(f.startswith("c" + sep) for f in files), files
+
+
+def store_state(store):
+    """Every file of the store with its bytes, inode and mtime."""
+    return {str(p.relative_to(store)): (p.read_bytes(), p.stat().st_ino, p.stat().st_mtime_ns)
+            for p in sorted(store.rglob("*")) if p.is_file()}
+
+
+def test_compact_monthly_refuses_an_unsorted_time_axis_and_writes_nothing(tmp_path, exe):
+    store = tmp_path / "cube.zarr"
+    for d in (1, 32, 2, 33):  # 2024-01-01, 02-01, 01-02, 02-02
+        gdal.Translate(str(store), str(day_tif(tmp_path / f"d{d}.tif", d)), format=DRV,
+                       creationOptions=append_options("APPEND_ORDER=ANY"))
+    before = store_state(store)
+    p = cli(exe, "compact", store / "cube", "--dim", "time", "--edges", "monthly")
+    assert p.returncode != 0, p.stdout
+    assert "value 2 (2024-01-02) comes after value 1 (2024-02-01)" in p.stderr, p.stderr
+    assert "time" in p.stderr and "nothing was compacted" in p.stderr
+    assert store_state(store) == before
+
+
+def test_compact_rewrites_only_the_months_whose_edges_change(tmp_path, run_tool, exe):
+    store = build_cube(tmp_path, run_tool, 59)  # 2024-01-01 .. 2024-02-28, daily
+    p = cli(exe, "compact", store / "cube", "--dim", "time", "--edges", "[31,[1,28]]")
+    assert p.returncode == 0, p.stderr  # January is one chunk, February still daily
+    january = (store / "cube" / "c.0.0.0").stat()
+    p = cli(exe, "compact", store / "cube", "--dim", "time", "--edges", "monthly")
+    assert p.returncode == 0, p.stderr
+    assert "[31,[1,28]] -> [31,28]; 29 chunks -> 2 (1 written, 1 kept as stored)" in p.stdout
+    assert chunk_files(store / "cube") == ["c/0/0/0", "c/1/0/0"]
+    kept = (store / "cube" / "c" / "0" / "0" / "0").stat()
+    assert (kept.st_ino, kept.st_mtime_ns) == (january.st_ino, january.st_mtime_ns)
+    check_values(store, 59)
+    # Nothing left to do: said so, nothing written.
+    before = store_state(store)
+    p = cli(exe, "compact", store / "cube", "--dim", "time", "--edges", "monthly")
+    assert p.returncode == 0, p.stderr
+    assert "already has these edges ([31,28]); nothing to do, nothing written" in p.stdout
+    assert store_state(store) == before
 
 
 def test_info_prints_the_grid_in_run_length_form(tmp_path, run_tool, exe):

@@ -35,6 +35,12 @@ class NoLinkStore : public zarr3::FileStore {
         check(prefix);
         return FileStore::list_dir(prefix);
     }
+    // An unchanged chunk under its new key: the same file (a hard link).
+    bool link(const std::string& from, const std::string& to) {
+        check(from);
+        check(to);
+        return FileStore::link(from, to);
+    }
 
   private:
     void check(const std::string& key) const {
@@ -181,7 +187,7 @@ zarr3::AxisPartition plan(const Args& a, const zarr3::Array& arr, size_t axis,
             throw zarr3::Error(c->describe() +
                                ": --edges monthly needs CF time units (attribute \"units\": "
                                "\"days since YYYY-MM-DD\")");
-        return zarr3::plan_monthly_edges(read_values(*c), *u);
+        return zarr3::plan_monthly_edges(read_values(*c), *u, c->describe());
     }
     if (a.edges.find_first_not_of("0123456789") == std::string::npos)
         return zarr3::plan_fixed_edges(len, parse_number(a.edges, "--edges"));
@@ -253,6 +259,12 @@ std::shared_ptr<zarr3::Array> find_in_store(const std::shared_ptr<zarr3::Store>&
     return checked_coordinate(zarr3::Array::open(store, zarr3::join_key(*group, name)), length);
 }
 
+// " (W written, K kept as stored)": what a compaction wrote.
+std::string written(const zarr3::CompactResult& res) {
+    return " (" + std::to_string(res.new_chunks - res.kept_chunks) + " written, " +
+           std::to_string(res.kept_chunks) + " kept as stored)";
+}
+
 // An Icechunk repository (a folder with a `repo` file): the compaction is one
 // commit on the branch through a session; nothing is deleted or overwritten.
 int compact_repository(const std::string& path, const fs::path& dir, const Args& a,
@@ -276,6 +288,12 @@ int compact_repository(const std::string& path, const fs::path& dir, const Args&
         return find_in_store(snap, apath, name, len);
     });
     const auto res = zarr3::compact_array_into(*arr, *session, axis, edges);
+    if (res.unchanged) {
+        out << path << " /" << apath << ": axis " << axis << " (" << a.dim << ") already has "
+            << "these edges (" << res.old_axis.dump() << "); nothing to do: no commit on branch "
+            << session->branch() << " (tip " << base << ")\n";
+        return 0;
+    }
     const std::string msg = a.message.empty()
                                 ? "zarr3 compact: /" + apath + " axis " + std::to_string(axis) +
                                       " " + res.old_axis.dump() + " -> " + res.new_axis.dump()
@@ -283,7 +301,7 @@ int compact_repository(const std::string& path, const fs::path& dir, const Args&
     const std::string id = session->commit(msg);
     out << path << " /" << apath << ": axis " << axis << " (" << a.dim << ") "
         << res.old_axis.dump() << " -> " << res.new_axis.dump() << "; " << res.old_chunks
-        << " chunks -> " << res.new_chunks << "; commit " << id << " on branch "
+        << " chunks -> " << res.new_chunks << written(res) << "; commit " << id << " on branch "
         << session->branch() << " (parent " << base << ")\n";
     return 0;
 }
@@ -307,11 +325,18 @@ int cmd_compact(const std::string& path, const std::vector<std::string>& opts, s
     const auto finder = [&](const std::string& name, uint64_t len) {
         return find_coordinate(dir, name, len);
     };
-    const auto res =
-        zarr3::compact_array(*arr, axis, plan(a, *arr, axis, finder),
-                             [&](const zarr3::ArrayMetadata& m) { update_parents(dir, m); });
+    const auto res = zarr3::compact_array(
+        *arr, axis, plan(a, *arr, axis, finder),
+        [&](const zarr3::ArrayMetadata& m) { update_parents(dir, m); },
+        [&](const std::string& from, const std::string& to) { return store->link(from, to); });
+    if (res.unchanged) {
+        out << path << ": axis " << axis << " (" << a.dim << ") already has these edges ("
+            << res.old_axis.dump() << "); nothing to do, nothing written\n";
+        return 0;
+    }
     remove_empty_chunk_folders(dir);
     out << path << ": axis " << axis << " (" << a.dim << ") " << res.old_axis.dump() << " -> "
-        << res.new_axis.dump() << "; " << res.old_chunks << " chunks -> " << res.new_chunks << "\n";
+        << res.new_axis.dump() << "; " << res.old_chunks << " chunks -> " << res.new_chunks
+        << written(res) << "\n";
     return 0;
 }

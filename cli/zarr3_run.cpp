@@ -4,8 +4,10 @@
 //   zarr3 verify PATH                   decode every stored chunk; checksums and shard indexes;
 //                                       chunks stored past the array's end
 //   zarr3 compact PATH --dim D --edges monthly|N|JSON [--coord NAME]
-// PATH is a local folder holding a zarr.json (a store root, a group or an array).
+// PATH is a local folder holding a zarr.json (a store root, a group or an array);
+// info and verify also take an Icechunk repository (zarr3_repo_versions.cpp).
 #include "zarr3_cli.hpp"
+#include "zarr3_repo_versions.hpp"
 
 #include "zarr3/compact.hpp"
 #include "zarr3/hierarchy.hpp"
@@ -20,8 +22,8 @@ namespace fs = std::filesystem;
 namespace {
 
 constexpr const char* kUsage =
-    "usage: zarr3 info PATH\n"
-    "       zarr3 verify PATH\n"
+    "usage: zarr3 info PATH | REPO [--branch NAME | --tag NAME]\n"
+    "       zarr3 verify PATH | REPO [--branch NAME | --tag NAME]\n"
     "       zarr3 compact PATH --dim NAME --edges monthly|N|JSON [--coord ARRAY]\n"
     "       zarr3 compact REPO --array PATH --dim NAME --edges ... [--coord ARRAY]\n"
     "                     [--branch NAME] [--message TEXT]\n"
@@ -34,6 +36,8 @@ constexpr const char* kUsage =
     "  dimension, CF units \"days since ...\"), N (chunks of N), or a JSON list of edges and\n"
     "  [edge, count] runs as in chunk_shapes, e.g. '[[31,1],[28,1]]' or '[7,7,7]'.\n"
     "REPO: a local Icechunk repository (a folder with a repo file).\n"
+    "  info, verify: every branch tip (each named with its snapshot), or the one branch or tag\n"
+    "  given; verify reads every chunk, virtual ones in the repository's file:// containers too.\n"
     "  compact: the compaction of the array at PATH in it is one commit on the branch\n"
     "  (default main); older snapshots stay readable.\n"
     "  log: the repository's branches, tags and history.\n"
@@ -84,11 +88,40 @@ std::shared_ptr<zarr3::Store> open_store(const std::string& path, bool writable)
                                               writable);
 }
 
+// What info and verify read: a local store (`prefix` "PATH/"), or one
+// version of an Icechunk repository (`prefix` "REPO [branch main (snapshot
+// ID)] "), named so in every line about it.
+struct Target {
+    std::string prefix;
+    std::shared_ptr<zarr3::Store> store;
+    bool local = true;
+};
+
+std::vector<Target> targets_of(const std::string& path, const std::vector<std::string>& opts,
+                               const char* verb) {
+    require_local(path, verb);
+    std::vector<Target> out;
+    if (is_repository(path)) {
+        for (auto& v : repository_versions(path, opts, verb))
+            out.push_back({path + " [" + v.label + "] ", std::move(v.store), false});
+        if (out.empty()) throw zarr3::Error(path + ": an Icechunk repository without branches");
+        return out;
+    }
+    if (!opts.empty())
+        throw UsageError(std::string(verb) +
+                         ": --branch and --tag apply to Icechunk "
+                         "repositories only; " +
+                         path + " holds a zarr.json");
+    out.push_back({path + "/", open_store(path, false), true});
+    return out;
+}
+
 // Paths of every array at or under `path` of `store` (depth first, sorted),
 // walked by the rule of every hierarchy walk (zarr3/walk.hpp: 32 levels, no
 // folder twice, ZARR3_MAX_GROUP_NODES from the environment).
-void collect_arrays(const std::shared_ptr<zarr3::Store>& store, const std::string& path,
-                    std::vector<std::string>& out, std::ostream& err) {
+void collect_arrays(const Target& t, const std::string& path, std::vector<std::string>& out,
+                    std::ostream& err) {
+    const auto& store = t.store;
     const auto j = zarr3::read_node_json(*store, path);
     if (!j) throw zarr3::NotFound(store->uri() + "/" + path + ": no zarr.json");
     if (zarr3::node_type_of(*j, path + "/zarr.json") == zarr3::NodeType::Array) {
@@ -104,9 +137,11 @@ void collect_arrays(const std::shared_ptr<zarr3::Store>& store, const std::strin
         out.push_back(zarr3::join_key(g.path(), name));
         return true;
     };
-    visit.folder_id = [&](const std::string& group) {
-        return zarr3::local_folder_id(group.empty() ? store->uri() : store->uri() + "/" + group);
-    };
+    if (t.local) // a repository's nodes are no folders (and have no links to follow)
+        visit.folder_id = [&](const std::string& group) {
+            return zarr3::local_folder_id(group.empty() ? store->uri()
+                                                        : store->uri() + "/" + group);
+        };
     // The walk's stops (depth, symbolic link cycle, node budget) on stderr.
     visit.warn = [&err](const std::string& msg) { err << "zarr3: warning: " << msg << "\n"; };
     // Each group read from its own zarr.json (not a consolidated entry).
@@ -116,43 +151,64 @@ void collect_arrays(const std::shared_ptr<zarr3::Store>& store, const std::strin
     zarr3::walk_hierarchy(*zarr3::Group::open(store, path), budget, visit);
 }
 
-int cmd_info(const std::string& path, std::ostream& out, std::ostream& err) {
-    require_local(path, "info");
-    auto store = open_store(path, false);
-    std::vector<std::string> arrays;
-    collect_arrays(store, "", arrays, err);
-    for (size_t i = 0; i < arrays.size(); ++i)
-        out << (i ? "\n" : "") << zarr3::describe_array(*zarr3::Array::open(store, arrays[i]));
-    if (arrays.empty()) out << path << ": a group without arrays\n";
+int cmd_info(const std::string& path, const std::vector<std::string>& opts, std::ostream& out,
+             std::ostream& err) {
+    const auto targets = targets_of(path, opts, "info");
+    for (size_t n = 0; n < targets.size(); ++n) {
+        const Target& t = targets[n];
+        if (!t.local) out << (n ? "\n" : "") << "== " << t.prefix << "\n";
+        std::vector<std::string> arrays;
+        collect_arrays(t, "", arrays, err);
+        for (size_t i = 0; i < arrays.size(); ++i)
+            out << (i ? "\n" : "")
+                << zarr3::describe_array(*zarr3::Array::open(t.store, arrays[i]));
+        if (arrays.empty()) out << path << ": a group without arrays\n";
+    }
     return 0;
 }
 
-int cmd_verify(const std::string& path, std::ostream& out, std::ostream& err) {
-    require_local(path, "verify");
-    auto store = open_store(path, false);
+struct VerifyCounts {
+    size_t arrays = 0, bad = 0, outside = 0;
+};
+
+void verify_target(const Target& t, VerifyCounts& n, std::ostream& err) {
     std::vector<std::string> arrays;
-    collect_arrays(store, "", arrays, err);
-    size_t bad = 0, outside = 0;
+    collect_arrays(t, "", arrays, err);
+    n.arrays += arrays.size();
     for (const auto& a : arrays) {
-        const auto array = zarr3::Array::open(store, a);
+        const auto array = zarr3::Array::open(t.store, a);
         const auto problems = zarr3::verify_array(*array);
         for (const auto& p : problems)
-            err << path << "/" << p << "\n";
-        bad += problems.size();
+            err << t.prefix << p << "\n";
+        n.bad += problems.size();
         const auto orphans = zarr3::chunks_outside_extent(*array);
         for (const auto& k : orphans)
-            err << path << "/" << k << ": stored chunk outside the array's extent (shape "
+            err << t.prefix << k << ": stored chunk outside the array's extent (shape "
                 << nlohmann::json(array->metadata().shape).dump()
                 << "): never read; left by an interrupted write (an append overwrites it, "
                    "or delete it)\n";
-        outside += orphans.size();
+        n.outside += orphans.size();
     }
-    if (bad || outside) {
-        if (bad) err << path << ": " << bad << " bad chunk(s)\n";
-        if (outside) err << path << ": " << outside << " chunk(s) outside the extent\n";
+}
+
+int cmd_verify(const std::string& path, const std::vector<std::string>& opts, std::ostream& out,
+               std::ostream& err) {
+    const auto targets = targets_of(path, opts, "verify");
+    VerifyCounts n;
+    for (const auto& t : targets)
+        verify_target(t, n, err);
+    if (n.bad || n.outside) {
+        if (n.bad) err << path << ": " << n.bad << " bad chunk(s)\n";
+        if (n.outside) err << path << ": " << n.outside << " chunk(s) outside the extent\n";
         return 1;
     }
-    out << path << ": " << arrays.size()
+    if (!targets.front().local) {
+        out << path << ": read";
+        for (const auto& t : targets)
+            out << " " << t.prefix.substr(path.size() + 1);
+        out << "\n";
+    }
+    out << path << ": " << n.arrays
         << " array(s), every stored chunk reads, none lies outside the extent\n";
     return 0;
 }
@@ -170,14 +226,16 @@ namespace zarr3cli {
 const std::vector<Verb>& verbs() {
     static const std::vector<Verb> v = {
         {"info",
-         "Grid summary of a Zarr v3 array, or of every array of a group",
-         "local folder holding a zarr.json (an array or a group)",
-         {}},
+         "Grid summary of a Zarr v3 array, or of every array of a group or Icechunk repository",
+         "local folder holding a zarr.json (an array or a group), or an Icechunk repository",
+         {{"branch", "Icechunk repositories: this branch only (default: every branch tip)", false},
+          {"tag", "Icechunk repositories: this tag only", false}}},
         {"verify",
-         "Decode every stored chunk (checksums, shard indexes) and report chunks stored past "
-         "the array's end",
-         "local folder holding a zarr.json (an array or a group)",
-         {}},
+         "Decode every stored chunk (checksums, shard indexes, an Icechunk repository's chunk "
+         "objects) and report chunks stored past the array's end",
+         "local folder holding a zarr.json (an array or a group), or an Icechunk repository",
+         {{"branch", "Icechunk repositories: this branch only (default: every branch tip)", false},
+          {"tag", "Icechunk repositories: this tag only", false}}},
         {"compact",
          "Re-chunk an array along one dimension (rectilinear edges), e.g. one chunk per "
          "calendar month",
@@ -226,8 +284,8 @@ int run(const std::vector<std::string>& args, std::ostream& out, std::ostream& e
         const std::string& cmd = args[0];
         const std::string& path = args[1];
         const Options opts(args.begin() + 2, args.end());
-        if (cmd == "info" && opts.empty()) return cmd_info(path, out, err);
-        if (cmd == "verify" && opts.empty()) return cmd_verify(path, out, err);
+        if (cmd == "info") return cmd_info(path, opts, out, err);
+        if (cmd == "verify") return cmd_verify(path, opts, out, err);
         if (cmd == "compact") return cmd_compact(path, opts, out);
         if (cmd == "log") return cmd_log(path, opts, out);
         if (cmd == "tag" || cmd == "branch") return cmd_ref(cmd, path, opts, out);

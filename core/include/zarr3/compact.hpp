@@ -29,7 +29,11 @@ ArrayMetadata appended_metadata(const ArrayMetadata& m, size_t axis, uint64_t n,
 // Fixed: chunks of `n` (the last one may overhang).
 AxisPartition plan_fixed_edges(uint64_t length, uint64_t n);
 // One chunk per calendar month of consecutive coordinate values (CF units).
-AxisPartition plan_monthly_edges(const std::vector<double>& values, const CfTimeUnits& units);
+// Error naming `where` (the coordinate) and the first pair out of order
+// (indexes and dates) unless the values increase strictly: months of an
+// unsorted axis are no runs of consecutive elements.
+AxisPartition plan_monthly_edges(const std::vector<double>& values, const CfTimeUnits& units,
+                                 const std::string& where = "coordinate");
 // A JSON axis entry as in chunk_shapes: a bare integer or a list of edges and
 // [edge, count] runs ("[[31,2],28]"). FormatError naming `where`.
 AxisPartition parse_edges(std::string_view json, uint64_t length, const std::string& where);
@@ -66,7 +70,9 @@ bool update_consolidated_entry(Store& store, const std::string& group_path,
 
 struct CompactResult {
     uint64_t old_chunks = 0;
-    uint64_t new_chunks = 0;
+    uint64_t new_chunks = 0;           // chunks of the new grid
+    uint64_t kept_chunks = 0;          // of those, the stored object kept (not written again)
+    bool unchanged = false;            // the edges were already these: nothing was written
     nlohmann::json old_axis, new_axis; // the axis' chunk_shapes entry before and after
 };
 
@@ -78,18 +84,30 @@ struct CompactResult {
 // compact-meta. Returns counts for the report.
 // `after_switch(new metadata)` runs between (3) and (4): the place to update
 // consolidated metadata of parent groups while the old chunks still exist.
+//
+// A chunk of the new grid that covers exactly what an old chunk covers
+// (same origin, same edges) holds the same bytes: `link(old key, new key)`,
+// when given, makes the new key name the stored object itself (a hard link:
+// FileStore::link) and the chunk is not written again; when it returns
+// false the chunk is written. Edges that are already the array's (over its
+// extent) change nothing: `unchanged`, nothing written, no lock taken.
+using ChunkLink = std::function<bool(const std::string& from, const std::string& to)>;
 CompactResult compact_array(Array& array, size_t axis, AxisPartition edges,
-                            const std::function<void(const ArrayMetadata&)>& after_switch = {});
+                            const std::function<void(const ArrayMetadata&)>& after_switch = {},
+                            const ChunkLink& link = {});
 
 // The same inside a transaction: `target` is a writable store of the same
 // hierarchy whose changes nobody sees before it commits (an Icechunk
 // session), `array` is opened on the snapshot it is based on (read-only).
-// The node is replaced: its zarr.json erased, then written with the new grid
-// (same chunk key encoding), so no reference to an old chunk remains; every
-// chunk is written anew (new objects: nothing is overwritten, readers of
-// the old snapshot are undisturbed); the entries of consolidated metadata in
-// the groups above are updated. No lock, no switch file, no deletion: the
-// commit is the switch. Kill point compact-chunks after the chunks.
+// The node's zarr.json is written with the new grid (same chunk key
+// encoding); a chunk of the new grid with the same key, origin and edges as
+// an old one keeps its reference (no new object), every other chunk is
+// written anew (new objects: nothing is overwritten, readers of the old
+// snapshot are undisturbed), and every other reference is erased, so none to
+// an old chunk remains; the entries of consolidated metadata in the groups
+// above are updated. Edges that are already the array's: `unchanged`,
+// nothing staged (no commit to make). No lock, no switch file, no deletion:
+// the commit is the switch. Kill point compact-chunks after the chunks.
 CompactResult compact_array_into(const Array& array, Store& target, size_t axis,
                                  AxisPartition edges);
 

@@ -374,6 +374,10 @@ class FileStore : public Store {
     std::vector<std::string> list_dir(const std::string& prefix) override;
     // "<key>.lock" beside the value (lock_local_file).
     std::unique_ptr<StoreLock> lock(const std::string& key) override;
+    // Makes `to` a hard link to the stored object `from` (the same file:
+    // inode and mtime kept, nothing written); false when `from` is absent
+    // or the file system refuses (then write the value instead).
+    bool link(const std::string& from, const std::string& to);
     // On real threads (run_on_threads): a writer stores while the caller encodes.
     void run_requests(size_t threads, const std::function<void()>& worker) override;
     StoreCapabilities capabilities() const override {

@@ -190,6 +190,18 @@ void FileStore::erase(const std::string& key) {
         throw Error(p + ": cannot delete (" + std::strerror(errno) + ")");
 }
 
+bool FileStore::link(const std::string& from, const std::string& to) {
+    if (!writable_) throw Error(root_ + ": store is read-only");
+    const std::string src = path_of(from), dst = path_of(to);
+    guard_->check_write(dst);
+    std::error_code ec;
+    if (!guard_->check_read(src) || !fs::is_regular_file(fs::symlink_status(src, ec))) return false;
+    fs::create_directories(fs::path(dst).parent_path(), ec);
+    if (ec) throw Error(dst + ": cannot create folder (" + ec.message() + ")");
+    fs::remove(dst, ec); // what a killed compaction left under the name
+    return ::link(src.c_str(), dst.c_str()) == 0;
+}
+
 std::vector<std::string> FileStore::list_dir(const std::string& prefix) {
     const std::string p = prefix.empty() ? root_ : path_of(prefix);
     std::vector<std::string> out;

@@ -1,6 +1,8 @@
 // Appending a step, planning edges and compacting one axis (compact.hpp).
 #include "zarr3/compact.hpp"
 
+#include "compact_detail.hpp"
+
 #include "zarr3/array_lock.hpp"
 #include "zarr3/metadata.hpp"
 
@@ -103,12 +105,33 @@ AxisPartition plan_fixed_edges(uint64_t length, uint64_t n) {
     return AxisPartition::regular(n, length, true);
 }
 
-AxisPartition plan_monthly_edges(const std::vector<double>& values, const CfTimeUnits& units) {
+namespace {
+
+// Error naming `where` and values i - 1 and i (indexes and dates) unless
+// value i is past value i - 1.
+void require_increasing(const std::vector<double>& values, size_t i, const CfTimeUnits& units,
+                        const std::string& where) {
+    if (i == 0 || values[i] > values[i - 1]) return;
+    const auto at = [&](size_t k) {
+        return "value " + std::to_string(k) + " (" + format_civil(cf_civil_of(units, values[k])) +
+               ")";
+    };
+    throw Error(where + ": monthly edges need time values in increasing order, but " + at(i) +
+                (values[i] == values[i - 1] ? " repeats " : " comes after ") + at(i - 1) +
+                " (appended with APPEND_ORDER=ANY?); nothing was compacted: months of an "
+                "unsorted axis are no runs of consecutive chunks");
+}
+
+} // namespace
+
+AxisPartition plan_monthly_edges(const std::vector<double>& values, const CfTimeUnits& units,
+                                 const std::string& where) {
     AxisPartition p;
     uint64_t run = 0;
     int64_t last = 0;
-    for (double v : values) {
-        const CivilTime t = cf_civil_of(units, v);
+    for (size_t i = 0; i < values.size(); ++i) {
+        const CivilTime t = cf_civil_of(units, values[i]);
+        require_increasing(values, i, units, where);
         const int64_t key = t.year * 12 + static_cast<int64_t>(t.month);
         if (run > 0 && key != last) {
             p.append(run);
@@ -290,20 +313,66 @@ void require_opened_metadata(const Array& array, const NodeSnapshot& seen) {
 
 } // namespace
 
+namespace compact_detail {
+
+std::optional<std::vector<uint64_t>> same_old_chunk(const ArrayMetadata& om,
+                                                    const ArrayMetadata& nm, size_t axis,
+                                                    const std::vector<uint64_t>& idx) {
+    const AxisPartition& o = om.grid.axis(axis);
+    const AxisPartition& n = nm.grid.axis(axis);
+    const uint64_t start = n.chunk_start(idx[axis]);
+    if (start >= o.extent()) return std::nullopt;
+    const uint64_t oi = o.chunk_index(start);
+    if (o.chunk_start(oi) != start || o.chunk_edge(oi) != n.chunk_edge(idx[axis]))
+        return std::nullopt;
+    auto out = idx;
+    out[axis] = oi;
+    return out;
+}
+
+bool edges_unchanged(const ArrayMetadata& om, const ArrayMetadata& nm, size_t axis) {
+    const uint64_t n = chunks_in_extent(nm)[axis];
+    if (n != chunks_in_extent(om)[axis]) return false;
+    std::vector<uint64_t> idx(nm.rank(), 0);
+    for (idx[axis] = 0; idx[axis] < n; ++idx[axis]) {
+        const auto old = same_old_chunk(om, nm, axis, idx);
+        if (!old || *old != idx) return false;
+    }
+    return true;
+}
+
+CompactResult start_result(const ArrayMetadata& om, const ArrayMetadata& nm, size_t axis) {
+    CompactResult res;
+    res.old_axis = om.grid.axis(axis).to_json();
+    res.new_axis = nm.grid.axis(axis).to_json();
+    const Shape old_counts = chunks_in_extent(om);
+    res.old_chunks = old_counts.empty() ? 0 : checked_product(old_counts, "chunk count");
+    if (edges_unchanged(om, nm, axis)) {
+        res.unchanged = true;
+        res.new_axis = res.old_axis;
+        res.new_chunks = res.kept_chunks = res.old_chunks;
+    }
+    return res;
+}
+
+} // namespace compact_detail
+
+using compact_detail::same_old_chunk;
+
 CompactResult compact_array(Array& array, size_t axis, AxisPartition edges,
-                            const std::function<void(const ArrayMetadata&)>& after_switch) {
+                            const std::function<void(const ArrayMetadata&)>& after_switch,
+                            const ChunkLink& link) {
     const ArrayMetadata& om = array.metadata();
     const std::string where = array.describe();
     ArrayMetadata nm = compacted_metadata(om, axis, std::move(edges), where);
+    CompactResult res = compact_detail::start_result(om, nm, axis);
+    if (res.unchanged) return res;
     std::shared_ptr<Store> store(&array.store(), [](Store*) {});
     // Appends and other compactions of this array wait; what we plan from is
     // the array's own zarr.json as it is now, checked again at the switch.
     const auto lock = lock_array(*store, array.path());
     const NodeSnapshot seen = snapshot_node(*store, array.path());
     require_opened_metadata(array, seen);
-    CompactResult res;
-    res.old_axis = om.grid.axis(axis).to_json();
-    res.new_axis = nm.grid.axis(axis).to_json();
     // (1) What a killed compaction left in the new namespace goes first:
     // keys of the new encoding only (any index: the killed run's grid is
     // not recorded), never what merely looks like a folder of chunks.
@@ -312,6 +381,12 @@ CompactResult compact_array(Array& array, size_t axis, AxisPartition edges,
     auto neu = Array::open(store, array.path(), nm);
     Bytes buf;
     for_each_chunk(nm, [&](const std::vector<uint64_t>& idx, const Shape& origin) {
+        ++res.new_chunks;
+        const auto old = link ? same_old_chunk(om, nm, axis, idx) : std::nullopt;
+        if (old && link(array.chunk_key(*old), neu->chunk_key(idx))) {
+            ++res.kept_chunks; // the same object under its new key
+            return;
+        }
         const Selection s = chunk_selection(nm, idx, origin);
         if (nm.dtype.is_variable()) {
             neu->write_strings(s, array.read_strings(s));
@@ -320,11 +395,8 @@ CompactResult compact_array(Array& array, size_t axis, AxisPartition edges,
             array.read(s, buf.data());
             neu->write(s, buf.data());
         }
-        ++res.new_chunks;
     });
     neu->flush();
-    const Shape old_counts = chunks_in_extent(om);
-    res.old_chunks = old_counts.empty() ? 0 : checked_product(old_counts, "chunk count");
     test_kill_point("compact-chunks");
     require_node_unchanged(*store, array.path(), seen, "compaction");
     neu->write_metadata(); // the switch

@@ -5,10 +5,12 @@
 #include "test_util.hpp"
 #include "zarr3/builder.hpp"
 #include "zarr3/compact.hpp"
+#include "zarr3/counting_store.hpp"
 
 #include <gtest/gtest.h>
 
 #include <cstring>
+#include <sys/stat.h>
 
 // One namespace per test file: the suite is unity-built (file-local helpers may share names).
 namespace ut_timeseries_test_compact {
@@ -159,6 +161,24 @@ TEST(Plan, FixedMonthlyAndJsonEdges) {
     EXPECT_THROW(parse_edges("[10,0]", 10, "--edges"), FormatError);
 }
 
+TEST(Plan, MonthlyRefusesAnUnsortedAxisNamingTheFirstPair) {
+    const auto u = *parse_cf_time_units("days since 1970-01-01");
+    const auto jan1 = static_cast<double>(days_from_civil(2024, 1, 1));
+    // Jan 1, Feb 1, Jan 2, Feb 2 (appended with APPEND_ORDER=ANY): 4 runs of 1 before
+    const std::vector<double> v = {jan1, jan1 + 31, jan1 + 1, jan1 + 32};
+    try {
+        plan_monthly_edges(v, u, "t2m/time");
+        FAIL() << "an unsorted axis was planned";
+    } catch (const Error& e) {
+        const std::string m = e.what();
+        EXPECT_NE(m.find("t2m/time"), std::string::npos) << m;
+        EXPECT_NE(m.find("value 2 (2024-01-02)"), std::string::npos) << m;
+        EXPECT_NE(m.find("value 1 (2024-02-01)"), std::string::npos) << m;
+    }
+    const std::vector<double> repeated = {jan1, jan1 + 1, jan1 + 1};
+    EXPECT_THROW(plan_monthly_edges(repeated, u, "t"), Error);
+}
+
 TEST(Plan, CompactedMetadataTogglesTheKeyNamespace) {
     const ArrayMetadata m = appended_metadata(daily(10), 0, 1, "t");
     const auto c = compacted_metadata(m, 0, parse_edges("[5,6]", 11, "e"), "t");
@@ -202,6 +222,69 @@ TEST(Compact, KeepsEveryValueAndRemovesOldAndLeftoverChunks) {
             << "sharded=" << sharded;
         EXPECT_TRUE(verify_array(*b).empty());
     }
+}
+
+// January already one chunk, February still daily (59 days of 2024).
+ArrayMetadata january_compacted() {
+    return compacted_metadata(daily(59), 0, parse_edges("[31,[1,28]]", 59, "e"), "t");
+}
+
+struct FileId {
+    ino_t inode;
+    int64_t mtime_ns;
+    bool operator==(const FileId&) const = default;
+};
+
+FileId file_id(const std::filesystem::path& p) {
+    struct stat st {};
+    EXPECT_EQ(::stat(p.c_str(), &st), 0) << p;
+    return {st.st_ino, int64_t(st.st_mtim.tv_sec) * 1000000000 + st.st_mtim.tv_nsec};
+}
+
+TEST(Compact, RewritesOnlyTheChunksWhoseEdgesChange) {
+    testutil::TempDir dir;
+    auto store = std::make_shared<FileStore>(dir.str());
+    auto a = Array::create(store, "cube", january_compacted());
+    const auto v = testutil::ramp_values(59 * 4 * 6);
+    a->write(Selection::all(a->metadata().shape), v.data());
+    a->flush();
+    const FileId january = file_id(dir.path / a->chunk_key({0, 0, 0}));
+    auto b = Array::open(store, "cube");
+    const auto link = [&](const std::string& from, const std::string& to) {
+        return store->link(from, to);
+    };
+    const auto res = compact_array(*b, 0, parse_edges("[31,28]", 59, "e"), {}, link);
+    EXPECT_FALSE(res.unchanged);
+    EXPECT_EQ(res.old_chunks, 29u);
+    EXPECT_EQ(res.new_chunks, 2u);
+    EXPECT_EQ(res.kept_chunks, 1u); // January: the same object (inode, mtime) under its new key
+    auto c = Array::open(store, "cube");
+    EXPECT_EQ(c->metadata().grid.axis(0).to_json(), json::parse("[31,28]"));
+    EXPECT_EQ(file_id(dir.path / c->chunk_key({0, 0, 0})), january);
+    EXPECT_FALSE(std::filesystem::exists(dir.path / a->chunk_key({0, 0, 0})));
+    std::vector<int32_t> got(v.size());
+    c->read(Selection::all(c->metadata().shape), got.data());
+    EXPECT_EQ(got, v);
+    EXPECT_TRUE(verify_array(*c).empty());
+}
+
+TEST(Compact, NothingToDoWritesNothing) {
+    auto inner = std::make_shared<MemoryStore>();
+    auto a = Array::create(inner, "cube", january_compacted());
+    const auto v = testutil::ramp_values(59 * 4 * 6);
+    a->write(Selection::all(a->metadata().shape), v.data());
+    a->flush();
+    const auto before = inner->snapshot();
+    auto counting = std::make_shared<CountingStore>(inner);
+    auto b = Array::open(counting, "cube");
+    const auto res = compact_array(*b, 0, parse_edges("[31,[1,28]]", 59, "e"));
+    EXPECT_TRUE(res.unchanged);
+    EXPECT_EQ(res.kept_chunks, 29u);
+    EXPECT_EQ(counting->counts().puts, 0u);
+    EXPECT_EQ(inner->snapshot(), before);
+    // A regular axis planned again with its own chunk length: nothing to do either.
+    auto d = Array::create(inner, "daily", daily(10));
+    EXPECT_TRUE(compact_array(*d, 0, plan_fixed_edges(10, 1)).unchanged);
 }
 
 TEST(Verify, NamesTheBadChunk) {

@@ -93,6 +93,52 @@ TEST(CompactInto, OneCommitNewGridOldSnapshotUnchanged) {
               (std::vector<std::string>{"compacted", "daily", "Repository initialized"}));
 }
 
+size_t chunk_objects(const MemoryStore& st) {
+    size_t n = 0;
+    for (const auto& [k, _] : st.snapshot())
+        n += k.rfind("chunks/", 0) == 0;
+    return n;
+}
+
+// Compacts g/a at the tip of main into `edges` in one session; commits when
+// anything changed. Returns the result.
+CompactResult compact_tip(const std::shared_ptr<MemoryStore>& st, const std::string& edges,
+                          std::string* commit = nullptr) {
+    auto session = IcechunkSession::open(st);
+    auto old = Array::open(IcechunkStore::open(st, {.snapshot = session->base_snapshot()}), "g/a");
+    const auto res = compact_array_into(*old, *session, 0, parse_edges(edges, 59, "--edges"));
+    EXPECT_EQ(session->has_changes(), !res.unchanged);
+    if (!res.unchanged) {
+        const std::string id = session->commit("compacted " + edges);
+        if (commit) *commit = id;
+    }
+    return res;
+}
+
+TEST(CompactInto, WritesOnlyTheChunksWhoseEdgesChange) {
+    auto st = std::make_shared<MemoryStore>();
+    populate(st, 59);               // 2024-01-01 .. 2024-02-28, daily, 2 chunks per day
+    compact_tip(st, "[31,[1,28]]"); // January first
+    const size_t objects = chunk_objects(*st);
+    const auto january = Array::open(IcechunkStore::open(st), "g/a");
+    std::string id;
+    const auto res = compact_tip(st, "[31,28]", &id);
+    EXPECT_FALSE(res.unchanged);
+    EXPECT_EQ(res.new_chunks, 4u);
+    EXPECT_EQ(res.kept_chunks, 2u);
+    EXPECT_EQ(chunk_objects(*st), objects + 2); // February's two chunks only
+    auto now = IcechunkStore::open(st);
+    EXPECT_EQ(Array::open(now, "g/a")->metadata().grid.axis(0).to_json(),
+              nlohmann::json::parse("[31,28]"));
+    EXPECT_EQ(icetest::read_all<int32_t>(now, "g/a"), values(59));
+    EXPECT_EQ(now->list_dir("g/a/c"), (std::vector<std::string>{"0", "1"}));
+    // Nothing to do: no change staged, no commit, no object.
+    const auto again = compact_tip(st, "[31,28]");
+    EXPECT_TRUE(again.unchanged);
+    EXPECT_EQ(chunk_objects(*st), objects + 2);
+    EXPECT_EQ(Repository::open(st)->resolve({}), id);
+}
+
 TEST(CompactInto, BadEdgesChangeNothing) {
     auto st = std::make_shared<MemoryStore>();
     const std::string before = populate(st, 10);
@@ -102,4 +148,4 @@ TEST(CompactInto, BadEdgesChangeNothing) {
     EXPECT_FALSE(session->has_changes());
 }
 
-}  // namespace ut_timeseries_test_compact_into
+} // namespace ut_timeseries_test_compact_into

@@ -158,3 +158,29 @@ def test_reset_refuses_unknown_branches_and_snapshots(tmp_path, exe):
     assert r.returncode == 1 and "00000000000000000000" in r.stderr
     r = run(exe, "reset", repo, "--branch", "main")
     assert r.returncode == 1 and "expected REPO --branch NAME SNAPSHOT_ID" in r.stderr
+
+
+def test_trim_inside_a_monthly_chunk_then_append_fills_it(tmp_path, exe, run_tool):
+    """A monthly rectilinear, sharded store cut on 2023-02-09 keeps February's chunk (its edge and
+    bytes); the next append (2023-02-10) goes into that chunk and every value reads right."""
+    store = tmp_path / "daily.zarr"
+    shutil.copytree(REPO / "data" / "daily_t2m_2023.zarr", store)
+    name = f'ZARR3:"{store}":/t2m'
+    original = gdal.Open(name).ReadAsArray()
+    r = run(exe, "trim", store / "t2m", "--dim", "time", "--length", 40)
+    assert r.returncode == 0, r.stderr
+    m = json.loads((store / "t2m" / "zarr.json").read_text())
+    assert m["shape"][0] == 40
+    assert m["chunk_grid"]["configuration"]["chunk_shapes"][0] == [31, 28]
+    ds = gdal.Open(name)
+    assert ds.RasterCount == 40
+    np.testing.assert_array_equal(ds.ReadAsArray(), original[:40])
+    ds = None
+    src = tmp_path / "feb10.tif"
+    gdal.Translate(str(src), name, bandList=[41])  # the 2023-02-10 the trim removed
+    p = append(run_tool, src, store, "-co", "APPEND_COORD=2023-02-10", "-co", "ARRAY_NAME=t2m")
+    assert p.returncode == 0, p.stderr
+    m = json.loads((store / "t2m" / "zarr.json").read_text())
+    assert m["shape"][0] == 41
+    assert m["chunk_grid"]["configuration"]["chunk_shapes"][0] == [31, 28]
+    np.testing.assert_array_equal(gdal.Open(name).ReadAsArray(), original[:41])

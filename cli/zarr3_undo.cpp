@@ -68,6 +68,16 @@ fs::path store_root(const fs::path& dir) {
     return root;
 }
 
+// Removes the folders under `dir` that hold no file (what the erased chunks
+// leave), never through a link.
+void remove_empty_dirs(const fs::path& dir) {
+    std::error_code ec;
+    if (fs::is_symlink(dir, ec) || !fs::is_directory(dir, ec)) return;
+    for (const auto& e : fs::directory_iterator(dir, ec))
+        if (e.is_directory(ec) && !e.is_symlink(ec)) remove_empty_dirs(e.path());
+    if (fs::is_empty(dir, ec)) fs::remove(dir, ec);
+}
+
 std::string describe(const zarr3::TrimResult& r) {
     std::string s;
     for (const auto& a : r.arrays)
@@ -121,6 +131,8 @@ int cmd_trim(const std::string& path, const std::vector<std::string>& args, std:
     auto store = std::make_shared<zarr3::FileStore>(root.string(), true);
     const std::string apath = fs::relative(dir, root).generic_string();
     const auto r = zarr3::trim_array(store, apath == "." ? "" : apath, dim, length);
+    for (const auto& a : r.arrays)
+        remove_empty_dirs(root / a / "c");
     out << path << ": " << describe(r) << " " << dim << " " << r.old_length << " -> "
         << r.new_length << "; " << r.erased << " chunk(s) past the end deleted\n";
     return 0;

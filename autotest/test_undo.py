@@ -167,6 +167,8 @@ def test_trim_inside_a_monthly_chunk_then_append_fills_it(tmp_path, exe, run_too
     shutil.copytree(REPO / "data" / "daily_t2m_2023.zarr", store)
     name = f'ZARR3:"{store}":/t2m'
     original = gdal.Open(name).ReadAsArray()
+    src = tmp_path / "feb10.tif"
+    gdal.Translate(str(src), name, bandList=[41])  # the 2023-02-10 the trim removes
     r = run(exe, "trim", store / "t2m", "--dim", "time", "--length", 40)
     assert r.returncode == 0, r.stderr
     m = json.loads((store / "t2m" / "zarr.json").read_text())
@@ -176,8 +178,6 @@ def test_trim_inside_a_monthly_chunk_then_append_fills_it(tmp_path, exe, run_too
     assert ds.RasterCount == 40
     np.testing.assert_array_equal(ds.ReadAsArray(), original[:40])
     ds = None
-    src = tmp_path / "feb10.tif"
-    gdal.Translate(str(src), name, bandList=[41])  # the 2023-02-10 the trim removed
     p = append(run_tool, src, store, "-co", "APPEND_COORD=2023-02-10", "-co", "ARRAY_NAME=t2m")
     assert p.returncode == 0, p.stderr
     m = json.loads((store / "t2m" / "zarr.json").read_text())

@@ -109,7 +109,7 @@ def zarr3_tool(*args):
 @driver_algorithms
 def test_driver_zarr3_lists_the_tools_verbs():
     out = run("driver", "zarr3", "--help")
-    for verb in ("info", "verify", "compact", "log", "tag", "branch"):
+    for verb in ("info", "verify", "compact", "log", "tag", "branch", "trim", "reset"):
         assert f"  {verb} " in out or f"- {verb}:" in out or f"\n{verb}" in out, out
     assert "Re-chunk an array along one dimension" in out, out
     compact = run("driver", "zarr3", "compact", "--help")
@@ -179,3 +179,22 @@ def test_driver_zarr3_tag_and_branch_add_references(tmp_path):
     assert np.array_equal(gdal.OpenEx(str(repo), gdal.OF_RASTER, open_options=["TAG=v1"]).ReadAsArray(), jan)
     p = run_rc("driver", "zarr3", "tag", repo, "v1")
     assert p.returncode != 0 and "already exists" in p.stderr, p.stderr
+
+
+@driver_algorithms
+def test_driver_zarr3_trim_and_reset(sample, tmp_path):
+    """Undo (issue 40.8): `gdal driver zarr3 trim|reset` run the tool's verbs (options and the
+    optional SNAPSHOT positional of reset)."""
+    before = gdal.Open(f'ZARR3:"{sample}":/t2m').ReadAsArray()
+    out = run("driver", "zarr3", "trim", sample / "t2m", "--dim", "time", "--length", "40")
+    assert "time 365 -> 40" in out, out
+    assert np.array_equal(gdal.Open(f'ZARR3:"{sample}":/t2m').ReadAsArray(), before[:40])
+    p = run_rc("driver", "zarr3", "trim", sample / "t2m", "--dim", "time", "--length", "40")
+    assert p.returncode != 0 and "cannot trim axis 0 to 40 elements" in p.stderr, p.stderr
+    repo = tmp_path / "q1.icechunk"
+    shutil.copytree(REPO / "data" / "t2m_2023q1.icechunk", repo)
+    out = run("driver", "zarr3", "reset", repo, "--branch", "main", "--to-tag", "january")
+    assert "branch main -> " in out and "(was " in out, out
+    previous = out.split("(was ", 1)[1].split(";", 1)[0]
+    out = run("driver", "zarr3", "reset", repo, previous, "--branch", "main")
+    assert f"branch main -> {previous}" in out, out

@@ -4,6 +4,7 @@
 //   zarr3 verify PATH                   decode every stored chunk; checksums and shard indexes;
 //                                       chunks stored past the array's end
 //   zarr3 compact PATH --dim D --edges monthly|N|JSON [--coord NAME]
+//   zarr3 trim PATH --dim D --length N, zarr3 reset REPO --branch B SNAPSHOT (zarr3_undo.cpp)
 // PATH is a local folder holding a zarr.json (a store root, a group or an array);
 // info and verify also take an Icechunk repository (zarr3_repo_versions.cpp).
 #include "zarr3_cli.hpp"
@@ -27,6 +28,10 @@ constexpr const char* kUsage =
     "       zarr3 compact PATH --dim NAME --edges monthly|N|JSON [--coord ARRAY]\n"
     "       zarr3 compact REPO --array PATH --dim NAME --edges ... [--coord ARRAY]\n"
     "                     [--branch NAME] [--message TEXT]\n"
+    "       zarr3 trim PATH --dim NAME --length N\n"
+    "       zarr3 trim REPO --array PATH --dim NAME --length N [--branch NAME]\n"
+    "                     [--message TEXT]\n"
+    "       zarr3 reset REPO --branch NAME SNAPSHOT | --to-tag TAG\n"
     "       zarr3 log REPO [--branch NAME]\n"
     "       zarr3 tag REPO NAME [SNAPSHOT]\n"
     "       zarr3 branch REPO NAME [SNAPSHOT]\n"
@@ -41,6 +46,10 @@ constexpr const char* kUsage =
     "  compact: the compaction of the array at PATH in it is one commit on the branch\n"
     "  (default main); older snapshots stay readable.\n"
     "  log: the repository's branches, tags and history.\n"
+    "trim: shortens the array at PATH along NAME (axis 0) to N elements, with its coordinate\n"
+    "  array and its overview levels; chunks past the end are deleted (repositories: one\n"
+    "  commit, older snapshots stay readable).\n"
+    "reset: moves branch NAME to SNAPSHOT (an id) or TAG; prints the previous tip.\n"
     "  tag, branch: a new tag or branch at SNAPSHOT (a snapshot id, a branch (its tip) or a\n"
     "  tag; default: the tip of main).\n";
 
@@ -218,6 +227,8 @@ int cmd_verify(const std::string& path, const std::vector<std::string>& opts, st
 using Options = std::vector<std::string>;
 int cmd_compact(const std::string& path, const Options& opts, std::ostream& out);
 int cmd_log(const std::string& path, const Options& opts, std::ostream& out);
+int cmd_trim(const std::string& path, const Options& opts, std::ostream& out);
+int cmd_reset(const std::string& path, const Options& opts, std::ostream& out);
 int cmd_ref(const std::string& kind, const std::string& path, const Options& opts,
             std::ostream& out);
 
@@ -250,6 +261,20 @@ const std::vector<Verb>& verbs() {
           {"array", "Icechunk repositories: the array's path in the repository", false},
           {"branch", "Icechunk repositories: the branch to commit on (default main)", false},
           {"message", "Icechunk repositories: the commit message", false}}},
+        {"trim",
+         "Shorten an array along its append axis (with its coordinate and overview levels)",
+         "local folder of the array, or of an Icechunk repository (with --array)",
+         {{"dim", "dimension name (axis 0)", true},
+          {"length", "the new length along it (smaller than the current one)", true},
+          {"array", "Icechunk repositories: the array's path in the repository", false},
+          {"branch", "Icechunk repositories: the branch to commit on (default main)", false},
+          {"message", "Icechunk repositories: the commit message", false}}},
+        {"reset",
+         "Move a branch of an Icechunk repository to another snapshot (prints the previous tip)",
+         "local folder of the Icechunk repository",
+         {{"branch", "the branch to move", true},
+          {"to-tag", "the tag whose snapshot the branch moves to (instead of SNAPSHOT)", false}},
+         {{"snapshot", "the snapshot id the branch moves to", false}}},
         {"log",
          "Branches, tags and history of an Icechunk repository",
          "local folder of the Icechunk repository",
@@ -288,6 +313,8 @@ int run(const std::vector<std::string>& args, std::ostream& out, std::ostream& e
         if (cmd == "verify") return cmd_verify(path, opts, out, err);
         if (cmd == "compact") return cmd_compact(path, opts, out);
         if (cmd == "log") return cmd_log(path, opts, out);
+        if (cmd == "trim") return cmd_trim(path, opts, out);
+        if (cmd == "reset") return cmd_reset(path, opts, out);
         if (cmd == "tag" || cmd == "branch") return cmd_ref(cmd, path, opts, out);
         throw UsageError("unknown command or arguments");
     } catch (const UsageError& e) {

@@ -19,9 +19,11 @@ void test_kill_point(const char* step);
 // The metadata after appending `n` elements along `axis` as one new chunk
 // edge of `n` (merged into the last run when equal). A regular axis whose
 // chunks end exactly at the array length becomes an explicit axis (the grid
-// becomes rectilinear, other axes written as bare integers). Error naming
-// `where` when the axis has edges past its length (overhang) or when `n` is
-// not a multiple of the inner chunk edge of a sharded array.
+// becomes rectilinear, other axes written as bare integers). When the last
+// chunk reaches past the array (overhang, as a trim inside a chunk leaves
+// it), the append fills that chunk first and adds only the rest as a new
+// edge. Error naming `where` when `n` is not a multiple of the inner chunk
+// edge of a sharded array.
 ArrayMetadata appended_metadata(const ArrayMetadata& m, size_t axis, uint64_t n,
                                 const std::string& where);
 

@@ -34,6 +34,16 @@ std::shared_ptr<Repository> create_repository(std::shared_ptr<Store> storage);
 void create_tag(Store& storage, const std::string& name, const std::string& snapshot_id);
 void create_branch(Store& storage, const std::string& name, const std::string& snapshot_id);
 
+// Moves branch `name` to snapshot `snapshot_id` (any snapshot of the
+// repository, as Icechunk's reset_branch), with a conditional update of
+// `repo` recording a BranchResetUpdate; the later snapshots stay readable by
+// id. With `expected_tip` (non-empty), CommitConflict unless the branch
+// still points there (a commit made since is never dropped silently).
+// Error for a ReadOnly/Offline repository, an unknown branch or snapshot.
+// Returns the branch's previous tip.
+std::string reset_branch(Store& storage, const std::string& name, const std::string& snapshot_id,
+                         const std::string& expected_tip = "");
+
 // A commit could not be made because another writer changed the same
 // things; the message names them. The branch holds the other commit.
 class CommitConflict : public Error {

@@ -184,4 +184,34 @@ void create_branch(Store& storage, const std::string& name, const std::string& s
     create_ref(storage, name, snapshot_id, false);
 }
 
+std::string reset_branch(Store& storage, const std::string& name, const std::string& snapshot_id,
+                         const std::string& expected_tip) {
+    const std::string id = encode_id(ByteView(id12_of(snapshot_id, "snapshot").data(), 12));
+    std::string previous;
+    update_repo(storage, [&](generated::RepoT& repo) {
+        const std::string where = join_key(storage.uri(), "repo");
+        require_online(repo, where, "branch reset");
+        const auto tip = branch_tip(repo, name);
+        if (!tip) throw Error(where + ": no branch '" + name + "'");
+        if (!expected_tip.empty() && *tip != expected_tip)
+            throw CommitConflict(where + ": branch '" + name + "' moved from " + expected_tip +
+                                 " to " + *tip +
+                                 " meanwhile (another commit); nothing was reset: run the reset "
+                                 "again to drop that commit too");
+        if (snapshot_index(repo, id) < 0)
+            throw Error(where + ": no snapshot " + id + " in the repository");
+        previous = *tip;
+        set_ref(repo, repo.branches, name, id);
+        generated::BranchResetUpdateT t;
+        t.name = name;
+        const Id12 prev = id12_of(previous, "snapshot");
+        t.previous_snap_id =
+            std::make_unique<generated::ObjectId12>(fb::span<const uint8_t, 12>(prev.data(), 12));
+        generated::UpdateTypeUnion u;
+        u.Set(std::move(t));
+        push_update(repo, std::move(u));
+    });
+    return previous;
+}
+
 } // namespace zarr3::icechunk

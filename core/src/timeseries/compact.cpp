@@ -76,6 +76,20 @@ ArrayMetadata appended_metadata(const ArrayMetadata& m, size_t axis, uint64_t n,
     if (n == 0) throw Error(where + ": nothing to append");
     ArrayMetadata out = m;
     const uint64_t len = checked_add(m.shape[axis], n, "axis length");
+    // The last chunk reaching past the array (a trim cut inside it): the
+    // append fills it first, then adds what is left as above.
+    const uint64_t room = m.grid.axis(axis).extent() - m.shape[axis];
+    if (room > 0) {
+        if (n <= room) {
+            out.shape[axis] = len;
+            out.grid.resize(out.shape);
+            return out;
+        }
+        ArrayMetadata filled = m;
+        filled.shape[axis] += room;
+        filled.grid.resize(filled.shape);
+        return appended_metadata(filled, axis, n - room, where);
+    }
     if (lands_on_whole_chunks(m, axis, n)) { // stays regular
         AxisPartition added;
         added.append(n);

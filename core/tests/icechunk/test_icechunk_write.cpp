@@ -204,6 +204,35 @@ TEST(IcechunkWrite, TagsAndBranches) {
     EXPECT_EQ(icetest::names(repo->branches()), (std::vector<std::string>{"dev", "main"}));
 }
 
+// Undo (issue 40.8): reset_branch moves a branch to any snapshot, records
+// the previous tip, keeps later snapshots readable by id; with the tip the
+// caller saw, a commit made since fails the reset instead of being dropped.
+TEST(IcechunkWrite, ResetBranchMovesItBackAndRefusesToDropACommitMadeSince) {
+    auto m = std::make_shared<MemoryStore>();
+    const std::string first = populate(m);
+    auto s = IcechunkSession::open(m);
+    write_at(s, "r", 0, {9});
+    const std::string second = s->commit("second");
+    EXPECT_EQ(reset_branch(*m, "main", first, second), second);
+    EXPECT_EQ(tip(m), first);
+    EXPECT_EQ(read(m, "r")[0], 0);
+    EXPECT_EQ(read(m, "r", {.snapshot = second})[0], 9); // still readable by id
+    // Forward again (any snapshot, as Icechunk's reset_branch).
+    EXPECT_EQ(reset_branch(*m, "main", second), first);
+    EXPECT_EQ(tip(m), second);
+    // A commit since the tip the caller saw: refused, the commit kept.
+    auto t = IcechunkSession::open(m);
+    write_at(t, "r", 0, {4});
+    const std::string third = t->commit("third");
+    EXPECT_THROW(reset_branch(*m, "main", first, second), CommitConflict);
+    EXPECT_EQ(tip(m), third);
+    expect_error([&] { reset_branch(*m, "main", first, second); },
+                 {"moved from " + second + " to " + third, "nothing was reset"});
+    expect_error([&] { reset_branch(*m, "nope", first); }, {"no branch 'nope'"});
+    expect_error([&] { reset_branch(*m, "main", "00000000000000000000"); }, {"no snapshot"});
+    EXPECT_EQ(tip(m), third);
+}
+
 TEST(IcechunkWrite, DisjointConcurrentCommitIsRebased) {
     auto m = std::make_shared<MemoryStore>();
     const std::string first = populate(m);
@@ -589,6 +618,7 @@ TEST(IcechunkWrite, StatusAndFeatureFlagsAreHonoured) {
     expect_error([&] { IcechunkSession::open(m); }, {"status is ReadOnly", "branch 'main'"});
     expect_error([&] { create_tag(*m, "v1", first); }, {"status is ReadOnly", "tag creation"});
     expect_error([&] { create_branch(*m, "dev", first); }, {"ReadOnly", "branch creation"});
+    expect_error([&] { reset_branch(*m, "main", first); }, {"ReadOnly", "branch reset"});
     icewriter::edit_repo(*m, [](generated::RepoT& r) {
         r.status->availability = generated::RepoAvailability::Offline;
     });

@@ -1,6 +1,7 @@
 // Classic raster writing: Create, CreateCopy (gdal_translate -of Zarr3) and
 // Delete. Layout: a root group, the data array ARRAY_NAME with dims
 // [band,] y, x, plus georeferencing (georef.cpp).
+#include "classic/copy_source.hpp"
 #include "classic/overview_build.hpp"
 #include "classic/raster_append.hpp"
 #include "classic/raster_dataset.hpp"
@@ -9,6 +10,7 @@
 #include "mapping/gdal_types.hpp"
 #include "mapping/georef.hpp"
 #include "options/creation_options.hpp"
+#include "options/io_options.hpp"
 #include "storage/consolidation.hpp"
 #include "storage/icechunk_commit.hpp"
 #include "storage/path_guard.hpp"
@@ -19,10 +21,13 @@
 #include "cpl_conv.h"
 #include "cpl_string.h"
 #include "cpl_vsi.h"
+#include "zarr3/copy_layout.hpp"
+#include "zarr3/hierarchy.hpp"
 
 #include <algorithm>
 #include <cerrno>
 #include <cstring>
+#include <optional>
 #ifdef __linux__
 #include <sys/mman.h>
 #endif
@@ -110,9 +115,20 @@ std::string DefaultArrayName(const std::string& root, const std::string& xdim,
     return ArrayNameProblem(base, xdim, ydim).empty() ? base : "data";
 }
 
+// The copy keeps `src`'s grid, sharding and codecs but for the parts the options name
+// (zarr3::copy_layout), and its dimension names unless DIMENSION_NAMES is given.
+void KeepLayout(ArrayCreateRequest& req, const zarr3::ArrayMetadata& src) {
+    if (src.rank() != req.shape.size()) return;
+    std::vector<std::string> names;
+    for (const auto& n : src.dimension_names)
+        if (n) names.push_back(*n);
+    if (names.size() == req.shape.size()) req.dimension_names = names;
+}
+
 // Validates the request and builds the metadata of the store at `root`.
+// `kept`: the source array whose layout a copy keeps (null: the options' and defaults only).
 Prepared PrepareMetadata(std::string root, int xsize, int ysize, int nbands, GDALDataType type,
-                         CSLConstList options, bool strict) {
+                         CSLConstList options, bool strict, const CopySource* kept = nullptr) {
     Prepared p;
     p.root = std::move(root);
     if (p.root.empty()) throw zarr3::Error("empty output name");
@@ -138,7 +154,11 @@ Prepared PrepareMetadata(std::string root, int xsize, int ysize, int nbands, GDA
         req.shape = {static_cast<uint64_t>(ysize), static_cast<uint64_t>(xsize)};
         req.dimension_names = {"y", "x"};
     }
+    if (kept) KeepLayout(req, kept->array->metadata());
     p.meta = BuildArrayMetadata(req, options);
+    if (kept)
+        p.meta = zarr3::copy_layout(kept->array->metadata(), kept->ranges, p.meta,
+                                    CopyOverridesFrom(options));
     const auto& dn = p.meta.dimension_names;
     const size_t r = req.shape.size();
     p.xdim = dn.size() == r && dn[r - 1] ? *dn[r - 1] : "x";
@@ -154,8 +174,9 @@ Prepared PrepareMetadata(std::string root, int xsize, int ysize, int nbands, GDA
 // What is at the store's folder decides: created, a killed copy's leftover
 // replaced, or an existing store replaced once the new one is complete.
 Prepared Prepare(const char* name, int xsize, int ysize, int nbands, GDALDataType type,
-                 CSLConstList options, bool strict) {
-    Prepared p = PrepareMetadata(StoreRoot(name), xsize, ysize, nbands, type, options, strict);
+                 CSLConstList options, bool strict, const CopySource* kept = nullptr) {
+    Prepared p =
+        PrepareMetadata(StoreRoot(name), xsize, ysize, nbands, type, options, strict, kept);
     VSIStatBufL st;
     if (VSIStatL(p.root.c_str(), &st) == 0) {
         const bool empty_dir = VSI_ISDIR(st.st_mode) && [&] {
@@ -481,13 +502,61 @@ void CheckCopy(GDALDataset* src, CSLConstList options) {
     if (IsAppendRequest(options)) CheckFirstAppend(src, options);
 }
 
+// The source's coordinate array of its band axis (the array named as that dimension, found upwards
+// from it) when the copy's band axis has that name (`dim`) and nothing in `store` holds the name;
+// else null.
+std::shared_ptr<zarr3::Array> BandCoordinate(const std::shared_ptr<zarr3::Store>& store,
+                                             Zarr3RasterDataset& ds, const CopySource& src,
+                                             std::string& dim) {
+    const auto& sm = src.array->metadata();
+    const auto& dm = ds.array().metadata();
+    if (sm.rank() != 3 || dm.rank() != 3 || dm.dimension_names.size() != 3) return nullptr;
+    dim = dm.dimension_names[0].value_or("");
+    if (dim.empty() || dim == ds.array().path() || zarr3::read_node_json(*store, dim))
+        return nullptr;
+    auto var = FindArrayUpwards(src.store, zarr3::parent_path(src.array->path()),
+                                zarr3::dimension_name(sm, 0));
+    if (!var || var->metadata().rank() != 1 || var->metadata().shape[0] != sm.shape[0])
+        return nullptr;
+    ConfigureArray(*var);
+    return var;
+}
+
+// `var` copied with its attributes (units, calendar) and the values of the copied bands
+// (src.ranges[0]) to `dim` at the new store's root (zarr3::region_metadata).
+void CopyBandCoordinate(const std::shared_ptr<zarr3::Store>& store, zarr3::Array& var,
+                        const CopySource& src, const std::string& dim) {
+    const zarr3::AxisRange range = src.ranges[0];
+    const auto meta = zarr3::region_metadata(var.metadata(), {range});
+    auto out = zarr3::Array::create(store, dim, meta, false);
+    const zarr3::Selection from{{range.start}, {range.end - range.start}, {}};
+    const auto all = zarr3::Selection::all(meta.shape);
+    if (meta.dtype.is_variable()) {
+        out->write_strings(all, var.read_strings(from));
+    } else {
+        std::vector<uint8_t> values(static_cast<size_t>(meta.shape[0]) * meta.dtype.size);
+        var.read(from, values.data());
+        out->write(all, values.data());
+    }
+    out->flush();
+}
+
 // The copy's steps on the new dataset: properties, pixels, the first
 // coordinate of a time series (written into `store`), metadata, overviews.
+// `kept`: the source array whose layout the copy keeps; its band coordinate is
+// copied, and then the source's items about the bands' positions (NETCDF_DIM_*,
+// dates as descriptions) are left out as for a time series: the coordinate gives them.
 void FillCopy(Zarr3RasterDataset& ds, const std::shared_ptr<zarr3::Store>& store, GDALDataset* src,
-              CSLConstList options, GDALProgressFunc progress, void* progress_data) {
-    RasterCopy::CopyProperties(src, ds, CSLFetchNameValue(options, "APPEND_DIM"));
+              const std::optional<CopySource>& kept, CSLConstList options,
+              GDALProgressFunc progress, void* progress_data) {
+    std::string dim;
+    const auto coord = kept ? BandCoordinate(store, ds, *kept, dim) : nullptr;
+    const char* position_dim = CSLFetchNameValue(options, "APPEND_DIM");
+    if (coord) position_dim = dim.c_str();
+    RasterCopy::CopyProperties(src, ds, position_dim);
     RasterCopy::CopyPixels(src, ds, progress, progress_data);
     if (IsAppendRequest(options)) WriteFirstCoordinate(store, src, options);
+    if (coord) CopyBandCoordinate(store, *coord, *kept, dim);
     ds.Finalize();
     BuildCopyOverviews(ds, options, progress, progress_data);
 }
@@ -501,10 +570,13 @@ GDALDataset* Zarr3CreateCopyInStore(std::shared_ptr<zarr3::Store> store, const s
     std::unique_ptr<Zarr3RasterDataset> ds;
     const bool ok = ErrorBoundary(root, [&] {
         CheckCopy(src, options);
+        const auto kept = FindCopySource(src, options);
         ds = NewDatasetInStore(store,
                                PrepareMetadata(root, src->GetRasterXSize(), src->GetRasterYSize(),
-                                               src->GetRasterCount(), type, options, strict != 0));
-        FillCopy(*ds, store, src, options, progress ? progress : GDALDummyProgress, progress_data);
+                                               src->GetRasterCount(), type, options, strict != 0,
+                                               kept ? &*kept : nullptr));
+        FillCopy(*ds, store, src, kept, options, progress ? progress : GDALDummyProgress,
+                 progress_data);
     });
     if (ok) return ds.release();
     DiscardIfIcechunk(store.get()); // before the dataset's close could commit part of it
@@ -519,17 +591,19 @@ GDALDataset* Zarr3CreateCopy(const char* name, GDALDataset* src, int strict,
     GDALDataType type = GDT_Unknown;
     if (!CopyType(StoreRoot(name), src, type)) return nullptr;
     Prepared p;
+    std::optional<CopySource> kept;
     if (!ErrorBoundary(StoreRoot(name), [&] {
             CheckCopy(src, options);
+            kept = FindCopySource(src, options);
             p = Prepare(name, src->GetRasterXSize(), src->GetRasterYSize(), src->GetRasterCount(),
-                        type, options, strict != 0);
+                        type, options, strict != 0, kept ? &*kept : nullptr);
         }))
         return nullptr;
 
     std::unique_ptr<Zarr3RasterDataset> ds;
     const bool ok = ErrorBoundary(p.root, [&] {
         ds = CreateDataset(p, true);
-        FillCopy(*ds, std::make_shared<VSIStore>(p.root, true), src, options, progress,
+        FillCopy(*ds, std::make_shared<VSIStore>(p.root, true), src, kept, options, progress,
                  progress_data);
         ClearUnfinished(p.root);
     });

@@ -104,6 +104,17 @@ class Zarr3RasterDataset final : public GDALPamDataset {
     zarr3::Array& array() {
         return *array_;
     }
+    // The store and array a copy of this dataset keeps the layout of (copy_source.cpp), when the
+    // array's axes are [band,] y, x in that order (the order a classic copy writes); else null.
+    std::shared_ptr<zarr3::Array> ClassicOrderArray() const {
+        const size_t r = array_->metadata().rank();
+        if (r < 2 || r > 3 || YAxis() != r - 2 || XAxis() != r - 1) return nullptr;
+        if (r == 3 && (BandAxes().size() != 1 || BandAxes()[0] != 0)) return nullptr;
+        return array_;
+    }
+    const std::shared_ptr<zarr3::Store>& store() const {
+        return store_;
+    }
     void SetNoDataRecorded(bool has) {
         nodata_recorded_ = has;
     }

@@ -5,6 +5,7 @@
 
 #include "zarr3/array.hpp"
 
+#include <map>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -26,6 +27,15 @@ class MDContext {
     // array that cannot be created) so that the copy fails as a whole.
     void SetCopying(bool copying) { copying_ = copying; }
     bool copying() const { return copying_; }
+    // The source arrays of a copy whose layout is kept (this plugin's arrays), by full name.
+    void SetCopySources(std::map<std::string, zarr3::ArrayMetadata> sources) {
+        copy_sources_ = std::move(sources);
+    }
+    const zarr3::ArrayMetadata* CopySource(const std::string& full_name) const {
+        if (!copying_) return nullptr;
+        auto it = copy_sources_.find(full_name);
+        return it == copy_sources_.end() ? nullptr : &it->second;
+    }
     // Returns `ok`; when false during a copy, remembers `what` (the first one).
     bool Note(bool ok, const std::string& what) {
         if (!ok && copying_) {
@@ -74,6 +84,7 @@ class MDContext {
     std::shared_ptr<zarr3::Store> store_;
     bool writable_;
     bool copying_ = false;
+    std::map<std::string, zarr3::ArrayMetadata> copy_sources_;
     mutable std::mutex mu_;
     std::string failure_;
     std::vector<std::weak_ptr<zarr3::Array>> arrays_;

@@ -2,6 +2,7 @@
 // root; opened read-only or for update, or created empty.
 #include "error_boundary.hpp"
 #include "gdal_compat.hpp"
+#include "multidim/md_array.hpp"
 #include "multidim/md_context.hpp"
 #include "multidim/md_group.hpp"
 #include "storage/consolidation.hpp"
@@ -16,6 +17,7 @@
 #include "cpl_vsi.h"
 
 #include <functional>
+#include <map>
 #include <mutex>
 #include <optional>
 #include <set>
@@ -170,6 +172,18 @@ GDALDataset* Zarr3CreateMultidim(const char* pszName, CSLConstList root_group_op
 
 namespace zarr3drv {
 namespace {
+// The metadata of every array of this plugin under `group` (recursively), by full name: the layouts
+// a copy keeps (zarr3::copy_layout, in Zarr3Group::CreateMDArray).
+void CollectCopySources(const std::shared_ptr<GDALGroup>& group,
+                        std::map<std::string, zarr3::ArrayMetadata>& out, int depth = 0) {
+    if (!group || depth > 64) return;
+    for (const auto& name : group->GetMDArrayNames())
+        if (auto a = std::dynamic_pointer_cast<Zarr3MDArray>(group->OpenMDArray(name)))
+            out.emplace(a->GetFullName(), a->array()->metadata());
+    for (const auto& name : group->GetGroupNames())
+        CollectCopySources(group->OpenGroup(name), out, depth + 1);
+}
+
 // Copies every group and array of `src` into `ds` and flushes the buffered
 // chunks; false after a CPLError naming `root`.
 bool CopyHierarchy(Zarr3MDDataset& ds, const std::string& root, GDALDataset* src, int strict,
@@ -177,6 +191,9 @@ bool CopyHierarchy(Zarr3MDDataset& ds, const std::string& root, GDALDataset* src
     // While copying, ARRAY: options go to the arrays they fit and every
     // failure is recorded: GDAL 3.6 goes on when e.g. a coordinate array
     // cannot be created, and the copy would succeed without it.
+    std::map<std::string, zarr3::ArrayMetadata> sources;
+    if (dynamic_cast<Zarr3MDDataset*>(src)) CollectCopySources(src->GetRootGroup(), sources);
+    ds.context()->SetCopySources(std::move(sources));
     ds.context()->SetCopying(true);
     bool ok = GDALDriver::DefaultCreateCopyMultiDimensional(src, &ds, strict != 0, options,
                                                             progress, progress_data) == CE_None;

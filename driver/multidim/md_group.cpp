@@ -493,6 +493,26 @@ std::shared_ptr<GDALDimension> Zarr3Group::CreateDimension(const std::string& na
     return d;
 }
 
+namespace {
+std::vector<zarr3::AxisRange> WholeRanges(const zarr3::Shape& shape) {
+    std::vector<zarr3::AxisRange> r;
+    for (uint64_t n : shape)
+        r.push_back({0, n});
+    return r;
+}
+
+// gdalmdimtranslate (GDAL 3.13) passes the source's block size as BLOCKSIZE: not the user's choice,
+// so it does not replace the layout a copy keeps.
+void DropSourceBlockSize(CPLStringList& opts, const zarr3::ArrayMetadata& src) {
+    const char* bs = opts.FetchNameValue("BLOCKSIZE");
+    if (!bs) return;
+    std::string block;
+    for (uint64_t e : src.read_block_shape())
+        block += (block.empty() ? "" : ",") + std::to_string(e);
+    if (block == bs) opts.SetNameValue("BLOCKSIZE", nullptr);
+}
+} // namespace
+
 std::shared_ptr<GDALMDArray>
 Zarr3Group::CreateMDArray(const std::string& name,
                           const std::vector<std::shared_ptr<GDALDimension>>& dims,
@@ -516,7 +536,14 @@ Zarr3Group::CreateMDArray(const std::string& name,
                      opts.FetchNameValue("BLOCKSIZE"));
             opts.SetNameValue("BLOCKSIZE", nullptr);
         }
+        const std::string full = (GetFullName() == "/" ? "" : GetFullName()) + "/" + name;
+        const zarr3::ArrayMetadata* kept = ctx_->CopySource(full);
+        if (kept && kept->shape != req.shape) kept = nullptr;
+        if (kept) DropSourceBlockSize(opts, *kept);
         zarr3::ArrayMetadata meta = BuildArrayMetadata(req, opts.List());
+        if (kept) // a copy of this plugin's array keeps its layout but for the parts options name
+            meta = zarr3::copy_layout(*kept, WholeRanges(kept->shape), meta,
+                                      CopyOverridesFrom(opts.List()));
         InvalidateConsolidated();
         auto za = zarr3::Array::create(group_->store(), ChildPath(name), std::move(meta));
         ConfigureArray(*za);

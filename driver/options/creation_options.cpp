@@ -12,6 +12,7 @@
 #include <algorithm>
 #include <cctype>
 #include <climits>
+#include <initializer_list>
 #include <set>
 #include <utility>
 
@@ -276,6 +277,19 @@ void WarnGTiffOnly(CSLConstList options) {
 }
 
 } // namespace
+
+zarr3::CopyOverrides CopyOverridesFrom(CSLConstList options) {
+    const auto any = [&](std::initializer_list<const char*> names) {
+        return std::any_of(names.begin(), names.end(),
+                           [&](const char* n) { return CSLFetchNameValue(options, n) != nullptr; });
+    };
+    zarr3::CopyOverrides o;
+    o.grid = any({"CHUNK_SHAPES", "BLOCKSIZE", "BLOCKXSIZE", "BLOCKYSIZE"});
+    o.sharding = any({"SHARD_CHUNK_SHAPE"});
+    o.codecs = any({"COMPRESS", "ZSTD_LEVEL", "ZSTD_CHECKSUM", "GZIP_LEVEL", "ZLEVEL",
+                    "BLOSC_CNAME", "BLOSC_CLEVEL", "BLOSC_SHUFFLE", "DISCARD_LSB"});
+    return o;
+}
 
 zarr3::ArrayMetadata BuildArrayMetadata(const ArrayCreateRequest& req, CSLConstList options) {
     LayoutOptions layout;

@@ -3,6 +3,7 @@
 #pragma once
 
 #include "cpl_string.h"
+#include "zarr3/copy_layout.hpp"
 #include "zarr3/metadata.hpp"
 
 #include <optional>
@@ -31,5 +32,10 @@ struct ArrayCreateRequest {
 // Throws zarr3::Error naming the option and the expected form on bad values,
 // before anything is written.
 zarr3::ArrayMetadata BuildArrayMetadata(const ArrayCreateRequest& req, CSLConstList options);
+
+// The parts of a copy's layout the options name (zarr3::copy_layout keeps the source's others): the
+// grid (CHUNK_SHAPES, BLOCKSIZE, BLOCKXSIZE, BLOCKYSIZE), the sharding (SHARD_CHUNK_SHAPE), the
+// codecs (COMPRESS and its level options, DISCARD_LSB).
+zarr3::CopyOverrides CopyOverridesFrom(CSLConstList options);
 
 } // namespace zarr3drv

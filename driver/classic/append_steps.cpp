@@ -7,6 +7,8 @@
 #include <cpl_string.h>
 
 #include <cmath>
+#include <cstring>
+#include <limits>
 
 namespace zarr3drv {
 
@@ -111,6 +113,52 @@ std::optional<SourceSteps> GribSteps(GDALDataset* src) {
 }
 
 } // namespace
+
+// `v` as one little-endian element of `dt`. An integer type takes only an
+// integral value in its range: checked before any cast (a cast of 1e30 or NaN
+// is undefined behaviour and gives INT64_MIN, numpy's NaT, on x86).
+zarr3::Bytes EncodeCoordinate(double v, const zarr3::DataType& dt, const std::string& where) {
+    zarr3::Bytes b(dt.size);
+    auto put = [&](auto x) { std::memcpy(b.data(), &x, sizeof x); };
+    auto in = [&](auto lo, auto hi) {
+        const auto i = zarr3::exact_int64(v);
+        return i && *i >= static_cast<int64_t>(lo) && *i <= static_cast<int64_t>(hi);
+    };
+    constexpr double kTwo64 = 18446744073709551616.0; // exact; uint64 values are below
+    if (dt.name == "float64")
+        put(v);
+    else if (dt.name == "float32" && !(std::fabs(v) > std::numeric_limits<float>::max()))
+        put(static_cast<float>(v));
+    else if (dt.name == "int64" && zarr3::exact_int64(v))
+        put(*zarr3::exact_int64(v));
+    else if (dt.name == "int32" && in(INT32_MIN, INT32_MAX))
+        put(static_cast<int32_t>(v));
+    else if (dt.name == "uint32" && in(0, UINT32_MAX))
+        put(static_cast<uint32_t>(v));
+    else if (dt.name == "uint64" && v >= 0 && v < kTwo64 && std::trunc(v) == v)
+        put(static_cast<uint64_t>(v));
+    else
+        throw zarr3::Error(where + ": the value " + CPLSPrintf("%.17g", v) +
+                           " cannot be stored as " + dt.name +
+                           " (not an integer, or out of its range)");
+    return b;
+}
+
+// `v` read back from one little-endian element of `dt` (the types EncodeCoordinate
+// writes; NaN for others).
+double DecodeCoordinate(const uint8_t* p, const zarr3::DataType& dt) {
+    auto get = [&](auto x) {
+        std::memcpy(&x, p, sizeof x);
+        return static_cast<double>(x);
+    };
+    if (dt.name == "float64") return get(double{});
+    if (dt.name == "float32") return get(float{});
+    if (dt.name == "int64") return get(int64_t{});
+    if (dt.name == "int32") return get(int32_t{});
+    if (dt.name == "uint32") return get(uint32_t{});
+    if (dt.name == "uint64") return get(uint64_t{});
+    return std::numeric_limits<double>::quiet_NaN();
+}
 
 std::optional<SourceSteps> SourceStepValues(GDALDataset* src, const std::string& dim) {
     if (!src || src->GetRasterCount() < 1) return std::nullopt;

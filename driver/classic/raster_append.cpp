@@ -88,52 +88,6 @@ double CoordinateValue(const std::string& text, const nlohmann::json& attrs,
                               : "not a number (the coordinate has no CF time units)"));
 }
 
-// `v` as one little-endian element of `dt`. An integer type takes only an
-// integral value in its range: checked before any cast (a cast of 1e30 or NaN
-// is undefined behaviour and gives INT64_MIN, numpy's NaT, on x86).
-zarr3::Bytes Encode(double v, const zarr3::DataType& dt, const std::string& where) {
-    zarr3::Bytes b(dt.size);
-    auto put = [&](auto x) { std::memcpy(b.data(), &x, sizeof x); };
-    auto in = [&](auto lo, auto hi) {
-        const auto i = zarr3::exact_int64(v);
-        return i && *i >= static_cast<int64_t>(lo) && *i <= static_cast<int64_t>(hi);
-    };
-    constexpr double kTwo64 = 18446744073709551616.0; // exact; uint64 values are below
-    if (dt.name == "float64")
-        put(v);
-    else if (dt.name == "float32" && !(std::fabs(v) > std::numeric_limits<float>::max()))
-        put(static_cast<float>(v));
-    else if (dt.name == "int64" && zarr3::exact_int64(v))
-        put(*zarr3::exact_int64(v));
-    else if (dt.name == "int32" && in(INT32_MIN, INT32_MAX))
-        put(static_cast<int32_t>(v));
-    else if (dt.name == "uint32" && in(0, UINT32_MAX))
-        put(static_cast<uint32_t>(v));
-    else if (dt.name == "uint64" && v >= 0 && v < kTwo64 && std::trunc(v) == v)
-        put(static_cast<uint64_t>(v));
-    else
-        throw zarr3::Error(where + ": the value " + CPLSPrintf("%.17g", v) +
-                           " cannot be stored as " + dt.name +
-                           " (not an integer, or out of its range)");
-    return b;
-}
-
-// `v` read back from one little-endian element of `dt` (the types Encode
-// writes; NaN for others).
-double Decode(const uint8_t* p, const zarr3::DataType& dt) {
-    auto get = [&](auto x) {
-        std::memcpy(&x, p, sizeof x);
-        return static_cast<double>(x);
-    };
-    if (dt.name == "float64") return get(double{});
-    if (dt.name == "float32") return get(float{});
-    if (dt.name == "int64") return get(int64_t{});
-    if (dt.name == "int32") return get(int32_t{});
-    if (dt.name == "uint32") return get(uint32_t{});
-    if (dt.name == "uint64") return get(uint64_t{});
-    return std::numeric_limits<double>::quiet_NaN();
-}
-
 // A coordinate value for messages: its date in CF time units, else the number.
 std::string ValueText(double v, const std::optional<zarr3::CfTimeUnits>& units) {
     if (units) try {
@@ -291,13 +245,13 @@ void WriteFirstCoordinate(const std::shared_ptr<zarr3::Store>& store, GDALDatase
     const double nan = std::numeric_limits<double>::quiet_NaN();
     zarr3::Bytes values;
     for (double v : nums) {
-        const auto b = Encode(v, f64, dim);
+        const auto b = EncodeCoordinate(v, f64, dim);
         values.insert(values.end(), b.begin(), b.end());
     }
     auto meta = zarr3::ArrayBuilder({static_cast<uint64_t>(nums.size())}, f64)
                     .regular_chunk_shape({4096})
                     .zstd(3)
-                    .fill_value(Encode(nan, f64, dim))
+                    .fill_value(EncodeCoordinate(nan, f64, dim))
                     .dimension_names(std::vector<std::string>{dim})
                     .attributes(attrs)
                     .build(dim);
@@ -517,9 +471,9 @@ std::pair<double, double> FirstAndLast(zarr3::Array& c, uint64_t start) {
     const auto& dt = c.metadata().dtype;
     zarr3::Bytes b(dt.size);
     c.read(zarr3::Selection{{0}, {1}, {}}, b.data());
-    const double first = Decode(b.data(), dt);
+    const double first = DecodeCoordinate(b.data(), dt);
     c.read(zarr3::Selection{{start - 1}, {1}, {}}, b.data());
-    return {first, Decode(b.data(), dt)};
+    return {first, DecodeCoordinate(b.data(), dt)};
 }
 
 // The new values must continue the stored ones strictly in the coordinate's
@@ -548,7 +502,7 @@ void RequireNotStored(zarr3::Array& c, uint64_t start, const std::vector<double>
     if (start > 0) c.read(zarr3::Selection{{0}, {start}, {}}, b.data());
     std::vector<double> stored;
     for (uint64_t i = 0; i < start; ++i)
-        stored.push_back(Decode(b.data() + i * dt.size, dt));
+        stored.push_back(DecodeCoordinate(b.data() + i * dt.size, dt));
     RequireDistinct(c.describe(), dim, std::move(stored), nums, texts,
                     TimeUnits(c.metadata().attributes));
 }
@@ -587,9 +541,9 @@ CoordinateStep PrepareCoordinate(const Target& t, GDALDataset* src, CSLConstList
                            "a DATE/TIFFTAG_DATETIME metadata item");
     auto nums = CoordinateValues(texts, cm.attributes, c->describe());
     for (double& v : nums) {
-        const auto b = Encode(v, cm.dtype, c->describe());
+        const auto b = EncodeCoordinate(v, cm.dtype, c->describe());
         step.values.insert(step.values.end(), b.begin(), b.end());
-        v = Decode(b.data(), cm.dtype); // compared as stored (float32 rounds)
+        v = DecodeCoordinate(b.data(), cm.dtype); // compared as stored (float32 rounds)
     }
     if (AnyOrder(options))
         RequireNotStored(*c, start, nums, texts, t.dim);

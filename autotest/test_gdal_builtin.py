@@ -327,3 +327,18 @@ def test_plugin_written_reads_the_same_in_gdal313(tmp_path, case, bands):
     if paths != [""]:
         gdal_ds = open_with(f'ZARR:"{path}":{paths[0]}', "Zarr")
     assert_same_classic(classic_view(gdal_ds), ref)
+
+
+def test_gdal313_reads_a_daily_appended_store(tmp_path, run_tool):
+    """Issue 40.4: one-day appends keep the grid regular, so GDAL's own driver reads a daily store
+    after any number of appends (values and the time coordinate)."""
+    require_builtin_v3()
+    from test_append import build_cube, days_of, expected_day, meta
+    store = build_cube(tmp_path, run_tool, 12)
+    assert meta(store, "cube")["chunk_grid"]["name"] == "regular"
+    rg = open_with(f'ZARR:"{store}"', "Zarr", gdal.OF_MULTIDIM_RASTER).GetRootGroup()
+    data = rg.OpenMDArray("cube").ReadAsArray()
+    assert data.shape == (12, 10, 20)
+    for d in range(1, 13):
+        np.testing.assert_array_equal(data[d - 1], expected_day(d))
+    assert rg.OpenMDArray("time").ReadAsArray().tolist() == [days_of(d) for d in range(1, 13)]

@@ -50,7 +50,7 @@ std::optional<BandWindow> WindowOf(const CPLXMLNode* band, int width, int height
 
 // The bands of a VRT as one window of consecutive bands of one file (the first band's window).
 std::optional<BandWindow> VRTWindow(GDALDataset* src, int& nbands) {
-    char** xml = src->GetMetadata("xml:VRT");
+    CSLConstList xml = src->GetMetadata("xml:VRT"); // char** before GDAL 3.13
     if (!xml || !xml[0]) return std::nullopt;
     std::unique_ptr<CPLXMLNode, decltype(&CPLDestroyXMLNode)> root(CPLParseXMLString(xml[0]),
                                                                    CPLDestroyXMLNode);

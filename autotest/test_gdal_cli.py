@@ -142,7 +142,7 @@ def test_driver_zarr3_compact_rechunks_and_keeps_the_values(sample):
     out = run("driver", "zarr3", "compact", sample / "t2m", "--dim", "time", "--edges", "73")
     assert "axis 0 (time)" in out and "-> 73" in out, out
     meta = json.loads((sample / "t2m" / "zarr.json").read_text())
-    assert meta["chunk_grid"]["configuration"]["chunk_shapes"][0] == 73
+    assert meta["chunk_grid"]["configuration"]["chunk_shapes"][0] == [[73, 5]]  # an even axis as a list (issue 40.5)
     chunks = [p for p in (sample / "t2m").rglob("*") if p.is_file() and p.name != "zarr.json"]
     assert len(chunks) == 5, chunks
     assert np.array_equal(gdal.Open(str(sample)).ReadAsArray(), before)

@@ -8,6 +8,7 @@ and an Icechunk repository:
 - gdaladdo -clean works after appends (a repository: one commit);
 - stale levels (an append by an older version) are ignored with one warning; the base opens with
   all its bands (gdalinfo, rasterio count), also with extra level groups left beside them."""
+import importlib.util
 import json
 import os
 import re
@@ -78,8 +79,17 @@ def layout_assets(store):
             ["attributes"]["multiscales"]["layout"]]
 
 
+HAVE_RASTERIO = importlib.util.find_spec("rasterio") is not None
+
+
 def rasterio_view(store):
-    """(count, overview factors of band 1) as rasterio sees the store (a child: rasterio's own GDAL)."""
+    """(count, overview factors of band 1) as rasterio sees the store (a child: rasterio's own GDAL).
+    The chroot legs (GDAL 3.10, 3.13) have no rasterio: there GDAL's own view of the same."""
+    if not HAVE_RASTERIO:
+        ds = gdal.Open(str(store))
+        b = ds.GetRasterBand(1)
+        levels = [b.GetOverview(i).XSize for i in range(b.GetOverviewCount())]
+        return ds.RasterCount, "[" + ", ".join(str(round(ds.RasterXSize / x)) for x in levels) + "]"
     code = ("import rasterio,sys\nwith rasterio.open(sys.argv[1]) as d: print(d.count, d.overviews(1))")
     p = run("/usr/bin/python3", "-c", code, store)
     count, ovr = p.stdout.strip().split(" ", 1)

@@ -502,14 +502,23 @@ std::vector<zarr3::AxisRange> WholeRanges(const zarr3::Shape& shape) {
 }
 
 // gdalmdimtranslate (GDAL 3.13) passes the source's block size as BLOCKSIZE: not the user's choice,
-// so it does not replace the layout a copy keeps.
+// so it does not replace the layout a copy keeps. The source's block size is what Zarr3MDArray::
+// GetBlockSize reports (each axis' most common chunk edge), or the read block (inner chunks).
 void DropSourceBlockSize(CPLStringList& opts, const zarr3::ArrayMetadata& src) {
     const char* bs = opts.FetchNameValue("BLOCKSIZE");
     if (!bs) return;
-    std::string block;
-    for (uint64_t e : src.read_block_shape())
-        block += (block.empty() ? "" : ",") + std::to_string(e);
-    if (block == bs) opts.SetNameValue("BLOCKSIZE", nullptr);
+    auto text = [](const zarr3::Shape& s) {
+        std::string out;
+        for (uint64_t e : s)
+            out += (out.empty() ? "" : ",") + std::to_string(e);
+        return out;
+    };
+    zarr3::Shape grid_block;
+    for (size_t i = 0; i < src.grid.rank(); ++i)
+        grid_block.push_back(
+            src.grid.axis(i).num_chunks() == 0 ? 0 : src.grid.axis(i).most_common_edge());
+    if (text(src.read_block_shape()) == bs || text(grid_block) == bs)
+        opts.SetNameValue("BLOCKSIZE", nullptr);
 }
 } // namespace
 

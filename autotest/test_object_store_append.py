@@ -118,7 +118,8 @@ def test_append_on_s3_fails_on_a_conflict_instead_of_losing_a_step(tmp_path, ngi
     store, folder = new_store(nginx)
     srcs = {d: day_tif(tmp_path / f"d{d}.tif", d) for d in (1, 2, 3)}
     run(append_cmd(srcs[1], store), env)
-    pause_ms = 3000  # B takes ~0.3 s here
+    # B takes ~0.3 s here; under the sanitize leg's ASan runtime (preloaded) everything is slower.
+    pause_ms = 15000 if "libasan" in os.environ.get("LD_PRELOAD", "") else 3000
     mark = nginx.mark()
     a_start = time.monotonic()
     a = subprocess.Popen(append_cmd(srcs[2], store),

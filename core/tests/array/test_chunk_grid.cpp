@@ -307,4 +307,21 @@ TEST(AxisPartition, FromRunsErrors) {
     EXPECT_THROW(AxisPartition::from_runs({{1, ~0ull}, {1, 1}}), Error);
 }
 
-}  // namespace ut_array_test_chunk_grid
+// A rectilinear grid's serialised form parses back to the same partition, also for an axis of
+// length 0 (no chunk): fuzz_rectilinear found `[[2,3,[4,1000]],3,[100]]` over shape [4005,0,100]
+// coming back with one chunk on the empty axis.
+TEST(ChunkGridJson, RectilinearRoundTripKeepsAnEmptyAxisEmpty) {
+    const json j = {
+        {"name", "rectilinear"},
+        {"configuration",
+         {{"kind", "inline"}, {"chunk_shapes", json::parse("[[2,3,[4,1000]],3,[100]]")}}}};
+    const Shape shape{4005, 0, 100};
+    const ChunkGrid g = ChunkGrid::parse(j, shape, "t/zarr.json");
+    EXPECT_EQ(g.grid_shape(), (Shape{1002, 0, 1}));
+    const ChunkGrid g2 = ChunkGrid::parse(g.to_json(), shape, "t/roundtrip");
+    EXPECT_EQ(g2.grid_shape(), g.grid_shape());
+    for (size_t i = 0; i < g.rank(); ++i)
+        EXPECT_EQ(g2.axis(i).extent(), g.axis(i).extent()) << i;
+}
+
+} // namespace ut_array_test_chunk_grid

@@ -173,9 +173,18 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
         check_grid(g, shape, rng);
         // Serialised form parses back to the same partition.
         ChunkGrid g2 = ChunkGrid::parse(g.to_json(), shape, "fuzz/roundtrip");
-        FUZZ_CHECK(g2.grid_shape() == g.grid_shape());
-        for (size_t i = 0; i < g.rank(); ++i)
+        // An axis of length 0 is written as one listed chunk (zarr-python refuses an empty list,
+        // Icechunk a bare edge): it may come back with that one chunk, still of length 0.
+        FUZZ_CHECK(g2.rank() == g.rank());
+        for (size_t i = 0; i < g.rank(); ++i) {
+            FUZZ_CHECK(g2.axis(i).length() == g.axis(i).length());
+            if (g.axis(i).length() == 0 && g.axis(i).num_chunks() == 0) {
+                FUZZ_CHECK(g2.axis(i).num_chunks() <= 1);
+                continue;
+            }
+            FUZZ_CHECK(g2.axis(i).num_chunks() == g.axis(i).num_chunks());
             FUZZ_CHECK(g2.axis(i).extent() == g.axis(i).extent());
+        }
         // Resize (grow and shrink) and append keep the axes consistent.
         if (g.rank() > 0) {
             Shape s2 = shape;

@@ -199,10 +199,7 @@ void AxisPartition::set_length(uint64_t length) {
 
 json AxisPartition::to_list_json() const {
     if (!regular_) return to_json();
-    const uint64_t count = num_chunks();
-    // An axis of length 0 has no chunk: written as its bare edge, which parses back to no chunk
-    // (a list would give it one; found by fuzz_rectilinear's round trip).
-    if (count == 0) return json(edge_);
+    const uint64_t count = std::max<uint64_t>(1, num_chunks()); // never an empty list
     return count == 1 ? json::array({edge_}) : json::array({json::array({edge_, count})});
 }
 

@@ -15,6 +15,16 @@ namespace fs = std::filesystem;
 
 void require_local_folder(const std::string& path);
 
+// Removes folders under `dir` that hold no file (what erased chunks leave),
+// never through a link.
+void remove_empty_folders(const fs::path& dir) {
+    std::error_code ec;
+    if (fs::is_symlink(dir, ec) || !fs::is_directory(dir, ec)) return;
+    for (const auto& e : fs::directory_iterator(dir, ec))
+        if (e.is_directory(ec) && !e.is_symlink(ec)) remove_empty_folders(e.path());
+    if (fs::is_empty(dir, ec)) fs::remove(dir, ec);
+}
+
 namespace {
 
 // A local store that refuses to write, delete or list through a symbolic
@@ -196,16 +206,6 @@ zarr3::AxisPartition plan(const Args& a, const zarr3::Array& arr, size_t axis,
                            ": expected monthly, a chunk length N, or a JSON list of edges and "
                            "[edge, count] runs such as '[[31,1],28]' or '[7,7,7]'");
     return zarr3::parse_edges(a.edges, len, "--edges");
-}
-
-// Removes folders under `dir` that hold no file (what erased chunks leave),
-// never through a link.
-void remove_empty_folders(const fs::path& dir) {
-    std::error_code ec;
-    if (fs::is_symlink(dir, ec) || !fs::is_directory(dir, ec)) return;
-    for (const auto& e : fs::directory_iterator(dir, ec))
-        if (e.is_directory(ec) && !e.is_symlink(ec)) remove_empty_folders(e.path());
-    if (fs::is_empty(dir, ec)) fs::remove(dir, ec);
 }
 
 // The chunk folders of array folder `dir` ("c" and the v2 "0", "1", ...)

@@ -12,6 +12,7 @@
 namespace fs = std::filesystem;
 
 void require_local(const std::string& path, const char* command);
+void remove_empty_folders(const fs::path& dir); // zarr3_compact.cpp
 
 namespace {
 
@@ -68,16 +69,6 @@ fs::path store_root(const fs::path& dir) {
     return root;
 }
 
-// Removes the folders under `dir` that hold no file (what the erased chunks
-// leave), never through a link.
-void remove_empty_dirs(const fs::path& dir) {
-    std::error_code ec;
-    if (fs::is_symlink(dir, ec) || !fs::is_directory(dir, ec)) return;
-    for (const auto& e : fs::directory_iterator(dir, ec))
-        if (e.is_directory(ec) && !e.is_symlink(ec)) remove_empty_dirs(e.path());
-    if (fs::is_empty(dir, ec)) fs::remove(dir, ec);
-}
-
 std::string describe(const zarr3::TrimResult& r) {
     std::string s;
     for (const auto& a : r.arrays)
@@ -132,7 +123,7 @@ int cmd_trim(const std::string& path, const std::vector<std::string>& args, std:
     const std::string apath = fs::relative(dir, root).generic_string();
     const auto r = zarr3::trim_array(store, apath == "." ? "" : apath, dim, length);
     for (const auto& a : r.arrays)
-        remove_empty_dirs(root / a / "c");
+        remove_empty_folders(root / a / "c");
     out << path << ": " << describe(r) << " " << dim << " " << r.old_length << " -> "
         << r.new_length << "; " << r.erased << " chunk(s) past the end deleted\n";
     return 0;

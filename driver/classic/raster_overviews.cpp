@@ -11,6 +11,7 @@
 
 #include "zarr3/array.hpp"
 #include "zarr3/hierarchy.hpp"
+#include "zarr3/pyramid_place.hpp"
 
 #include <algorithm>
 #include <cctype>
@@ -18,41 +19,7 @@
 namespace zarr3drv {
 namespace {
 
-constexpr int kMaxAncestors = 3;
 constexpr size_t kMaxGroupsChecked = 256;
-
-// Group attributes of `group`, nullopt when it is no group (or absent).
-std::optional<nlohmann::json> GroupAttributes(zarr3::Store& store, const std::string& group) {
-    auto j = zarr3::read_node_json(store, group);
-    if (!j || !j->is_object() || j->value("node_type", "") != "group") return std::nullopt;
-    auto it = j->find("attributes");
-    if (it == j->end() || !it->is_object()) return nlohmann::json::object();
-    return *it;
-}
-
-// `path` relative to `group` ("" when path is the group), nullopt when outside.
-std::optional<std::string> RelativeTo(const std::string& path, const std::string& group) {
-    if (group.empty()) return path;
-    if (path.size() > group.size() && path.compare(0, group.size(), group) == 0 &&
-        path[group.size()] == '/')
-        return path.substr(group.size() + 1);
-    return std::nullopt;
-}
-
-// Level of `rel` in the layout: the asset itself (preferred) or an array
-// inside it (the longest such asset).
-std::optional<std::pair<size_t, std::string>> LevelOf(const std::vector<std::string>& assets,
-                                                      const std::string& rel) {
-    std::optional<std::pair<size_t, std::string>> best;
-    for (size_t k = 0; k < assets.size(); ++k) {
-        const std::string& a = assets[k];
-        if (rel == a) return std::make_pair(k, std::string());
-        if (rel.size() > a.size() && rel.compare(0, a.size(), a) == 0 && rel[a.size()] == '/' &&
-            (!best || a.size() > assets[best->first].size()))
-            best = std::make_pair(k, rel.substr(a.size() + 1));
-    }
-    return best;
-}
 
 bool AtOrUnder(const std::string& path, const std::string& node) {
     return path == node || (path.size() > node.size() && path.compare(0, node.size(), node) == 0 &&
@@ -138,7 +105,8 @@ std::set<std::string> CoarserPyramidLevels(zarr3::Store& store,
     std::set<std::string> groups;
     for (const auto& p : array_paths) {
         std::string g = p;
-        for (int up = 0; up < kMaxAncestors && !g.empty() && groups.size() < kMaxGroupsChecked;
+        for (int up = 0;
+             up < zarr3::kMaxPyramidAncestors && !g.empty() && groups.size() < kMaxGroupsChecked;
              ++up) {
             g = zarr3::parent_path(g);
             groups.insert(g);
@@ -148,7 +116,7 @@ std::set<std::string> CoarserPyramidLevels(zarr3::Store& store,
     for (const auto& g : groups) {
         std::optional<nlohmann::json> attrs;
         try {
-            attrs = GroupAttributes(store, g);
+            attrs = zarr3::group_attributes(store, g);
         } catch (const std::exception&) {
             continue;
         }
@@ -163,7 +131,7 @@ std::set<std::string> CoarserPyramidLevels(zarr3::Store& store,
                                [&](const std::string& p) { return AtOrUnder(p, node); });
         };
         for (const auto& p : array_paths) {
-            const auto rel = RelativeTo(p, g);
+            const auto rel = zarr3::path_inside(p, g);
             if (!rel) continue;
             const bool in_base =
                 std::any_of(sets.bases.begin(), sets.bases.end(),
@@ -182,31 +150,18 @@ std::set<std::string> CoarserPyramidLevels(zarr3::Store& store,
 }
 
 std::optional<PyramidOf> FindPyramid(zarr3::Store& store, const std::string& array_path) {
-    std::string g = array_path;
-    for (int up = 0; up < kMaxAncestors && !g.empty(); ++up) {
-        g = zarr3::parent_path(g);
-        auto attrs = GroupAttributes(store, g);
-        if (!attrs) continue;
-        const std::string where = store.uri() + "/" + zarr3::join_key(g, "zarr.json");
-        auto ms = zarr3::parse_multiscales(*attrs, where);
-        if (!ms) continue;
-        std::vector<std::string> assets;
-        for (const auto& l : ms->layout)
-            assets.push_back(l.asset);
-        const auto level = LevelOf(assets, *RelativeTo(array_path, g));
-        if (!level) return std::nullopt; // the array is no level of this pyramid
-        // Only the levels of the array's own base (several pyramids may
-        // share the layout, one per variable).
-        PyramidOf out;
-        out.group = g;
-        out.suffix = level->second;
-        out.full_level = level->first;
-        out.ms = zarr3::pyramid_of(*ms, level->first, &out.level);
-        out.full = std::move(*ms);
-        out.group_attributes = std::move(*attrs);
-        return out;
-    }
-    return std::nullopt;
+    auto place = zarr3::find_pyramid(store, array_path);
+    if (!place) return std::nullopt;
+    // Only the levels of the array's own base (several pyramids may share
+    // the layout, one per variable).
+    PyramidOf out;
+    out.group = place->group;
+    out.suffix = place->suffix;
+    out.full_level = place->level;
+    out.ms = zarr3::pyramid_of(place->ms, place->level, &out.level);
+    out.full = std::move(place->ms);
+    out.group_attributes = std::move(place->group_attributes);
+    return out;
 }
 
 std::array<double, 6> AffineFromGeoTransform(const double* gt) {

@@ -5,6 +5,7 @@
 #include "zarr3/compact.hpp"
 #include "zarr3/hierarchy.hpp"
 #include "zarr3/multiscales.hpp"
+#include "zarr3/pyramid_place.hpp"
 
 #include <algorithm>
 
@@ -42,22 +43,6 @@ ArrayMetadata trimmed_metadata(const ArrayMetadata& m, size_t axis, uint64_t len
 
 namespace {
 
-constexpr int kMaxPyramidAncestors = 3; // as the driver's overview search
-
-std::optional<std::string> relative_to(const std::string& path, const std::string& group) {
-    if (group.empty()) return path;
-    if (path.size() > group.size() && path.compare(0, group.size(), group) == 0 &&
-        path[group.size()] == '/')
-        return path.substr(group.size() + 1);
-    return std::nullopt;
-}
-
-std::optional<nlohmann::json> group_attributes(Store& store, const std::string& g) {
-    const auto j = read_node_json(store, g);
-    if (!j || node_type_of(*j, join_key(g, "zarr.json")) != NodeType::Group) return std::nullopt;
-    return j->value("attributes", nlohmann::json::object());
-}
-
 bool is_array(Store& store, const std::string& path) {
     const auto j = read_node_json(store, path);
     return j && node_type_of(*j, join_key(path, "zarr.json")) == NodeType::Array;
@@ -74,40 +59,20 @@ std::string level_path(const std::string& g, const std::string& asset, const std
 } // namespace
 
 std::vector<std::string> pyramid_levels(Store& store, const std::string& array_path) {
-    std::string g = array_path;
-    for (int up = 0; up < kMaxPyramidAncestors && !g.empty(); ++up) {
-        g = parent_path(g);
-        const auto attrs = group_attributes(store, g);
-        if (!attrs) continue;
-        const auto ms = parse_multiscales(*attrs, store.uri() + "/" + join_key(g, "zarr.json"));
-        if (!ms) continue;
-        const std::string rel = *relative_to(array_path, g);
-        // The level holding the array: the asset itself, or the asset
-        // folder holding it (the longest such asset).
-        std::optional<size_t> at;
-        std::string suffix;
-        for (size_t k = 0; k < ms->layout.size(); ++k) {
-            const std::string& a = ms->layout[k].asset;
-            if (rel == a) {
-                at = k, suffix.clear();
-                break;
-            }
-            if (relative_to(rel, a) && (!at || a.size() > ms->layout[*at].asset.size()))
-                at = k, suffix = *relative_to(rel, a);
-        }
-        if (!at) return {};
-        if (root_of(*ms, *at) != *at) return {}; // a level, not a base: nothing below it
-        std::vector<std::string> out;
-        for (size_t k = 0; k < ms->layout.size(); ++k) {
-            if (k == *at || root_of(*ms, k) != *at) continue;
-            std::string p = level_path(g, ms->layout[k].asset, suffix);
-            // A level group holding an array named like the base (GDAL's layout).
-            if (suffix.empty() && !is_array(store, p)) p = join_key(p, base_name(array_path));
-            if (is_array(store, p)) out.push_back(p);
-        }
-        return out;
+    const auto place = find_pyramid(store, array_path);
+    if (!place) return {};
+    const Multiscales& ms = place->ms;
+    const size_t at = place->level;
+    if (root_of(ms, at) != at) return {}; // a level, not a base: nothing below it
+    std::vector<std::string> out;
+    for (size_t k = 0; k < ms.layout.size(); ++k) {
+        if (k == at || root_of(ms, k) != at) continue;
+        std::string p = level_path(place->group, ms.layout[k].asset, place->suffix);
+        // A level group holding an array named like the base (GDAL's layout).
+        if (place->suffix.empty() && !is_array(store, p)) p = join_key(p, base_name(array_path));
+        if (is_array(store, p)) out.push_back(p);
     }
-    return {};
+    return out;
 }
 
 namespace {
@@ -172,7 +137,7 @@ void switch_cut(const std::shared_ptr<Store>& store, const Cut& c) {
     const auto node = to_json(c.meta);
     for (std::string g = path; !g.empty();) {
         g = parent_path(g);
-        update_consolidated_entry(*store, g, *relative_to(path, g), node);
+        update_consolidated_entry(*store, g, *path_inside(path, g), node);
     }
 }
 

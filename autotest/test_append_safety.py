@@ -9,12 +9,12 @@ import os
 import shutil
 import subprocess
 import threading
-import time
 
 import numpy as np
 import pytest
 from osgeo import gdal
 
+from process_util import wait_for_pause
 from test_append import DRV, KEEP, append_options, day_tif, days_of, expected_day, meta
 
 gdal.UseExceptions()
@@ -206,10 +206,12 @@ def test_append_without_locks_fails_on_a_conflict_instead_of_losing_a_step(tmp_p
         day_tif(tmp_path / f"d{d}.tif", d)
     gdal.Translate(str(store), str(tmp_path / "d1.tif"), format=DRV, creationOptions=append_options())
     env = dict(os.environ, GDAL_DRIVER_PATH=driver_path, ZARR3_TEST_NO_STORE_LOCKS="1")
+    mark = tmp_path / "a-paused"
     a = subprocess.Popen(append_cmd(tmp_path / "d2.tif", store),
-                         env=dict(env, ZARR3_TEST_PAUSE_AT="append-switch", ZARR3_TEST_PAUSE_MS="4000"),
+                         env=dict(env, ZARR3_TEST_PAUSE_AT="append-switch", ZARR3_TEST_PAUSE_MS="4000",
+                                  ZARR3_TEST_PAUSE_MARK=str(mark)),
                          stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    time.sleep(1.5)
+    wait_for_pause(a, mark)
     b = subprocess.run(append_cmd(tmp_path / "d3.tif", store), env=env, capture_output=True,
                        text=True, timeout=120)
     out_a, err_a = a.communicate(timeout=120)

@@ -9,13 +9,13 @@ import os
 import re
 import shutil
 import subprocess
-import time
 
 import numpy as np
 import pytest
 from osgeo import gdal
 
 from conftest import REPO
+from process_util import wait_for_pause
 from test_append import append, build_cube, day_tif, days_of, expected_day, read_time
 
 SAMPLE = REPO / "data" / "t2m_2023q1.icechunk"
@@ -103,12 +103,13 @@ def test_a_killed_trim_leaves_the_old_or_the_new_length(cube, exe, step):
 
 
 def test_a_concurrent_append_waits_for_the_trim(cube, exe, run_tool, driver_path):
+    mark = cube.parent / "trim-paused"
     env = dict(os.environ, GDAL_DRIVER_PATH=driver_path, ZARR3_TEST_PAUSE_AT="trim-switch",
-               ZARR3_TEST_PAUSE_MS="2000")
+               ZARR3_TEST_PAUSE_MS="2000", ZARR3_TEST_PAUSE_MARK=str(mark))
     trim = subprocess.Popen([str(exe), "trim", str(cube / "cube"), "--dim", "time", "--length", "4"],
                             env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     try:
-        time.sleep(0.7)  # the trim holds the locks and pauses before its switch
+        wait_for_pause(trim, mark)  # the trim holds the locks and pauses before its switch
         p = append(run_tool, day_tif(cube.parent / "c5.tif", 5), cube)
         assert p.returncode == 0, p.stderr
     finally:

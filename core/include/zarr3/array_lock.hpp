@@ -72,7 +72,9 @@ ArrayMetadata set_array_attributes(const std::shared_ptr<Store>& store, const st
 // Test hooks. ZARR3_TEST_NO_STORE_LOCKS=1: lock_array takes only the
 // in-process mutex (a local store behaves as an object store across
 // processes). ZARR3_TEST_PAUSE_AT=<step>: test_pause_point(<step>) sleeps
-// ZARR3_TEST_PAUSE_MS milliseconds (default 1000).
+// ZARR3_TEST_PAUSE_MS milliseconds (default 1000), first creating the file
+// ZARR3_TEST_PAUSE_MARK when set (a test waits for it instead of guessing
+// how long the process takes to get there).
 void test_pause_point(const char* step);
 
 } // namespace zarr3

@@ -5,6 +5,7 @@
 #include "zarr3/metadata.hpp"
 
 #include <chrono>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <map>
@@ -109,6 +110,9 @@ void test_pause_point(const char* step) {
     const char* at = std::getenv("ZARR3_TEST_PAUSE_AT");
     if (!at || std::strcmp(at, step) != 0) return;
     const char* ms = std::getenv("ZARR3_TEST_PAUSE_MS");
+    if (const char* mark = std::getenv("ZARR3_TEST_PAUSE_MARK")) {
+        if (std::FILE* f = std::fopen(mark, "w")) std::fclose(f); // the test waits for it
+    }
     std::this_thread::sleep_for(std::chrono::milliseconds(ms ? std::atol(ms) : 1000));
 }
 

@@ -7,6 +7,9 @@ PYTHON ?= /usr/bin/python3
 JOBS ?= 2
 CMAKE_FLAGS ?=
 ABS_BUILD_DIR = $(abspath $(BUILD_DIR))
+# pytest workers (pytest-xdist, one test file per worker at a time); 1 = one process.
+PYTEST_JOBS ?= 2
+PYTEST_PAR = $(shell [ "$(PYTEST_JOBS)" -gt 1 ] 2>/dev/null && $(PYTHON) -c 'import xdist' 2>/dev/null && echo "-n $(PYTEST_JOBS) --dist loadfile")
 
 .PHONY: all deps deps-demo configure configure-demo build test ctest pytest demo install package test-package sample test-compat test-compat-sid test-interop test-sanitize test-tsan fuzz bench bench-icechunk bench-append clean
 
@@ -34,7 +37,7 @@ test: deps build
 	@rc=0; \
 	( cd $(BUILD_DIR) && ctest --output-on-failure -j$(JOBS) ) 2>&1 | tee $(BUILD_DIR)/ctest.log; \
 	  [ $${PIPESTATUS[0]} -eq 0 ] || rc=1; \
-	GDAL_DRIVER_PATH=$(ABS_BUILD_DIR) $(PYTHON) -m pytest autotest -q -p no:cacheprovider 2>&1 | tee $(BUILD_DIR)/pytest.log; \
+	GDAL_DRIVER_PATH=$(ABS_BUILD_DIR) $(PYTHON) -m pytest autotest -q -p no:cacheprovider $(PYTEST_PAR) 2>&1 | tee $(BUILD_DIR)/pytest.log; \
 	  [ $${PIPESTATUS[0]} -eq 0 ] || rc=1; \
 	ct=$$(grep -E 'tests passed, [0-9]+ tests? failed out of [0-9]+' $(BUILD_DIR)/ctest.log | tail -1); \
 	ct_total=$$(sed -nE 's/.*out of ([0-9]+).*/\1/p' <<<"$$ct"); ct_failed=$$(sed -nE 's/.*, ([0-9]+) tests? failed.*/\1/p' <<<"$$ct"); \

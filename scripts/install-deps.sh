@@ -11,7 +11,7 @@ PACKAGES=(
   nlohmann-json3-dev libzstd-dev libblosc-dev libdeflate-dev liblz4-dev zlib1g-dev libflatbuffers-dev flatbuffers-compiler
 )
 # ... and what the test suites add (`make test`).
-TEST_PACKAGES=(pkg-config python3-pytest libgtest-dev libbenchmark-dev nginx-light)
+TEST_PACKAGES=(pkg-config python3-pytest python3-pytest-xdist libgtest-dev libbenchmark-dev nginx-light)
 [ "${1:-}" = --demo ] || PACKAGES+=("${TEST_PACKAGES[@]}")
 
 # shellcheck source=apt_install.sh

@@ -36,13 +36,29 @@ rc=0
 # process start costs about 0.3 s, 750 of them 3.5 minutes), bounded in time.
 : >"$BUILD/ctest.log"
 unit_rc=0
+# Each binary runs as two gtest shards at once (two cores).
 for bin in zarr3_tests zarr3_vsi_store_tests; do
   [ -x "$BUILD/$bin" ] || continue
-  (cd "$BUILD" && ASAN_OPTIONS="detect_leaks=1:abort_on_error=1:log_path=$LOGDIR/asan-$bin" \
-    timeout 1200 "./$bin" --gtest_brief=1) 2>&1 | tee -a "$BUILD/ctest.log"
-  st=${PIPESTATUS[0]}
-  [ "$st" -eq 0 ] || { rc=1; unit_rc=1; echo "$bin: exit $st" | tee -a "$BUILD/ctest.log"; }
+  for shard in 0 1; do
+    (cd "$BUILD" && GTEST_TOTAL_SHARDS=2 GTEST_SHARD_INDEX=$shard \
+      ASAN_OPTIONS="detect_leaks=1:abort_on_error=1:log_path=$LOGDIR/asan-$bin" \
+      timeout 1200 "./$bin" --gtest_brief=1 >"$BUILD/unit-$bin-$shard.log" 2>&1
+     echo $? >"$BUILD/unit-$bin-$shard.rc") &
+  done
+  wait
+  for shard in 0 1; do
+    tee -a "$BUILD/ctest.log" <"$BUILD/unit-$bin-$shard.log"
+    st=$(cat "$BUILD/unit-$bin-$shard.rc")
+    [ "$st" -eq 0 ] || { rc=1; unit_rc=1; echo "$bin shard $shard: exit $st" | tee -a "$BUILD/ctest.log"; }
+  done
 done
+
+# pytest workers (pytest-xdist, one file per worker at a time): PYTEST_JOBS, default 2; 1 = one process.
+PYTEST_JOBS=${PYTEST_JOBS:-2}
+PYTEST_PAR=""
+if [ "$PYTEST_JOBS" -gt 1 ] && "$PYTHON" -c 'import xdist' 2>/dev/null; then
+  PYTEST_PAR="-n $PYTEST_JOBS --dist loadfile"
+fi
 
 ASAN_RT=$(gcc -print-file-name=libasan.so)
 # libstdc++ must be loaded with the runtime: python itself does not link it, and
@@ -52,7 +68,7 @@ STDCXX_RT=$(gcc -print-file-name=libstdc++.so.6)
 # instrumented, hence no container-overflow checks across them.
 LD_PRELOAD="$ASAN_RT $STDCXX_RT" \
   ASAN_OPTIONS="detect_leaks=0:detect_container_overflow=0:log_path=$LOGDIR/asan-pytest" \
-  GDAL_DRIVER_PATH="$BUILD" "$PYTHON" -m pytest "$ROOT/autotest" -q -p no:cacheprovider "$@" \
+  GDAL_DRIVER_PATH="$BUILD" "$PYTHON" -m pytest "$ROOT/autotest" -q -p no:cacheprovider $PYTEST_PAR "$@" \
   2>&1 | tee "$BUILD/pytest.log"
 [ "${PIPESTATUS[0]}" -eq 0 ] || rc=1
 

@@ -168,3 +168,26 @@ def test_killed_compactions_leave_a_readable_array(tmp_path, exe):  # noqa: F811
         np.testing.assert_array_equal(read_md(store), values)
     p = subprocess.run([str(exe), "verify", str(store)], capture_output=True, text=True, timeout=60)
     assert p.returncode == 0, p.stderr
+
+
+def test_kept_chunks_are_never_linked_through_a_planted_folder_link(tmp_path, exe):  # noqa: F811
+    """Chunks whose extent does not change are hard-linked to their new key (c.2.0.0 -> c/1/0/0):
+    a folder link planted where the new keys go (c -> outside) must not receive them."""
+    store = tmp_path / "planted.zarr"
+    values = write_array(store, ".", enc="default")
+    arr = store / "cube"
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    (arr / "c").symlink_to(outside)
+    before = meta(store, "cube")
+    p = cli(exe, "compact", arr, "--dim", "time", "--edges", "[2,[1,4]]")
+    assert p.returncode == 1 and "symbolic link" in p.stderr, p.stderr
+    assert list(outside.rglob("*")) == []
+    assert meta(store, "cube") == before
+    np.testing.assert_array_equal(read_md(store), values)
+    # Without the link the same compaction keeps four of the five chunks as stored.
+    (arr / "c").unlink()
+    p = cli(exe, "compact", arr, "--dim", "time", "--edges", "[2,[1,4]]")
+    assert p.returncode == 0, p.stderr
+    assert "4 kept as stored" in p.stdout, p.stdout
+    np.testing.assert_array_equal(read_md(store), values)

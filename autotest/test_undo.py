@@ -9,6 +9,7 @@ import os
 import re
 import shutil
 import subprocess
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -16,6 +17,7 @@ from osgeo import gdal
 
 from conftest import REPO
 from process_util import wait_for_pause
+from test_store_safety import Tmpfs, fill_disk
 from test_append import append, build_cube, day_tif, days_of, expected_day, read_time
 
 SAMPLE = REPO / "data" / "t2m_2023q1.icechunk"
@@ -185,3 +187,51 @@ def test_trim_inside_a_monthly_chunk_then_append_fills_it(tmp_path, exe, run_too
     assert m["shape"][0] == 41
     assert m["chunk_grid"]["configuration"]["chunk_shapes"][0] == [31, 28]
     np.testing.assert_array_equal(gdal.Open(name).ReadAsArray(), original[:41])
+
+
+def tree_bytes(folder):
+    return {p.relative_to(folder): p.read_bytes() for p in folder.rglob("*") if p.is_file()}
+
+
+@pytest.fixture
+def cube_on_small_disk(tmp_path, run_tool):
+    """The cube fixture's store on a 2 MiB tmpfs (skipped where this process may not mount)."""
+    disk = Tmpfs(tmp_path / "disk", "2m")
+    try:
+        store = build_cube(Path(disk.path), run_tool, 6)
+        p = run_tool("gdaladdo", "-q", store, "2")
+        assert p.returncode == 0, p.stderr
+        yield disk, store
+    finally:
+        disk.close()
+
+
+def test_trim_on_a_read_only_disk_changes_nothing_and_names_the_error(cube_on_small_disk, exe):
+    disk, store = cube_on_small_disk
+    before = tree_bytes(store)
+    disk.remount_ro()
+    r = run(exe, "trim", store / "cube", "--dim", "time", "--length", 4)
+    assert r.returncode == 1, r.stdout
+    assert "Read-only file system" in r.stderr and str(store) in r.stderr, r.stderr
+    assert tree_bytes(store) == before
+    check_days(store, 6)
+
+
+def test_trim_on_a_full_disk_leaves_the_old_or_the_new_length(cube_on_small_disk, exe):
+    disk, store = cube_on_small_disk
+    fill_disk(disk.path)
+    r = run(exe, "trim", store / "cube", "--dim", "time", "--length", 4)
+    if r.returncode != 0:
+        assert "No space left on device" in r.stderr and str(store) in r.stderr, r.stderr
+    n = gdal.Open(str(store)).RasterCount
+    assert n in (4, 6), n
+    check_days(store, n)
+    assert len(read_time(store)) >= n
+    # With room again, the trim finishes (or has nothing left to do).
+    os.unlink(os.path.join(disk.path, "filler"))
+    if n == 6:
+        r = run(exe, "trim", store / "cube", "--dim", "time", "--length", 4)
+        assert r.returncode == 0, r.stderr
+    check_days(store, 4)
+    assert read_time(store).tolist() == [days_of(d) for d in range(1, 5)]
+    assert gdal.Open(str(store)).GetRasterBand(1).GetOverviewCount() == 1

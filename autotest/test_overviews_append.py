@@ -284,3 +284,76 @@ def test_append_on_stale_levels_removes_the_pyramid(tmp_path):
     assert not list(Path(store).glob("ovr_*"))
     info = run("gdalinfo", store)
     assert "Warning" not in info.stderr and "Band 4" in info.stdout, info.stderr
+
+
+# ------------------------------------------- replacing levels: failure modes
+def files_of(folder):
+    return {p.relative_to(folder): p.read_bytes() for p in Path(folder).rglob("*") if p.is_file()}
+
+
+@pytest.fixture
+def series_on_small_disk(tmp_path):
+    """Two days with levels 2 and 4, on a 4 MiB tmpfs (skipped where this process may not mount)."""
+    from test_store_safety import Tmpfs
+    disk = Tmpfs(tmp_path / "disk", "4m")
+    try:
+        store = series(Path(disk.path), "s.zarr", 2)
+        run("gdaladdo", "-q", store, "2", "4")
+        yield disk, store
+    finally:
+        disk.close()
+
+
+def test_replacing_levels_on_a_read_only_disk_changes_nothing(series_on_small_disk):
+    disk, store = series_on_small_disk
+    before = files_of(store)
+    disk.remount_ro()
+    p = run("gdaladdo", "-q", store, "2", "8", check=False)
+    assert p.returncode != 0 and "Read-only file system" in p.stderr, p.stderr
+    assert files_of(store) == before
+    assert rasterio_view(store) == (2, rio_factors(2, 4))
+
+
+def test_replacing_levels_on_a_full_disk_keeps_the_bands_and_a_pyramid_that_holds(
+        series_on_small_disk, tmp_path):
+    from test_store_safety import fill_disk
+    disk, store = series_on_small_disk
+    bands = gdal.Open(store).ReadAsArray()
+    fill_disk(disk.path)
+    p = run("gdaladdo", "-q", store, "2", "8", check=False)
+    assert p.returncode != 0 and "No space left on device" in p.stderr, p.stderr
+    # The bands are whole; the overviews GDAL opens are the old or the new ones, or none, and
+    # whatever opens reads (no warning about a level that does not hold together).
+    info = run("gdalinfo", store)
+    assert "Warning" not in info.stderr, info.stderr
+    np.testing.assert_array_equal(gdal.Open(store).ReadAsArray(), bands)
+    for _, _, cube in levels(store):
+        assert np.isfinite(cube).all()
+    os.unlink(os.path.join(disk.path, "filler"))
+    run("gdaladdo", "-q", store, "2", "8")
+    assert rasterio_view(store) == (2, rio_factors(2, 8))
+    for (_, _, g), (_, _, r) in zip(levels(store), fresh_levels(tmp_path, 2, "nearest", ("2", "8"))):
+        np.testing.assert_array_equal(g, r)
+
+
+def test_replacing_levels_never_deletes_what_a_hostile_layout_names(tmp_path):
+    """The layout names the base and a folder outside the store as levels: gdaladdo replacing the
+    levels removes only the levels the reader accepted, never those."""
+    store = series(tmp_path, "s.zarr", 2)
+    run("gdaladdo", "-q", store, "2", "4")
+    outside = tmp_path / "outside"
+    (outside / "s").mkdir(parents=True)
+    (outside / "s" / "keep.bin").write_bytes(b"precious")
+    os.symlink(outside, Path(store) / "ovr_link")
+    root = Path(store) / "zarr.json"
+    j = json.loads(root.read_text())
+    j["attributes"]["multiscales"]["layout"].append(
+        {"asset": "ovr_link", "derived_from": "ovr_4x", "transform": {"scale": [1.0, 2.0, 2.0]}})
+    root.write_text(json.dumps(j))
+    bands = gdal.Open(store).ReadAsArray()
+    p = run("gdaladdo", "-q", store, "2", "8", check=False)
+    assert (outside / "s" / "keep.bin").read_bytes() == b"precious"
+    assert (Path(store) / "ovr_link").is_symlink()
+    np.testing.assert_array_equal(gdal.Open(store).ReadAsArray(), bands)
+    if p.returncode == 0:
+        assert rasterio_view(store)[0] == 2

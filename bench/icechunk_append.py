@@ -26,7 +26,7 @@ import tempfile
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from icechunk_report import write_section  # noqa: E402
+from icechunk_report import run_and_print, write_section  # noqa: E402
 
 TITLE = "## Icechunk appends"
 TARGET_RATIO = 2.0
@@ -418,15 +418,7 @@ def main():
     with tempfile.TemporaryDirectory(prefix="zarr3-append-") as tmp:
         a.work = a.work or tmp
         os.makedirs(a.work, exist_ok=True)
-        try:
-            res = bench(a)
-        except Exception as e:  # the section says why, the bench goes on
-            res = {"error": f"{type(e).__name__}: {e}"[:400]}
-    print("\n".join(section(res)))
-    if a.json:
-        with open(a.json, "w") as f:
-            json.dump(res, f, indent=1)
-    return 1 if "error" in res else 0
+        return run_and_print(a, bench, section)
 
 
 if __name__ == "__main__":

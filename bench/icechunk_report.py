@@ -139,6 +139,20 @@ def write_section(md_path, lines, title="Icechunk"):
         f.write(replace_section(text, lines, title))
 
 
+def run_and_print(a, bench, section_of):
+    """Runs bench(a) (an exception becomes the result's "error": the section says why and the
+    suite goes on), prints section_of(result), writes it to a.json when given; the exit code."""
+    try:
+        res = bench(a)
+    except Exception as e:
+        res = {"error": f"{type(e).__name__}: {e}"[:400]}
+    print("\n".join(section_of(res)))
+    if a.json:
+        with open(a.json, "w") as f:
+            json.dump(res, f, indent=1)
+    return 1 if "error" in res else 0
+
+
 def main():
     ice_path, md_path = sys.argv[1:3]
     with open(ice_path) as f:

@@ -23,7 +23,7 @@ import sys
 import tempfile
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from icechunk_report import write_section  # noqa: E402
+from icechunk_report import run_and_print, write_section  # noqa: E402
 
 TITLE = "Many groups"
 
@@ -159,15 +159,7 @@ def main():
         if a.prepare_only:
             print("\n".join(prepare(a.work, a.groups, a.env)))
             return 0
-        try:
-            res = bench(a)
-        except Exception as e:
-            res = {"error": f"{type(e).__name__}: {e}"[:400]}
-    print("\n".join(section(res)))
-    if a.json:
-        with open(a.json, "w") as f:
-            json.dump(res, f, indent=1)
-    return 1 if "error" in res else 0
+        return run_and_print(a, bench, section)
 
 
 if __name__ == "__main__":

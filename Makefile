@@ -7,9 +7,9 @@ PYTHON ?= /usr/bin/python3
 JOBS ?= 2
 CMAKE_FLAGS ?=
 ABS_BUILD_DIR = $(abspath $(BUILD_DIR))
-# pytest workers (pytest-xdist, one test file per worker at a time); 1 = one process.
+# pytest workers (pytest-xdist: tests handed out one by one; those sharing /tmp/gdal-zarr3-archive, marked xdist_group, run in one worker); 1 = one process.
 PYTEST_JOBS ?= 2
-PYTEST_PAR = $(shell [ "$(PYTEST_JOBS)" -gt 1 ] 2>/dev/null && $(PYTHON) -c 'import xdist' 2>/dev/null && echo "-n $(PYTEST_JOBS) --dist loadfile")
+PYTEST_PAR = $(shell [ "$(PYTEST_JOBS)" -gt 1 ] 2>/dev/null && $(PYTHON) -c 'import xdist' 2>/dev/null && echo "-n $(PYTEST_JOBS) --dist loadgroup")
 
 .PHONY: all deps deps-demo configure configure-demo build test ctest pytest demo install package test-package sample test-compat test-compat-sid test-interop test-sanitize test-tsan fuzz bench bench-icechunk bench-append clean
 

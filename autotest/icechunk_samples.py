@@ -28,6 +28,9 @@ MONTHS = [31, 28, 31]
 # branch qc: 2023-02-14 (day index 44), lat rows 0-15, lon columns 0-31, -1.5 K
 QC = (44, slice(0, 16), slice(0, 32), np.float32(-1.5))
 NC_FILES = [f"t2m_2023-0{m}.nc" for m in (1, 2, 3)]
+# The modules whose tests use ARCHIVE_DIR (a folder shared by every process on the machine) run their
+# tests in one pytest-xdist worker, one after the other: `pytestmark = ARCHIVE_GROUP`.
+ARCHIVE_GROUP = pytest.mark.xdist_group("tmp-gdal-zarr3-archive")
 
 
 def zarr3_log(exe, repo, branch=None):

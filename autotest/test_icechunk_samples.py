@@ -21,8 +21,10 @@ import pytest
 from osgeo import gdal
 
 from conftest import value_or_error
-from icechunk_samples import (ARCHIVE_DIR, DATA, MONTHS, NC_FILES, QC, days_and_qc, history, netcdf_months,
-                              placed_archive_files, zarr3_log)
+from icechunk_samples import (ARCHIVE_DIR, ARCHIVE_GROUP, DATA, MONTHS, NC_FILES, QC, days_and_qc, history,
+                              netcdf_months, placed_archive_files, zarr3_log)
+
+pytestmark = ARCHIVE_GROUP  # they use /tmp/gdal-zarr3-archive
 
 
 def _data_state():

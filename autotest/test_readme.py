@@ -21,6 +21,9 @@ import pytest
 from osgeo import gdal
 
 from conftest import REPO
+from icechunk_samples import ARCHIVE_GROUP
+
+pytestmark = ARCHIVE_GROUP  # the demo and README's examples use /tmp/gdal-zarr3-archive
 
 README = REPO / "README.md"
 FENCE = re.compile(r"^```(\w*)[ \t]*\n(.*?)^```[ \t]*$", re.M | re.S)

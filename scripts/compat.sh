@@ -141,7 +141,7 @@ print("Zarr3:", d.GetMetadataItem("DMD_LONGNAME"), "| built-in Zarr:", gdal.GetD
   fi
   prc=0
   # shellcheck disable=SC2086
-  step pytest _to_log "$ROOT/tmp/pytest.log" in_chroot "$ROOT" bash -c 'cd /tmp && par=$(python3 -c "import xdist" 2>/dev/null && echo "-n 2 --dist loadfile"); exec python3 -m pytest \
+  step pytest _to_log "$ROOT/tmp/pytest.log" in_chroot "$ROOT" bash -c 'cd /tmp && par=$(python3 -c "import xdist" 2>/dev/null && echo "-n 2 --dist loadgroup"); exec python3 -m pytest \
       -p no:cacheprovider -q -rfE $par --junitxml="$0/pytest.xml" "$1/autotest" '"${COMPAT_PYTEST_ARGS:-}" \
     "$BUILD" "$REPO" || prc=$?
   CHROOT_ENV=()

@@ -53,11 +53,11 @@ for bin in zarr3_tests zarr3_vsi_store_tests; do
   done
 done
 
-# pytest workers (pytest-xdist, one file per worker at a time): PYTEST_JOBS, default 2; 1 = one process.
+# pytest workers (pytest-xdist: tests handed out one by one; those sharing /tmp/gdal-zarr3-archive, marked xdist_group, run in one worker): PYTEST_JOBS, default 2; 1 = one process.
 PYTEST_JOBS=${PYTEST_JOBS:-2}
 PYTEST_PAR=""
 if [ "$PYTEST_JOBS" -gt 1 ] && "$PYTHON" -c 'import xdist' 2>/dev/null; then
-  PYTEST_PAR="-n $PYTEST_JOBS --dist loadfile"
+  PYTEST_PAR="-n $PYTEST_JOBS --dist loadgroup"
 fi
 
 ASAN_RT=$(gcc -print-file-name=libasan.so)

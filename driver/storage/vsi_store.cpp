@@ -1,6 +1,7 @@
 // VSIStore: the Zarr key/value store over GDAL VSI file handles.
 #include "storage/vsi_store.hpp"
 
+#include "zarr3/chunk_cache.hpp"
 #include "zarr3/limits.hpp"
 
 #include <mutex>
@@ -247,7 +248,7 @@ template <class F> bool VSIStore::try_direct(F&& request) {
 }
 
 std::optional<zarr3::ReadResult> VSIStore::read_value(const std::string& key, uint64_t limit,
-                                                     bool fresh) {
+                                                      bool fresh) {
     zarr3::ObjectVersion version;
     const std::string path = path_of(key);
     // A local cache entry is revalidated by a stat: fresh already.
@@ -423,6 +424,7 @@ std::string VSIStore::write_file(const std::string& path, zarr3::ByteView value)
 
 void VSIStore::put(const std::string& key, zarr3::ByteView value) {
     if (!writable_) throw zarr3::Error(root_ + ": store is opened read-only, cannot write " + key);
+    const zarr3::ChunkCache::WriteNote note{key};
     forget_meta(key);
     const NoDirListingScope no_listing(root_);
     const std::string path = path_of(key);
@@ -475,6 +477,7 @@ void VSIStore::put(const std::string& key, zarr3::ByteView value) {
 void VSIStore::erase(const std::string& key) {
     const NoDirListingScope no_listing(root_);
     if (!writable_) throw zarr3::Error(root_ + ": store is opened read-only, cannot erase " + key);
+    const zarr3::ChunkCache::WriteNote note{key};
     forget_meta(key);
     const std::string path = path_of(key);
     guard_.check_write(path);

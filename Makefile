@@ -8,7 +8,7 @@ JOBS ?= 2
 CMAKE_FLAGS ?=
 ABS_BUILD_DIR = $(abspath $(BUILD_DIR))
 
-.PHONY: all deps deps-demo configure configure-demo build test ctest pytest demo install package test-package sample test-compat test-compat-sid test-interop test-sanitize test-tsan fuzz bench bench-icechunk bench-append clean
+.PHONY: all deps deps-demo configure configure-demo build test ctest pytest demo install package test-package sample test-compat test-compat-sid test-interop test-sanitize test-tsan fuzz bench bench-icechunk bench-append bench-pan clean
 
 all: build
 
@@ -101,6 +101,10 @@ bench-icechunk:
 # Only the one-day appends (plain store vs Icechunk repository) and the compaction (issue 30).
 bench-append:
 	bash scripts/bench.sh --append-only
+
+# Only the pan rows (issue 44; GDAL 3.13's own driver beside it with BENCH_SID_CHROOT; see scripts/bench.sh).
+bench-pan:
+	bash scripts/bench.sh --pan-only
 
 clean:
 	rm -rf $(BUILD_DIR)

@@ -283,6 +283,15 @@ VSIStore::read_ranges(const std::string& key, const std::vector<zarr3::ByteRange
     std::optional<uint64_t> total;
     zarr3::ObjectVersion version;
     const std::string path = path_of(key);
+    if (ranges.empty() && !remote_) {
+        // No bytes (a version check before a cached decoded chunk or shard
+        // index is used): a stat of local and /vsimem/ files, no open.
+        const NoDirListingScope no_listing(root_);
+        if (!guard_.check_read(path)) return std::nullopt;
+        version = stat_version(path, nullptr);
+        if (!version.known() && !is_file(path)) return std::nullopt;
+        return zarr3::ReadResult{{}, std::nullopt, std::move(version)};
+    }
     for (const auto& r : ranges)
         if (zarr3::range_length(r) > zarr3::kMaxChunkBytes)
             throw zarr3::FormatError(path + ": byte range of " +

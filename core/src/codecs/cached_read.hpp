@@ -12,7 +12,7 @@ namespace zarr3 {
 bool cached_chunk_held(ChunkCache& cache, const ByteSource& src, const ChunkSpec& spec);
 
 // CodecChain::read_region of a whole-chunk chain through `cache`: a held
-// chunk is used once one request for no bytes (a stat on files, a HEAD over
+// chunk is used once one request for no bytes (a stat on files, one byte over
 // HTTP) confirms its version; otherwise the chunk is read, decoded whole,
 // kept when its version is known, and copied out. False when absent.
 bool read_region_cached(const CodecChain& codecs, ChunkCache& cache, ByteSource& src,

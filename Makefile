@@ -11,7 +11,7 @@ ABS_BUILD_DIR = $(abspath $(BUILD_DIR))
 PYTEST_JOBS ?= 2
 PYTEST_PAR = $(shell [ "$(PYTEST_JOBS)" -gt 1 ] 2>/dev/null && $(PYTHON) -c 'import xdist' 2>/dev/null && echo "-n $(PYTEST_JOBS) --dist loadgroup")
 
-.PHONY: all deps deps-demo configure configure-demo build test ctest pytest demo install package test-package sample test-compat test-compat-sid test-interop test-sanitize test-tsan fuzz bench bench-icechunk bench-append clean
+.PHONY: all deps deps-demo configure configure-demo build test ctest pytest demo install package test-package sample test-compat test-compat-sid test-interop test-sanitize test-tsan fuzz bench bench-icechunk bench-append bench-pan clean
 
 all: build
 
@@ -104,6 +104,10 @@ bench-icechunk:
 # Only the one-day appends (plain store vs Icechunk repository) and the compaction (issue 30).
 bench-append:
 	bash scripts/bench.sh --append-only
+
+# Only the pan rows (issue 44; GDAL 3.13's own driver beside it with BENCH_SID_CHROOT; see scripts/bench.sh).
+bench-pan:
+	bash scripts/bench.sh --pan-only
 
 clean:
 	rm -rf $(BUILD_DIR)

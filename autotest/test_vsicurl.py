@@ -207,9 +207,18 @@ def test_one_inner_chunk_is_index_plus_one_range(served, big):
     assert data[0].range == f"bytes={o}-{o + n - 1}" and data[0].body_bytes == n
     assert all(r.status == 206 for r in index + data)
 
-    # Again, same dataset: index from the cache, the inner chunk's range again.
+    # Again, same dataset: the index and the decoded inner chunk from the caches; one request for
+    # one byte confirms the shard's version (ETag), none for its data.
     m = server.mark()
     assert np.array_equal(read(md, 0, 0, 100, 120), big[0:100, 0:120])
+    again = split_gmac(server.requests(m))
+    assert [r.range for r in again] == ["bytes=0-0"] and again[0].body_bytes <= 1, again
+
+    # Without the cache of decoded chunks: the index from its cache, the inner chunk's range again.
+    with config_option("ZARR3_CHUNK_CACHE", "NO"):
+        ds1, md1 = open_md(f'ZARR3:"{vsicurl(server, "big3.zarr")}"')
+    m = server.mark()
+    assert np.array_equal(read(md1, 0, 0, 100, 120), big[0:100, 0:120])
     assert [r.range for r in split_gmac(server.requests(m))] == [f"bytes={o}-{o + n - 1}"]
 
     # New dataset after clearing GDAL's HTTP caches: no index request.

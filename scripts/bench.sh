@@ -4,7 +4,7 @@
 # Benchmark kernels and the end-to-end GDAL runs, prints the ratio table with its
 # targets and writes bench/RESULTS.md.
 #
-# usage: scripts/bench.sh [--icechunk-only | --append-only | --groups-only]
+# usage: scripts/bench.sh [--icechunk-only | --append-only | --groups-only | --pan-only]
 #   --icechunk-only: only the Icechunk rows (bench/icechunk_e2e.py), replacing only the section
 #                    "Icechunk" of bench/RESULTS.md
 #   --append-only:   only the daily appends into a plain store and an Icechunk repository and their
@@ -13,6 +13,12 @@
 #   --groups-only:   only gdalmdiminfo of 20,000 groups, a repository through the plugin against the
 #                    same tree as a plain store through GDAL's own Zarr driver (bench/many_groups.py,
 #                    issue 39), replacing only the section "Many groups" of bench/RESULTS.md
+#   --pan-only:      only the pan rows (bench/pan.py, issue 44): 200 random unaligned 300x300
+#                    windows and the same window again over a 4096x4096 float32 zstd array, sharded
+#                    and regular, 1 thread and ALL_CPUS; with BENCH_SID_CHROOT the same reads by
+#                    GDAL 3.13's own Zarr driver there and the ratio; replaces the section
+#                    "Pan and zoom" of bench/RESULTS.md. BENCH_PAN_ARGS (e.g. "--size 512
+#                    --windows 20 --again 5") shrinks it for a quick check
 # environment: BENCH_BUILD_DIR (default <repo>/build-bench), BENCH_REPS (default 5),
 #              BENCH_JOBS (default 2), BENCH_KEEP=1 keeps the data folder,
 #              BENCH_PLUGIN_DIR (default: the build folder) where gdal_Zarr3.so is loaded from,
@@ -38,17 +44,19 @@ START=$(date +%s)
 ONLY_ICE=0
 ONLY_APPEND=0
 ONLY_GROUPS=0
+ONLY_PAN=0
 case "${1:-}" in
   --icechunk-only) ONLY_ICE=1 ;;
   --append-only) ONLY_APPEND=1 ;;
   --groups-only) ONLY_GROUPS=1 ;;
+  --pan-only) ONLY_PAN=1 ;;
   "") ;;
-  *) echo "usage: $0 [--icechunk-only | --append-only | --groups-only]" >&2; exit 2 ;;
+  *) echo "usage: $0 [--icechunk-only | --append-only | --groups-only | --pan-only]" >&2; exit 2 ;;
 esac
 
 cmake -S "$REPO" -B "$BUILD" -DZARR3_BUILD_BENCH=ON \
   -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
-if [ "$ONLY_ICE" = 1 ] || [ "$ONLY_GROUPS" = 1 ]; then
+if [ "$ONLY_ICE" = 1 ] || [ "$ONLY_GROUPS" = 1 ] || [ "$ONLY_PAN" = 1 ]; then
   cmake --build "$BUILD" -j"$JOBS" --target gdal_Zarr3
 elif [ "$ONLY_APPEND" = 1 ]; then
   cmake --build "$BUILD" -j"$JOBS" --target gdal_Zarr3 zarr3
@@ -94,6 +102,40 @@ groups_rows() {
   $PY "$REPO/bench/many_groups.py" --plugin-dir "$PLUGIN_DIR" --reps "$REPS" --json "$1" ||
     echo "== Many groups FAILED (the section says why)" >&2
 }
+
+# pan_rows: the pan rows of the plugin (and of GDAL 3.13's own driver in BENCH_SID_CHROOT, on a
+# copy of the same stores); its section of RESULTS.md.
+pan_rows() {
+  echo "== Pan and zoom: random 300x300 windows and the same window again, plugin vs GDAL's driver"
+  local w=$DATA/pan
+  # shellcheck disable=SC2086
+  $PY "$REPO/bench/pan.py" --prepare --work "$w" --plugin-dir "$PLUGIN_DIR" ${BENCH_PAN_ARGS:-} &&
+    $PY "$REPO/bench/pan.py" --work "$w" --driver Zarr3 --plugin-dir "$PLUGIN_DIR" --reps "$REPS" \
+      --json "$DATA/pan.json" ${BENCH_PAN_ARGS:-} || echo "== Pan rows FAILED" >&2
+  if [ -n "${BENCH_SID_CHROOT:-}" ]; then
+    # shellcheck source=compat/chroot_lib.sh
+    source "$REPO/scripts/compat/chroot_lib.sh"
+    local R=$BENCH_SID_CHROOT peer=/tmp/zarr3-bench-pan-$$ mounted=()
+    mountpoint -q "$R/proc" || mounted+=("$R/proc")
+    mountpoint -q "$R/dev" || mounted+=("$R/dev")
+    chroot_mount "$R"
+    if ! mountpoint -q "$R$REPO"; then bind_same "$R" "$REPO" ro; mounted+=("$R$REPO"); fi
+    mkdir -p "$R$peer" && cp -r "$w/sharded.zarr" "$w/regular.zarr" "$R$peer/"
+    # shellcheck disable=SC2086
+    in_chroot "$R" /usr/bin/python3 "$REPO/bench/pan.py" --work "$peer" --driver Zarr \
+      --reps "$REPS" --json "$peer/peer.json" ${BENCH_PAN_ARGS:-} &&
+      cp "$R$peer/peer.json" "$DATA/pan-peer.json" || echo "== Pan rows of GDAL's driver FAILED" >&2
+    rm -rf "${R:?}$peer"
+    for ((i = ${#mounted[@]} - 1; i >= 0; i--)); do umount -R "${mounted[$i]}" 2>/dev/null || true; done
+  fi
+  $PY "$REPO/bench/pan.py" --report "$DATA/pan.json" "$DATA/pan-peer.json" "$REPO/bench/RESULTS.md"
+}
+
+if [ "$ONLY_PAN" = 1 ]; then
+  pan_rows
+  echo "(total $(($(date +%s) - START)) s; section Pan and zoom of bench/RESULTS.md replaced)"
+  exit 0
+fi
 
 if [ "$ONLY_GROUPS" = 1 ]; then
   groups_rows "$DATA/groups.json"
@@ -172,4 +214,5 @@ $PY "$REPO/bench/report.py" "$DATA/kernels.json" "$DATA/e2e.json" "$REPO/bench/R
   $PY "$REPO/bench/icechunk_append.py" --report "$DATA/append.json" "$REPO/bench/RESULTS.md"
 [ -f "$DATA/groups.json" ] &&
   $PY "$REPO/bench/many_groups.py" --report "$DATA/groups.json" "$REPO/bench/RESULTS.md"
+pan_rows
 echo "(total $(($(date +%s) - START)) s; written bench/RESULTS.md)"

@@ -2,6 +2,7 @@
 // georeferencing, finalizing writes). Which array a name opens and the
 // subdataset lists: raster_open.cpp.
 #include "classic/raster_dataset.hpp"
+#include "zarr3/chunk_cache.hpp"
 
 #include "mapping/band_axis_labels.hpp"
 
@@ -369,6 +370,27 @@ CPLErr Zarr3RasterDataset::SetSpatialRef(const OGRSpatialReference* srs) {
 char** Zarr3RasterDataset::GetMetadataDomainList() {
     return BuildMetadataDomainList(GDALDataset::GetMetadataDomainList(), TRUE, "ZARR3",
                                    kAttributesDomain, nullptr);
+}
+
+const char* Zarr3RasterDataset::GetMetadataItem(const char* name, const char* domain) {
+    if (!domain || !name || !EQUAL(domain, "ZARR3_CHUNK_CACHE"))
+        return GDALPamDataset::GetMetadataItem(name, domain);
+    const zarr3::ChunkCache* cache = array_->read_options().chunk_cache.get();
+    if (!cache) return nullptr;
+    uint64_t v = 0;
+    if (EQUAL(name, "BYTES"))
+        v = cache->bytes();
+    else if (EQUAL(name, "MAX_BYTES"))
+        v = cache->max_bytes();
+    else if (EQUAL(name, "ENTRIES"))
+        v = cache->entries();
+    else if (EQUAL(name, "HITS"))
+        v = cache->hits();
+    else if (EQUAL(name, "MISSES"))
+        v = cache->misses();
+    else
+        return nullptr;
+    return CPLSPrintf("%llu", static_cast<unsigned long long>(v));
 }
 
 CPLErr Zarr3RasterDataset::SetMetadata(MetadataList md, const char* domain) {

@@ -68,6 +68,9 @@ class Zarr3RasterDataset final : public GDALPamDataset {
     const OGRSpatialReference* GetSpatialRef() const override;
     CPLErr SetSpatialRef(const OGRSpatialReference* srs) override;
     char** GetMetadataDomainList() override;
+    // The ZARR3_CHUNK_CACHE domain (not listed; for tests and tuning): BYTES,
+    // MAX_BYTES, ENTRIES, HITS, MISSES of the dataset's cache of decoded chunks.
+    const char* GetMetadataItem(const char* name, const char* domain = "") override;
     // Also sets up PAM (`<store>.aux.xml`; one <Subdataset> per array opened
     // by a ZARR3:"store":/array name) and loads it (local stores only).
     void SetDescription(const char* name) override;

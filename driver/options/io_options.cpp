@@ -1,10 +1,13 @@
 #include "options/io_options.hpp"
 
 #include "cpl_conv.h"
+#include "gdal.h"
 #include "gdal_executor.hpp"
 #include "zarr3/sharding.hpp"
 
 #include <cstdlib>
+#include <map>
+#include <mutex>
 
 namespace zarr3drv {
 
@@ -19,8 +22,48 @@ zarr3::ReadOptions MakeReadOptions() {
     return o;
 }
 
+uint64_t ChunkCacheBound() {
+    if (!CPLTestBool(CPLGetConfigOption("ZARR3_CHUNK_CACHE", "YES"))) return 0;
+    if (const char* mb = CPLGetConfigOption("ZARR3_CHUNK_CACHE_MB", nullptr))
+        return std::strtoull(mb, nullptr, 10) << 20;
+    const GIntBig gdal_max = GDALGetCacheMax64();
+    return gdal_max > 0 ? static_cast<uint64_t>(gdal_max) / 4 : 0;
+}
+
+namespace {
+
+// The store an open built, under the adapters the arrays may be opened over.
+zarr3::Store* BaseStore(zarr3::Store& store) {
+    zarr3::Store* s = &store;
+    while (auto* f = dynamic_cast<zarr3::ForwardingStore*>(s))
+        s = f->inner().get();
+    return s;
+}
+
+} // namespace
+
+std::shared_ptr<zarr3::ChunkCache> DatasetChunkCache(zarr3::Store& store) {
+    // A cache lives as long as an array of its dataset holds it (through its
+    // read options); an array holds its store, so a live cache's store
+    // address is never reused meanwhile.
+    static std::mutex mu;
+    static std::map<const zarr3::Store*, std::weak_ptr<zarr3::ChunkCache>> caches;
+    const uint64_t bound = ChunkCacheBound();
+    if (bound == 0) return nullptr;
+    const zarr3::Store* base = BaseStore(store);
+    std::lock_guard lk(mu);
+    for (auto it = caches.begin(); it != caches.end();)
+        it = it->second.expired() ? caches.erase(it) : std::next(it);
+    if (auto live = caches[base].lock()) return live;
+    auto cache = std::make_shared<zarr3::ChunkCache>(bound);
+    caches[base] = cache;
+    return cache;
+}
+
 void ConfigureArray(zarr3::Array& array) {
-    array.set_read_options(MakeReadOptions());
+    zarr3::ReadOptions o = MakeReadOptions();
+    o.chunk_cache = DatasetChunkCache(array.store());
+    array.set_read_options(std::move(o));
 }
 
 } // namespace zarr3drv

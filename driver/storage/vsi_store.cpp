@@ -1,6 +1,7 @@
 // VSIStore: the Zarr key/value store over GDAL VSI file handles.
 #include "storage/vsi_store.hpp"
 
+#include "zarr3/chunk_cache.hpp"
 #include "zarr3/limits.hpp"
 
 #include <mutex>
@@ -247,7 +248,7 @@ template <class F> bool VSIStore::try_direct(F&& request) {
 }
 
 std::optional<zarr3::ReadResult> VSIStore::read_value(const std::string& key, uint64_t limit,
-                                                     bool fresh) {
+                                                      bool fresh) {
     zarr3::ObjectVersion version;
     const std::string path = path_of(key);
     // A local cache entry is revalidated by a stat: fresh already.
@@ -282,6 +283,15 @@ VSIStore::read_ranges(const std::string& key, const std::vector<zarr3::ByteRange
     std::optional<uint64_t> total;
     zarr3::ObjectVersion version;
     const std::string path = path_of(key);
+    if (ranges.empty() && !remote_) {
+        // No bytes (a version check before a cached decoded chunk or shard
+        // index is used): a stat of local and /vsimem/ files, no open.
+        const NoDirListingScope no_listing(root_);
+        if (!guard_.check_read(path)) return std::nullopt;
+        version = stat_version(path, nullptr);
+        if (!version.known() && !is_file(path)) return std::nullopt;
+        return zarr3::ReadResult{{}, std::nullopt, std::move(version)};
+    }
     for (const auto& r : ranges)
         if (zarr3::range_length(r) > zarr3::kMaxChunkBytes)
             throw zarr3::FormatError(path + ": byte range of " +
@@ -423,6 +433,7 @@ std::string VSIStore::write_file(const std::string& path, zarr3::ByteView value)
 
 void VSIStore::put(const std::string& key, zarr3::ByteView value) {
     if (!writable_) throw zarr3::Error(root_ + ": store is opened read-only, cannot write " + key);
+    const zarr3::ChunkCache::WriteNote note{key};
     forget_meta(key);
     const NoDirListingScope no_listing(root_);
     const std::string path = path_of(key);
@@ -475,6 +486,7 @@ void VSIStore::put(const std::string& key, zarr3::ByteView value) {
 void VSIStore::erase(const std::string& key) {
     const NoDirListingScope no_listing(root_);
     if (!writable_) throw zarr3::Error(root_ + ": store is opened read-only, cannot erase " + key);
+    const zarr3::ChunkCache::WriteNote note{key};
     forget_meta(key);
     const std::string path = path_of(key);
     guard_.check_write(path);

@@ -114,6 +114,11 @@ class Array {
                             const ChunkSpec& spec) const;
     // Error unless the array's data type is (`strings`) or is not `string`.
     void require_kind(bool strings, const char* what) const;
+    // Whether a read of `sel` (chunks `tasks`) goes through the cache of
+    // decoded chunks (ReadOptions::chunk_cache): not a full read, nor one
+    // reading every chunk it touches whole, nor one whose chunks would fill
+    // more than a quarter of it (ChunkCache::bypass).
+    bool read_uses_cache(const Selection& sel, const std::vector<ChunkTask>& tasks) const;
     // Drops cached shard indexes of `key` after it was written or erased.
     void invalidate_cached(const std::string& key) const;
     // Buffers a partial chunk write; `queue` keeps the chunk in the buffer

@@ -13,6 +13,7 @@
 namespace zarr3 {
 
 class ChunkGrid;
+class ChunkCache;
 
 // The decoded elements of one chunk of a `string` array, C order.
 using StringChunk = std::vector<std::string>;
@@ -85,6 +86,9 @@ class MemoryByteSource : public ByteSource {
 struct ReadOptions {
     Executor executor;                 // empty = serial
     uint64_t coalesce_gap = 16 * 1024; // merge inner-chunk ranges separated by <= this many bytes
+    // Decoded chunks kept for later reads (chunk_cache.hpp); null: none.
+    // Array::read leaves it out of reads the cache would only be evicted by.
+    std::shared_ptr<ChunkCache> chunk_cache;
 };
 
 // A store request a chunk read is going to make, known before the read runs,

@@ -2,9 +2,56 @@
 #include "array/array_detail.hpp"
 #include "array/read_ahead.hpp"
 
+#include "zarr3/chunk_cache.hpp"
+#include "zarr3/sharding.hpp"
+
 #include <atomic>
 
 namespace zarr3 {
+
+namespace {
+
+// What a read touches: the decoded bytes of its chunks (a shard's inner
+// chunks), and whether it reads each of them whole (a read aligned on
+// chunks: a copy or a block reader going through the array in order).
+struct Touched {
+    uint64_t bytes = 0;
+    bool aligned = true;
+};
+
+Touched touched_by(const ArrayMetadata& meta, const std::vector<ChunkTask>& tasks) {
+    const auto* sharding = dynamic_cast<const ShardingCodec*>(&meta.codecs.array_to_bytes());
+    Touched out;
+    for (const ChunkTask& t : tasks) {
+        const Shape edges = meta.grid.chunk_shape(t.idx);
+        uint64_t n = meta.dtype.size;
+        for (size_t a = 0; a < t.region.rank(); ++a) {
+            const uint64_t e = sharding ? sharding->inner_chunk_shape()[a] : edges[a];
+            const uint64_t step = t.region.step.empty() ? 1 : t.region.step[a];
+            const uint64_t s = t.region.start[a], c = t.region.count[a];
+            if (c == 0 || e == 0) return {};
+            const uint64_t end = s + (c - 1) * step + 1;
+            n *= ((end - 1) / e - s / e + 1) * e;
+            const bool reaches_end = meta.grid.axis(a).chunk_start(t.idx[a]) + end == meta.shape[a];
+            out.aligned = out.aligned && step == 1 && s % e == 0 && (end % e == 0 || reaches_end);
+        }
+        out.bytes += n;
+    }
+    return out;
+}
+
+} // namespace
+
+bool Array::read_uses_cache(const Selection& sel, const std::vector<ChunkTask>& tasks) const {
+    const ChunkCache* cache = opt_.chunk_cache.get();
+    if (!cache) return false;
+    // A full read, a read of whole chunks (a copy going through the array)
+    // and a read whose chunks would fill much of the cache only evict it:
+    // they keep today's path and speed.
+    if (sel.count == meta_.shape) return false;
+    const Touched t = touched_by(meta_, tasks);
+    return !t.aligned && !cache->bypass(t.bytes);
+}
 
 using array_detail::rethrow_for_chunk;
 using array_detail::run_tasks;
@@ -26,6 +73,14 @@ void Array::read(const Selection& sel, void* out, const std::vector<int64_t>& ou
     const size_t elem = meta_.dtype.size;
     const PlannedSelection ps = plan_selection(sel, meta_.shape, out_strides, elem, describe());
     const std::vector<ChunkTask> tasks = plan_chunk_tasks(meta_.grid, ps);
+    // The cache of decoded chunks unless this read would only evict it.
+    ReadOptions uncached;
+    const bool cached = read_uses_cache(sel, tasks);
+    if (!cached && opt_.chunk_cache) {
+        uncached = opt_;
+        uncached.chunk_cache.reset();
+    }
+    const ReadOptions& opt = cached || !opt_.chunk_cache ? opt_ : uncached;
     std::atomic<uint64_t> decoded{0}, missing{0};
     uint8_t* base = static_cast<uint8_t*>(out);
     auto decode = [&](size_t i, ByteSource* fetched) {
@@ -36,7 +91,7 @@ void Array::read(const Selection& sel, void* out, const std::vector<int64_t>& ou
             const ChunkSpec spec = meta_.chunk_spec(t.idx);
             StoreByteSource own(*store_, key);
             ByteSource& src = fetched ? *fetched : own;
-            if (meta_.codecs.read_region(src, spec, t.region, view, opt_)) {
+            if (meta_.codecs.read_region(src, spec, t.region, view, opt)) {
                 ++decoded;
             } else {
                 fill_view(view, t.region.count, meta_.fill_value);
@@ -54,7 +109,7 @@ void Array::read(const Selection& sel, void* out, const std::vector<int64_t>& ou
             plan.n = tasks.size();
             plan.in_flight = in_flight;
             plan.codecs = &meta_.codecs;
-            plan.opt = &opt_;
+            plan.opt = &opt;
             plan.out_strides = ps.strides;
             plan.chunk = [&](size_t i) {
                 const ChunkTask& t = tasks[i];
@@ -63,7 +118,7 @@ void Array::read(const Selection& sel, void* out, const std::vector<int64_t>& ou
             plan.decode = decode;
             read_ahead(*store_, plan);
         } else {
-            run_tasks(opt_.executor, tasks.size(), [&](size_t i) { decode(i, nullptr); });
+            run_tasks(opt.executor, tasks.size(), [&](size_t i) { decode(i, nullptr); });
         }
     } catch (...) {
         check_unchanged(); // a chunk of another layout: say the array changed

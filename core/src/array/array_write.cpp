@@ -4,6 +4,7 @@
 
 #include "array/scratch.hpp"
 #include "array/write_behind.hpp"
+#include "zarr3/chunk_cache.hpp"
 #include "zarr3/sharding.hpp"
 
 namespace zarr3 {
@@ -65,6 +66,7 @@ void Array::check_not_stale(const Selection& sel) const {
 
 void Array::invalidate_cached(const std::string& key) const {
     const std::string ck = store_->uri() + "|" + key;
+    ChunkCache::note_write(key); // decoded chunks of it, in every cache of the process
     ShardIndexCache::global().invalidate(ck);
     const auto* sharding = dynamic_cast<const ShardingCodec*>(&meta_.codecs.array_to_bytes());
     if (ShardIndexCache* own = sharding ? sharding->index_cache() : nullptr;

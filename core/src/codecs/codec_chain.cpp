@@ -2,6 +2,7 @@
 // plus the small ChunkSpec / ByteSource members declared in codec.hpp.
 #include "zarr3/codec.hpp"
 
+#include "codecs/cached_read.hpp"
 #include "store/chunk_bounds.hpp"
 
 #include "zarr3/chunk_grid.hpp"
@@ -315,6 +316,8 @@ std::optional<PlannedRequest> CodecChain::plan_read(const ByteSource& src, const
     } catch (const Error&) {
         return std::nullopt; // read_region refuses it before any request
     }
+    // A cached chunk: read_region confirms its version (no bytes fetched).
+    if (opt.chunk_cache && cached_chunk_held(*opt.chunk_cache, src, spec)) return std::nullopt;
     return PlannedRequest{};
 }
 
@@ -331,6 +334,8 @@ bool CodecChain::read_region(ByteSource& src, const ChunkSpec& spec, const Regio
     // The whole chunk is decoded (once, into `out` or one scratch buffer):
     // refuse one above the cap before reading or allocating anything.
     check_decoded_chunk_size(spec.num_bytes(), spec.shape, src.describe());
+    if (opt.chunk_cache && !src.cache_key().empty())
+        return read_region_cached(*this, *opt.chunk_cache, src, spec, region, out);
     ObjectVersion ignored;
     auto data = read_stored_chunk(src, max_stored_chunk_bytes(*this, spec), spec, ignored);
     if (!data) return false;

@@ -1,6 +1,7 @@
 // IcechunkSession: the Store side (reads over the base snapshot, staged
 // puts and erases). Commits are in writer_commit.cpp.
 #include "icechunk/writer_session.hpp"
+#include "zarr3/chunk_cache.hpp"
 #include "zarr3/metadata.hpp"
 
 #include <charconv>
@@ -238,6 +239,7 @@ std::vector<std::string> IcechunkSession::list_dir(const std::string& prefix) {
 
 void IcechunkSession::put(const std::string& key, ByteView value) {
     validate_key(key);
+    const ChunkCache::WriteNote note{key};
     std::string path;
     Coords coords;
     {
@@ -274,6 +276,7 @@ void IcechunkSession::put(const std::string& key, ByteView value) {
 }
 
 void IcechunkSession::erase(const std::string& key) {
+    const ChunkCache::WriteNote note{key};
     std::lock_guard lk(impl_->mu);
     auto& s = *impl_;
     if (auto p = metadata_path(key)) {

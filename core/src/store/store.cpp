@@ -1,5 +1,6 @@
 // The Store helpers over read(), byte-range checks, key rules, and the in-memory store.
 #include "zarr3/store.hpp"
+#include "zarr3/chunk_cache.hpp"
 
 #include <atomic>
 
@@ -178,12 +179,14 @@ std::optional<ReadResult> MemoryStore::read(const ReadRequest& request) {
 
 void MemoryStore::put(const std::string& key, ByteView value) {
     validate_key(key);
+    const ChunkCache::WriteNote note{key};
     std::lock_guard lk(mu_);
     data_[key] = Bytes(value.begin(), value.end());
     versions_[key] = ++memory_puts;
 }
 
 void MemoryStore::erase(const std::string& key) {
+    const ChunkCache::WriteNote note{key};
     std::lock_guard lk(mu_);
     data_.erase(key);
     versions_.erase(key);

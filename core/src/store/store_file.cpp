@@ -1,4 +1,5 @@
 // FileStore: a folder on the local file system (POSIX reads, atomic rename).
+#include "zarr3/chunk_cache.hpp"
 #include "zarr3/limits.hpp"
 #include "zarr3/path_guard.hpp"
 #include "zarr3/store.hpp"
@@ -174,6 +175,7 @@ std::optional<ReadResult> FileStore::read_ranges(const std::string& p,
 
 void FileStore::put(const std::string& key, ByteView value) {
     if (!writable_) throw Error(root_ + ": store is read-only");
+    const ChunkCache::WriteNote note{key};
     const std::string p = path_of(key);
     guard_->check_write(p);
     std::error_code ec;
@@ -184,6 +186,7 @@ void FileStore::put(const std::string& key, ByteView value) {
 
 void FileStore::erase(const std::string& key) {
     if (!writable_) throw Error(root_ + ": store is read-only");
+    const ChunkCache::WriteNote note{key};
     const std::string p = path_of(key);
     guard_->check_write(p);
     if (::unlink(p.c_str()) != 0 && errno != ENOENT && errno != ENOTDIR)
@@ -193,6 +196,7 @@ void FileStore::erase(const std::string& key) {
 bool FileStore::link(const std::string& from, const std::string& to) {
     if (!writable_) throw Error(root_ + ": store is read-only");
     const std::string src = path_of(from), dst = path_of(to);
+    const ChunkCache::WriteNote note{to};
     guard_->check_write(dst);
     std::error_code ec;
     if (!guard_->check_read(src) || !fs::is_regular_file(fs::symlink_status(src, ec))) return false;

@@ -1,6 +1,7 @@
 // Private helpers of the sharding_indexed codec (sharding*.cpp).
 #pragma once
 
+#include "zarr3/chunk_cache.hpp"
 #include "zarr3/sharding.hpp"
 
 namespace zarr3::detail {
@@ -42,7 +43,15 @@ struct InnerFetch {
     std::vector<std::pair<size_t, uint64_t>> placement;
     std::vector<ByteRange> ranges;
 };
+// Tasks marked in `skip` (when given) are left out: their decoded chunks
+// are cached.
 InnerFetch plan_inner_fetch(const ShardIndex& idx, const std::vector<InnerTask>& tasks,
-                            uint64_t gap);
+                            uint64_t gap, const std::vector<bool>* skip = nullptr);
+
+// Which of `tasks` have their decoded inner chunk (of `nbytes`) in `cache`
+// for the shard keyed `shard_key` at `idx`'s version; empty when none.
+std::vector<bool> cached_inner_mask(const ChunkCache& cache, const std::string& shard_key,
+                                    const ShardIndex& idx, const std::vector<InnerTask>& tasks,
+                                    uint64_t nbytes);
 
 } // namespace zarr3::detail

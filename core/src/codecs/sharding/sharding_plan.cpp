@@ -1,6 +1,7 @@
 // sharding_indexed: the requests a partial read will make, planned ahead so
 // that a reader can fetch them for many shards at once (read_ahead),
 // and the shard indexes such a fetch brings back.
+#include "codecs/cached_read.hpp"
 #include "codecs/sharding/sharding_detail.hpp"
 
 namespace zarr3 {
@@ -26,7 +27,8 @@ ShardingCodec::plan_partial(const ByteSource& src, const ChunkSpec& spec, const 
     const auto tasks = detail::plan_inner_reads(prep->chunks_per_shard, inner_shape_, spec.shape,
                                                 region, out_strides, &all, what);
     if (tasks.empty()) return std::nullopt;
-    if (all) return PlannedRequest{}; // read_partial reads the whole shard
+    // read_partial reads the whole shard, unless through the chunk cache.
+    if (all && !(opt.chunk_cache && !src.cache_key().empty())) return PlannedRequest{};
     std::shared_ptr<const ShardIndex> idx;
     if (index_cache_) {
         const std::string cache_key = src.cache_key();
@@ -34,7 +36,12 @@ ShardingCodec::plan_partial(const ByteSource& src, const ChunkSpec& spec, const 
         if (idx && idx->chunks_per_shard != prep->chunks_per_shard) idx.reset();
     }
     if (!idx) return PlannedRequest{{index_range(*prep)}};
-    detail::InnerFetch f = detail::plan_inner_fetch(*idx, tasks, opt.coalesce_gap);
+    // Inner chunks held decoded are left out, as read_partial leaves them.
+    std::vector<bool> skip;
+    if (opt.chunk_cache)
+        skip = detail::cached_inner_mask(*opt.chunk_cache, src.cache_key(), *idx, tasks,
+                                         prep->inner_spec.num_bytes());
+    detail::InnerFetch f = detail::plan_inner_fetch(*idx, tasks, opt.coalesce_gap, &skip);
     // No data: read_partial only confirms the cached index (no bytes).
     if (f.ranges.empty()) return std::nullopt;
     return PlannedRequest{std::move(f.ranges)};

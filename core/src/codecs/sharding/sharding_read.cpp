@@ -1,8 +1,9 @@
 // sharding_indexed: whole-shard decode and partial reads (index, then the
 // coalesced byte ranges of the inner chunks a region needs).
-#include "store/chunk_bounds.hpp"
-#include "grid/selection.hpp"
+#include "codecs/cached_read.hpp"
 #include "codecs/sharding/sharding_detail.hpp"
+#include "grid/selection.hpp"
+#include "store/chunk_bounds.hpp"
 #include "zarr3/limits.hpp"
 
 #include <algorithm>
@@ -95,16 +96,30 @@ std::vector<ByteRange> coalesce_ranges(const std::vector<WantedRange>& wanted, u
 }
 
 InnerFetch plan_inner_fetch(const ShardIndex& idx, const std::vector<InnerTask>& tasks,
-                            uint64_t gap) {
+                            uint64_t gap, const std::vector<bool>* skip) {
     InnerFetch f;
     for (size_t i = 0; i < tasks.size(); ++i) {
         const uint64_t lin = tasks[i].lin;
-        if (idx.empty(lin)) continue;
+        if (idx.empty(lin) || (skip && !skip->empty() && (*skip)[i])) continue;
         f.wanted.push_back({idx.offset(lin), idx.nbytes(lin)});
         f.wanted_task.push_back(i);
     }
     f.ranges = coalesce_ranges(f.wanted, gap, &f.placement);
     return f;
+}
+
+std::vector<bool> cached_inner_mask(const ChunkCache& cache, const std::string& shard_key,
+                                    const ShardIndex& idx, const std::vector<InnerTask>& tasks,
+                                    uint64_t nbytes) {
+    std::vector<bool> mask;
+    if (shard_key.empty() || !idx.version.known()) return mask;
+    for (size_t i = 0; i < tasks.size(); ++i) {
+        const bool held = !idx.empty(tasks[i].lin) &&
+                          cache.has(inner_cache_key(shard_key, tasks[i].lin), idx.version, nbytes);
+        if (held && mask.empty()) mask.assign(tasks.size(), false);
+        if (held) mask[i] = true;
+    }
+    return mask;
 }
 
 } // namespace detail
@@ -117,19 +132,55 @@ ByteRange ShardingCodec::index_range(const Prepared& prep) const {
 
 namespace {
 
+// The decoded inner chunks a partial read takes from, and puts into, the
+// cache of decoded chunks (ReadOptions::chunk_cache).
+struct InnerCache {
+    ChunkCache* cache = nullptr;                    // null: no caching
+    std::string shard_key;                          // ByteSource::cache_key() of the shard
+    ObjectVersion version;                          // of the shard the data come from
+    uint64_t epoch = 0;                             // write epoch taken before the read
+    std::vector<std::shared_ptr<const Bytes>> held; // per task; null: decode it
+};
+
+// Decodes inner chunk `encoded` whole into a new buffer kept in `c`, and
+// copies the region of `t` out of it.
+void decode_into_cache(const CodecChain& inner, const ChunkSpec& ispec, ByteView encoded,
+                       const detail::InnerTask& t, const StridedView& sub, InnerCache& c,
+                       const std::string& what) {
+    auto decoded = std::make_shared<Bytes>(ispec.num_bytes());
+    try {
+        inner.decode(encoded, ispec, decoded->data());
+    } catch (const FormatError& e) {
+        throw FormatError(what + ": " + e.what());
+    }
+    copy_region_out(decoded->data(), ispec.shape, ispec.dtype.size, t.sub, sub);
+    c.cache->put(inner_cache_key(c.shard_key, t.lin), c.version, c.epoch, std::move(decoded));
+}
+
 // Decodes the planned inner chunks; data[i] is the encoded inner chunk of
-// tasks[i], or nullopt when its index entry is empty (fill value).
+// tasks[i], or nullopt when its index entry is empty (fill value) or when
+// `cache` holds it decoded.
 void decode_tasks(const CodecChain& inner, const ChunkSpec& ispec, const Shape& cps,
                   const std::vector<detail::InnerTask>& tasks,
                   const std::vector<std::optional<ByteView>>& data, const StridedView& out,
-                  const ReadOptions& opt, const std::string& what) {
+                  const ReadOptions& opt, const std::string& what, InnerCache* cache = nullptr) {
     ReadOptions inner_opt;
     inner_opt.coalesce_gap = opt.coalesce_gap;
+    const bool caching = cache && cache->cache && cache->version.known();
     auto run = [&](size_t i) {
         const detail::InnerTask& t = tasks[i];
         StridedView sub{out.data + t.out_offset, out.strides};
+        if (caching && !cache->held.empty() && cache->held[i]) {
+            copy_region_out(cache->held[i]->data(), ispec.shape, ispec.dtype.size, t.sub, sub);
+            return;
+        }
         if (data[i]) {
-            MemoryByteSource ms(*data[i], what + " " + detail::inner_chunk_name(cps, t.lin));
+            const std::string name = what + " " + detail::inner_chunk_name(cps, t.lin);
+            if (caching) {
+                cache->cache->count_miss();
+                return decode_into_cache(inner, ispec, *data[i], t, sub, *cache, name);
+            }
+            MemoryByteSource ms(*data[i], name);
             if (inner.read_region(ms, ispec, t.sub, sub, inner_opt)) return;
         }
         fill_view(sub, t.sub.count, ispec.fill_value);
@@ -213,13 +264,35 @@ struct ShardingCodec::PartialRead {
     std::vector<detail::InnerTask> tasks;
     ShardIndexCache* cache; // the codec's; null = no caching
     std::string key;        // index cache key; empty = no caching
+    ChunkCache* chunks;     // decoded inner chunks (opt.chunk_cache); null = none
+    std::string chunks_key; // the shard's key in it
+    uint64_t epoch;         // its write epoch before anything is read
 
     PartialRead(const ShardingCodec& c, ByteSource& s, const ChunkSpec& sp, const Region& r,
                 const StridedView& o, const ReadOptions& op)
         : codec(c), src(s), spec(sp), region(r), out(o), opt(op), what(s.describe()),
           prep(c.prepare(sp, what)), cps(prep->chunks_per_shard),
           tasks(detail::plan_inner_reads(cps, c.inner_shape_, sp.shape, r, o.strides, &all, what)),
-          cache(c.index_cache()), key(cache ? s.cache_key() : std::string()) {}
+          cache(c.index_cache()), key(cache ? s.cache_key() : std::string()),
+          chunks(op.chunk_cache.get()), chunks_key(chunks ? s.cache_key() : std::string()),
+          epoch(chunks_key.empty() ? 0 : ChunkCache::write_epoch(chunks_key)) {
+        if (chunks_key.empty()) chunks = nullptr;
+    }
+
+    // The decoded inner chunks the cache holds for `idx`'s version.
+    InnerCache inner_cache(const ShardIndex& idx) const {
+        InnerCache c{chunks, chunks_key, idx.version, epoch, {}};
+        if (!chunks || !idx.version.known()) return c;
+        const uint64_t n = prep->inner_spec.num_bytes();
+        for (size_t i = 0; i < tasks.size(); ++i) {
+            if (idx.empty(tasks[i].lin)) continue;
+            auto held = chunks->get(inner_cache_key(chunks_key, tasks[i].lin), idx.version, n);
+            if (!held) continue;
+            if (c.held.empty()) c.held.resize(tasks.size());
+            c.held[i] = std::move(held);
+        }
+        return c;
+    }
 
     void forget_index() const {
         if (!key.empty()) cache->invalidate(key);
@@ -320,7 +393,11 @@ struct ShardingCodec::PartialRead {
     // Reads and decodes the inner chunks with `idx`.
     Attempt read_with(const ShardIndex& idx, bool cached) const {
         check_inner_sizes(idx);
-        const detail::InnerFetch f = detail::plan_inner_fetch(idx, tasks, opt.coalesce_gap);
+        InnerCache held = inner_cache(idx);
+        std::vector<bool> skip(held.held.size());
+        for (size_t i = 0; i < held.held.size(); ++i)
+            skip[i] = held.held[i] != nullptr;
+        const detail::InnerFetch f = detail::plan_inner_fetch(idx, tasks, opt.coalesce_gap, &skip);
         std::vector<Bytes> fetched;
         if (const Attempt a = fetch_data(idx, cached, f.ranges, fetched); a != Attempt::Done)
             return a;
@@ -329,7 +406,7 @@ struct ShardingCodec::PartialRead {
             const auto [r, off] = f.placement[w];
             data[f.wanted_task[w]] = ByteView(fetched[r]).subspan(off, f.wanted[w].nbytes);
         }
-        decode_tasks(codec.inner_, prep->inner_spec, cps, tasks, data, out, opt, what);
+        decode_tasks(codec.inner_, prep->inner_spec, cps, tasks, data, out, opt, what, &held);
         return Attempt::Done;
     }
 
@@ -404,8 +481,10 @@ bool ShardingCodec::read_partial(ByteSource& src, const ChunkSpec& spec, const R
     const PartialRead read(*this, src, spec, region, out, opt);
     if (read.tasks.empty()) return true; // empty selection: nothing to read
     // Every inner chunk needed: one request for the whole shard, unless the
-    // shard may hold more than the decoded-chunk cap.
-    if (read.all && read.whole_allowed()) return read.read_whole();
+    // shard may hold more than the decoded-chunk cap, or the inner chunks go
+    // through the cache of decoded chunks (index and ranges: those it holds
+    // are not fetched).
+    if (read.all && read.whole_allowed() && !read.chunks) return read.read_whole();
     return read.run();
 }
 

@@ -118,6 +118,35 @@ std::string write_commit_files(Impl& s, const std::string& message, uint64_t at)
     return text;
 }
 
+void add_changes(Changes& all, Changes c) {
+    for (auto p : {&Changes::new_groups, &Changes::new_arrays, &Changes::deleted_groups,
+                   &Changes::deleted_arrays, &Changes::updated_groups, &Changes::updated_arrays})
+        (all.*p).insert((c.*p).begin(), (c.*p).end());
+    for (auto& [node, coords] : c.chunks)
+        all.chunks[node].insert(coords.begin(), coords.end());
+    for (auto& [node, move] : c.moved) // newest first: keep the first `to`, latest `from`
+        all.moved[node] = {move.first,
+                           all.moved.count(node) ? all.moved[node].second : move.second};
+}
+
+Changes txlog_of(Impl& s, const std::string& id) {
+    const std::string key = "transactions/" + id;
+    return parse_txlog(detail::read_file(*s.storage, key), join_key(s.storage->uri(), key));
+}
+
+// When expiry removed the base from the history (spec 2.1), a snapshot's
+// pruned_ancestor_tx_logs may list it: the logs after it there, newest
+// first, are part of the changes since the base. False when it is not listed.
+bool add_pruned_since_base(Impl& s, const generated::SnapshotInfoT& info, Changes& all) {
+    const auto& pruned = info.pruned_ancestor_tx_logs;
+    for (size_t k = pruned.size(); k-- > 0;) {
+        const std::string id = encode_id(ByteView(pruned[k].bytes()->data(), 12));
+        if (id == s.base_id) return true;
+        add_changes(all, txlog_of(s, id));
+    }
+    return false;
+}
+
 // The changes of the commits from `tip` back to (not including) `base`.
 // CommitConflict when `base` is not an ancestor of `tip`.
 Changes their_changes(Impl& s, const generated::RepoT& repo, const std::string& tip) {
@@ -126,18 +155,12 @@ Changes their_changes(Impl& s, const generated::RepoT& repo, const std::string& 
     for (size_t steps = 0; i >= 0 && steps <= repo.snapshots.size(); ++steps) {
         const std::string id = encode_id(ByteView(repo.snapshots[i]->id->bytes()->data(), 12));
         if (id == s.base_id) return all;
-        const std::string key = "transactions/" + id;
-        Changes c =
-            parse_txlog(detail::read_file(*s.storage, key), join_key(s.storage->uri(), key));
-        for (auto p :
-             {&Changes::new_groups, &Changes::new_arrays, &Changes::deleted_groups,
-              &Changes::deleted_arrays, &Changes::updated_groups, &Changes::updated_arrays})
-            (all.*p).insert((c.*p).begin(), (c.*p).end());
-        for (auto& [node, coords] : c.chunks)
-            all.chunks[node].insert(coords.begin(), coords.end());
-        for (auto& [node, move] : c.moved) // newest first: keep the first `to`, latest `from`
-            all.moved[node] = {move.first,
-                               all.moved.count(node) ? all.moved[node].second : move.second};
+        add_changes(all, txlog_of(s, id));
+        Changes pruned;
+        if (add_pruned_since_base(s, *repo.snapshots[i], pruned)) {
+            add_changes(all, std::move(pruned));
+            return all;
+        }
         i = repo.snapshots[i]->parent_offset;
     }
     throw CommitConflict(join_key(s.storage->uri(), "repo") + ": branch '" + s.branch +

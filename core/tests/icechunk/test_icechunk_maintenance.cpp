@@ -8,8 +8,10 @@
 #include "zarr3/metadata.hpp"
 
 #include <chrono>
+#include <cstdlib>
 #include <ctime>
 #include <fstream>
+#include <nlohmann/json.hpp>
 #include <thread>
 
 // One namespace per test file: the suite is unity-built (file-local helpers may share names).
@@ -52,6 +54,10 @@ std::string commit_all(std::shared_ptr<Store> st, float v, const std::string& br
 
 std::vector<float> read_a(std::shared_ptr<Store> st, const VersionSpec& v) {
     return icetest::read_all<float>(IcechunkStore::open(std::move(st), v), "a");
+}
+
+std::vector<float> read_t2m(std::shared_ptr<Store> st, const std::string& id) {
+    return icetest::read_all<float>(IcechunkStore::open(std::move(st), {.snapshot = id}), "t2m");
 }
 
 uint64_t clock_us() {
@@ -274,6 +280,62 @@ TEST(IcechunkMaintenance, LocalListerLeavesLinksAndRefusesALinkedFolder) {
     EXPECT_EQ(std::distance(std::filesystem::directory_iterator(outside.str() + "/chunks"),
                             std::filesystem::directory_iterator()),
               4);
+}
+
+// Interop (scripts/icechunk/expire_repo.sh expires and collects a repository,
+// check_tools.mjs reads it with the real Icechunk and commits on top; run by
+// fixtures_lib.sh's icechunk_check_written in the interop leg): Icechunk read
+// every key of every remaining snapshot as this library does, its histories
+// and references are ours, every branch and tag holds the values it held
+// before expire + gc, and Icechunk's commit on top reads here. Skipped
+// without ZARR3_ICECHUNK_EXPIRE_REPO and ZARR3_ICECHUNK_EXPIRE_CHECK.
+TEST(IcechunkMaintenance, InteropCheck) {
+    const char* dir = std::getenv("ZARR3_ICECHUNK_EXPIRE_REPO");
+    const char* report = std::getenv("ZARR3_ICECHUNK_EXPIRE_CHECK");
+    if (!dir || !report) GTEST_SKIP() << "ZARR3_ICECHUNK_EXPIRE_CHECK not set";
+    const auto bytes = testutil::read_file(report);
+    const auto j = nlohmann::json::parse(bytes.begin(), bytes.end());
+    auto st = std::make_shared<FileStore>(dir, false);
+    auto before = std::make_shared<FileStore>(std::string(dir) + ".before", false);
+    size_t keys = 0;
+    for (const auto& [id, values] : j["snapshots"].items()) {
+        auto store = IcechunkStore::open(st, {.snapshot = id});
+        for (const auto& [key, hexed] : values.items()) {
+            auto v = store->get(key);
+            ASSERT_TRUE(v) << id << " " << key;
+            std::string hex;
+            for (uint8_t b : *v) {
+                hex += "0123456789abcdef"[b >> 4];
+                hex += "0123456789abcdef"[b & 15];
+            }
+            EXPECT_EQ(hex, hexed.get<std::string>()) << id << " " << key;
+            ++keys;
+        }
+    }
+    EXPECT_GT(keys, 400u); // the daily tag alone holds 360 chunks of t2m
+    auto repo = Repository::open(st);
+    std::map<std::string, std::string> tags, seen = j["branches"];
+    for (const auto& t : repo->tags())
+        tags[t.name] = t.snapshot;
+    EXPECT_EQ(tags, j["tags"].get<decltype(tags)>());
+    for (const auto& [name, hist] : j["history"].items()) {
+        std::vector<std::string> theirs, ours;
+        for (const auto& e : hist)
+            theirs.push_back(e["id"].get<std::string>());
+        for (const auto& e : repo->history(seen.at(name)))
+            ours.push_back(e.id);
+        EXPECT_EQ(ours, theirs) << name;
+    }
+    EXPECT_EQ(j["history"]["main"].size(), 2u); // the tip, re-parented to the initial snapshot
+    for (const auto& [name, id] : seen)
+        EXPECT_EQ(read_t2m(st, id), read_t2m(before, id)) << name;
+    for (const auto& [name, id] : tags)
+        EXPECT_EQ(read_t2m(st, id), read_t2m(before, id)) << name;
+    EXPECT_LT(st->list_dir("snapshots").size(), before->list_dir("snapshots").size());
+    const std::string tip = j["icechunk_commit"].get<std::string>();
+    EXPECT_EQ(repo->resolve({}), tip);
+    EXPECT_EQ(*repo->history(tip)[0].parent, seen.at("main"));
+    EXPECT_EQ(read_t2m(st, tip).size(), read_t2m(st, seen.at("main")).size());
 }
 
 } // namespace ut_icechunk_test_icechunk_maintenance

@@ -282,6 +282,27 @@ TEST(IcechunkMaintenance, LocalListerLeavesLinksAndRefusesALinkedFolder) {
               4);
 }
 
+// A storage that cannot replace `repo` conditionally (an object store here):
+// no maintenance, nothing changed.
+class NoLockStore : public MemoryStore {
+  public:
+    std::unique_ptr<StoreLock> lock(const std::string&) override { return nullptr; }
+    StoreCapabilities capabilities() const override { return {.locks = false}; }
+};
+
+TEST(IcechunkMaintenance, AStorageWithoutCompareAndSwapIsRefused) {
+    History h;
+    auto plain = std::make_shared<NoLockStore>();
+    for (const char* dir : {"snapshots", "manifests", "transactions", "chunks"})
+        for (const auto& k : h.st->list_dir(dir))
+            plain->put(std::string(dir) + "/" + k, *h.st->get(std::string(dir) + "/" + k));
+    const Bytes repo = *h.st->get("repo");
+    plain->put("repo", repo);
+    expect_error([&] { MaintenanceLock lock(plain, "gc"); }, {"/repo", "compare-and-swap"});
+    expect_error([&] { expire_snapshots(*plain, h.cut); }, {"compare-and-swap"});
+    EXPECT_EQ(*plain->get("repo"), repo);
+}
+
 // Interop (scripts/icechunk/expire_repo.sh expires and collects a repository,
 // check_tools.mjs reads it with the real Icechunk and commits on top; run by
 // fixtures_lib.sh's icechunk_check_written in the interop leg): Icechunk read

@@ -244,3 +244,44 @@ def test_appends_of_whole_chunks_keep_the_grid_regular(tmp_path, run_tool):
     data, bands = read_cube(four)
     assert bands == 11 and all(np.array_equal(data[d - 1], expected_day(d)) for d in range(1, 12))
     assert read_time(four).tolist() == [days_of(d) for d in range(1, 12)]
+
+
+def long_series(tmp_path, kind, steps=100_000):
+    """An array [time, lat, lon] of `steps` steps of 2x2 float32 pixels, nodata -9999, no chunk
+    stored (all fill value): a plain store, or an Icechunk repository copied from it."""
+    plain = tmp_path / "long.zarr"
+    ds = gdal.GetDriverByName(DRV).CreateMultiDimensional(str(plain))
+    rg = ds.GetRootGroup()
+    dims = [rg.CreateDimension(n, None, None, s) for n, s in (("time", steps), ("lat", 2), ("lon", 2))]
+    a = rg.CreateMDArray("t2m", dims, gdal.ExtendedDataType.Create(gdal.GDT_Float32),
+                         ["BLOCKSIZE=1,2,2"])
+    a.SetNoDataValueDouble(-9999)
+    ds = None
+    if kind == "plain":
+        return plain
+    repo = tmp_path / "long.icechunk"
+    gdal.MultiDimTranslate(str(repo), str(plain), format=DRV, creationOptions=["ICECHUNK=YES"])
+    return repo
+
+
+@pytest.mark.parametrize("kind", ["plain", "icechunk"])
+def test_append_to_a_series_longer_than_the_band_limit(tmp_path, kind):
+    """Issue 43: an append writes one step; an array of 100,000 steps (an hourly series of 11 years)
+    is above the classic view's band limit (ZARR3_MAX_BANDS, 65536), which the append must not meet.
+    Opening it in the classic view is still refused (the limit stays for views)."""
+    target = long_series(tmp_path, kind)
+    day = gdal.GetDriverByName("GTiff").Create(str(tmp_path / "day.tif"), 2, 2, 1, gdal.GDT_Float32)
+    day.GetRasterBand(1).WriteArray(np.array([[1, 2], [3, 4]], np.float32))
+    day = None
+    gdal.UseExceptions()
+    out = gdal.Translate(str(target), str(tmp_path / "day.tif"), format=DRV,
+                         creationOptions=append_options())
+    assert out is not None
+    out = None
+    ds = gdal.OpenEx(str(target), gdal.OF_MULTIDIM_RASTER)
+    a = ds.GetRootGroup().OpenMDArray("t2m")
+    assert [d.GetSize() for d in a.GetDimensions()] == [100_001, 2, 2]
+    got = a.ReadAsArray(array_start_idx=[99_999, 0, 0], count=[2, 2, 2])
+    assert np.array_equal(got[1], [[1, 2], [3, 4]]) and np.all(got[0] == -9999), got
+    with pytest.raises(RuntimeError, match="ZARR3_MAX_BANDS"):
+        gdal.OpenEx(str(target) if kind == "icechunk" else f'ZARR3:"{target}":/t2m', gdal.OF_RASTER)

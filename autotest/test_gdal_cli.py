@@ -109,7 +109,8 @@ def zarr3_tool(*args):
 @driver_algorithms
 def test_driver_zarr3_lists_the_tools_verbs():
     out = run("driver", "zarr3", "--help")
-    for verb in ("info", "verify", "compact", "log", "tag", "branch", "trim", "reset"):
+    for verb in ("info", "verify", "compact", "log", "tag", "branch", "trim", "reset", "expire",
+                 "gc"):
         assert f"  {verb} " in out or f"- {verb}:" in out or f"\n{verb}" in out, out
     assert "Re-chunk an array along one dimension" in out, out
     compact = run("driver", "zarr3", "compact", "--help")
@@ -198,3 +199,25 @@ def test_driver_zarr3_trim_and_reset(sample, tmp_path):
     previous = out.split("(was ", 1)[1].split(";", 1)[0]
     out = run("driver", "zarr3", "reset", repo, previous, "--branch", "main")
     assert f"branch main -> {previous}" in out, out
+
+
+@driver_algorithms
+def test_driver_zarr3_expire_and_gc(tmp_path):
+    """History expiry (issue 43): `gdal driver zarr3 expire|gc` run the tool's verbs; main and the
+    tag january read the same after, the repository keeps fewer snapshots."""
+    repo = tmp_path / "q1.icechunk"
+    shutil.copytree(REPO / "data" / "t2m_2023q1.icechunk", repo)
+    want = {opt: gdal.OpenEx(str(repo), gdal.OF_MULTIDIM_RASTER, open_options=[opt])
+            .GetRootGroup().OpenMDArray("t2m").ReadAsArray() for opt in ("TAG=january", "BRANCH=main")}
+    snapshots = len(os.listdir(repo / "snapshots"))
+    out = run("driver", "zarr3", "expire", repo, "--older-than", "2100-01-01")
+    assert "expired 1 snapshot(s)" in out, out
+    out = run("driver", "zarr3", "gc", repo, "--grace", "0")
+    assert "deleted " in out, out
+    assert len(os.listdir(repo / "snapshots")) == snapshots - 1
+    for opt, values in want.items():
+        got = gdal.OpenEx(str(repo), gdal.OF_MULTIDIM_RASTER, open_options=[opt]) \
+            .GetRootGroup().OpenMDArray("t2m").ReadAsArray()
+        assert np.array_equal(got.view(np.uint32), values.view(np.uint32)), opt
+    p = run_rc("driver", "zarr3", "expire", repo)
+    assert p.returncode != 0 and "older-than" in p.stderr, p.stderr

@@ -772,3 +772,41 @@ def test_a_cancelled_copy_commits_nothing(tmp_path, repo, kind):
     gc.collect()
     assert calls and history(repo) == before
     assert np.array_equal(gdal.Open(repo).ReadAsArray(), gdal.Open(str(tmp_path / "src.tif")).ReadAsArray())
+
+
+def appended_manifest_bytes(tmp_path, name, split):
+    """Bytes of the manifests one gdal_translate append of a 1x1 day writes into a repository whose
+    array holds 3,000 stored steps (1x1 chunks), written and appended with
+    ZARR3_ICECHUNK_SPLIT_CHUNKS=`split`."""
+    env = dict(os.environ, ZARR3_ICECHUNK_SPLIT_CHUNKS=str(split))
+    plain, repo = tmp_path / f"{name}.zarr", tmp_path / f"{name}.icechunk"
+    ds = gdal.GetDriverByName("Zarr3").CreateMultiDimensional(str(plain))
+    rg = ds.GetRootGroup()
+    dims = [rg.CreateDimension(n, None, None, s) for n, s in (("time", 3000), ("lat", 1), ("lon", 1))]
+    a = rg.CreateMDArray("t2m", dims, gdal.ExtendedDataType.Create(gdal.GDT_Float32),
+                         ["BLOCKSIZE=1,1,1"])
+    a.Write(np.arange(3000, dtype=np.float32).reshape(3000, 1, 1))
+    ds = None
+    run("gdalmdimtranslate", "-q", "-of", "Zarr3", "-co", "ICECHUNK=YES", plain, repo, env=env)
+    day = tmp_path / f"{name}_day.tif"
+    t = gdal.GetDriverByName("GTiff").Create(str(day), 1, 1, 1, gdal.GDT_Float32)
+    t.GetRasterBand(1).WriteArray(np.array([[7]], np.float32))
+    t = None
+    before = set(os.listdir(repo / "manifests"))
+    run("gdal_translate", "-q", "-of", "Zarr3", "-co", "APPEND_DIM=time", day, repo, env=env)
+    new = set(os.listdir(repo / "manifests")) - before
+    got = gdal.OpenEx(str(repo), gdal.OF_MULTIDIM_RASTER).GetRootGroup().OpenMDArray("t2m").ReadAsArray()
+    assert got.shape == (3001, 1, 1) and got[-1, 0, 0] == 7 and np.array_equal(
+        got[:3000, 0, 0], np.arange(3000, dtype=np.float32))
+    return len(new), sum((repo / "manifests" / m).stat().st_size for m in new)
+
+
+def test_an_append_rewrites_only_the_last_manifest_split(tmp_path):
+    """Issue 43 (commits whose size does not grow with history): with manifests split every 100 time
+    steps, an append writes one manifest of the last split, under a tenth of what one manifest for the
+    whole array (what an append wrote before) holds."""
+    n_split, split_bytes = appended_manifest_bytes(tmp_path, "split", 100)
+    n_whole, whole_bytes = appended_manifest_bytes(tmp_path, "whole", 1_000_000)
+    print(f"append into 3,000 steps: {split_bytes} manifest bytes split every 100, {whole_bytes} unsplit")
+    assert n_split == 1 and n_whole == 1
+    assert split_bytes * 10 < whole_bytes, (split_bytes, whole_bytes)

@@ -35,6 +35,8 @@ constexpr const char* kUsage =
     "       zarr3 log REPO [--branch NAME]\n"
     "       zarr3 tag REPO NAME [SNAPSHOT]\n"
     "       zarr3 branch REPO NAME [SNAPSHOT]\n"
+    "       zarr3 expire REPO --older-than DATE\n"
+    "       zarr3 gc REPO [--grace SECONDS]\n"
     "       zarr3 --help | --version\n"
     "PATH: a local folder holding zarr.json (an array, or a group for info/verify).\n"
     "--edges: monthly (one chunk per calendar month of the coordinate array named like the\n"
@@ -51,7 +53,11 @@ constexpr const char* kUsage =
     "  commit, older snapshots stay readable).\n"
     "reset: moves branch NAME to SNAPSHOT (an id) or TAG; prints the previous tip.\n"
     "  tag, branch: a new tag or branch at SNAPSHOT (a snapshot id, a branch (its tip) or a\n"
-    "  tag; default: the tip of main).\n";
+    "  tag; default: the tip of main).\n"
+    "expire: removes from the history the snapshots flushed before DATE (ISO 8601) that no\n"
+    "  branch or tag points at (Icechunk's expiry); gc: deletes the objects no remaining\n"
+    "  snapshot references and older than the grace period (default 86400 s, so a writer in\n"
+    "  flight keeps its new chunks). Both set the repository ReadOnly while they run.\n";
 
 struct UsageError : zarr3::Error {
     using zarr3::Error::Error;
@@ -229,6 +235,8 @@ int cmd_compact(const std::string& path, const Options& opts, std::ostream& out)
 int cmd_log(const std::string& path, const Options& opts, std::ostream& out);
 int cmd_trim(const std::string& path, const Options& opts, std::ostream& out);
 int cmd_reset(const std::string& path, const Options& opts, std::ostream& out);
+int cmd_expire(const std::string& path, const Options& opts, std::ostream& out);
+int cmd_gc(const std::string& path, const Options& opts, std::ostream& out);
 int cmd_ref(const std::string& kind, const std::string& path, const Options& opts,
             std::ostream& out);
 
@@ -291,6 +299,16 @@ const std::vector<Verb>& verbs() {
          {},
          {{"name", "name of the new branch", true},
           {"snapshot", "snapshot id, branch (its tip) or tag (default: the tip of main)", false}}},
+        {"expire",
+         "Remove from an Icechunk repository's history the snapshots older than a date that no "
+         "branch or tag points at (the repository is ReadOnly while it runs)",
+         "local folder of the Icechunk repository",
+         {{"older-than", "ISO 8601 date or time: snapshots flushed before it expire", true}}},
+        {"gc",
+         "Delete the objects no snapshot of an Icechunk repository references (the repository "
+         "is ReadOnly while it runs)",
+         "local folder of the Icechunk repository",
+         {{"grace", "seconds: objects modified more recently are kept (default 86400)", false}}},
     };
     return v;
 }
@@ -315,6 +333,8 @@ int run(const std::vector<std::string>& args, std::ostream& out, std::ostream& e
         if (cmd == "log") return cmd_log(path, opts, out);
         if (cmd == "trim") return cmd_trim(path, opts, out);
         if (cmd == "reset") return cmd_reset(path, opts, out);
+        if (cmd == "expire") return cmd_expire(path, opts, out);
+        if (cmd == "gc") return cmd_gc(path, opts, out);
         if (cmd == "tag" || cmd == "branch") return cmd_ref(cmd, path, opts, out);
         throw UsageError("unknown command or arguments");
     } catch (const UsageError& e) {

@@ -354,7 +354,7 @@ void CheckCompatible(const Target& t, GDALDataset* src) {
                 GDALGetDataTypeName(src->GetRasterBand(b)->GetRasterDataType()) +
                 ", the array holds " + m.dtype.name + " (" + GDALGetDataTypeName(want) +
                 "); convert it first (gdal_translate -ot " + GDALGetDataTypeName(want) + ")");
-    auto view = Zarr3RasterDataset::Open(t.store, t.array, false);
+    auto view = Zarr3RasterDataset::Open(t.store, t.array, false, false, false);
     double sgt[6], dgt[6];
     const bool shas = DatasetGeoTransform(src, sgt) == CE_None;
     const bool dhas = DatasetGeoTransform(view.get(), dgt) == CE_None;
@@ -692,8 +692,8 @@ GDALDataset* AppendWith(const std::string& root, const FreshStoreFn& fresh, GDAL
         const Target t = OpenAppendTarget(store, path, dim);
         CheckCompatible(t, src);
         const auto values =
-            PlanAppendValues(Zarr3RasterDataset::Open(t.store, t.array, false).get(), src,
-                             t.array->metadata().dtype, options, t.array->describe());
+            PlanAppendValues(Zarr3RasterDataset::Open(t.store, t.array, false, false, false).get(),
+                             src, t.array->metadata().dtype, options, t.array->describe());
         const auto& m = t.array->metadata();
         const uint64_t start = m.shape[0];
         // Every check before anything is written: a refused append leaves
@@ -740,7 +740,7 @@ GDALDataset* AppendWith(const std::string& root, const FreshStoreFn& fresh, GDAL
             if (const auto not_ours = StoredStep(fresh, step, src, values, written.settle());
                 !not_ours.empty())
                 throw zarr3::Error(not_ours);
-        ds = Zarr3RasterDataset::Open(t.store, out, false);
+        ds = Zarr3RasterDataset::Open(t.store, out, false, false, false);
         ds->SetDescription(root.c_str());
         progress(1.0, "", progress_data);
     });

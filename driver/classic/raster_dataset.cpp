@@ -38,8 +38,10 @@ std::string JsonItem(const nlohmann::json& v) {
 
 std::unique_ptr<Zarr3RasterDataset> Zarr3RasterDataset::Open(std::shared_ptr<zarr3::Store> store,
                                                              std::shared_ptr<zarr3::Array> array,
-                                                             bool update, bool overview) {
+                                                             bool update, bool overview,
+                                                             bool band_limit) {
     std::unique_ptr<Zarr3RasterDataset> ds(new Zarr3RasterDataset());
+    ds->band_limit_ = band_limit;
     ds->store_ = std::move(store);
     ds->array_ = std::move(array);
     ConfigureArray(*ds->array_);
@@ -98,7 +100,7 @@ uint64_t Zarr3RasterDataset::InitAxes(const std::string& where) {
     uint64_t nb = 1;
     for (auto n : band_shape_)
         nb = zarr3::checked_mul(nb, n, "band count");
-    if (nb > MaxBands())
+    if (band_limit_ && nb > MaxBands())
         throw zarr3::Error(where + ": " + std::to_string(nb) +
                            " bands in the classic raster view, above the limit of " +
                            std::to_string(MaxBands()) +

@@ -54,9 +54,13 @@ class Zarr3RasterDataset final : public GDALPamDataset {
     // shown as a raster (rank 0, unsupported type).
     // `overview`: a level of a multiscales pyramid (raster_overviews.cpp),
     // opened without georeferencing or overviews of its own.
+    // `band_limit`: refuse more bands than MaxBands() (ZARR3_MAX_BANDS); an
+    // append's own views (raster_append.cpp) lift it: an append writes one
+    // step of an array of any length.
     static std::unique_ptr<Zarr3RasterDataset> Open(std::shared_ptr<zarr3::Store> store,
                                                     std::shared_ptr<zarr3::Array> array,
-                                                    bool update, bool overview = false);
+                                                    bool update, bool overview = false,
+                                                    bool band_limit = true);
     ~Zarr3RasterDataset() override;
 #if ZARR3_HAVE_DATASET_CLOSE
     CPLErr Close(ZARR3_CLOSE_PARAMS) override;
@@ -242,6 +246,7 @@ class Zarr3RasterDataset final : public GDALPamDataset {
     // fill value changes); scale/offset/unit per band are in band_props_.
     ArrayMapping mapping_;
     zarr3::Shape band_shape_; // the array's shape along BandAxes()
+    bool band_limit_ = true;  // InitAxes refuses more than MaxBands() bands
     bool update_ = false;     // opened (or created) for writing
     Stage stage_ = Stage::Live;
     Origin origin_ = Origin::Opened;

@@ -7,6 +7,7 @@
 
 #include "classic/raster_append.hpp"
 #include "error_boundary.hpp"
+#include "limits.hpp"
 #include "storage/icechunk_commit.hpp"
 
 #include "cpl_conv.h"
@@ -39,7 +40,6 @@ GDALDataset* IcechunkAppendCopy(const char* name, GDALDataset* src, CSLConstList
             return nullptr;
         GDALDataset* ds = Zarr3AppendInto(root, session, src, options, progress, progress_data);
         if (!ds) return nullptr; // refused or failed: nothing committed
-        GDALClose(ds);
         bool conflict = false;
         const bool ok = ErrorBoundary(root, [&] {
             try {
@@ -55,8 +55,14 @@ GDALDataset* IcechunkAppendCopy(const char* name, GDALDataset* src, CSLConstList
                 conflict = true;
             }
         });
+        if (!ok || conflict) GDALClose(ds);
         if (!ok) return nullptr;
-        if (!conflict) break;
+        if (conflict) continue;
+        // More steps than the classic view of the branch shows (ZARR3_MAX_BANDS): the append's own
+        // view, over the session now at the new tip, is the result.
+        if (static_cast<uint64_t>(ds->GetRasterCount()) > MaxBands()) return ds;
+        GDALClose(ds);
+        break;
     }
     // The branch quoted: any valid branch name ("a&b", "q?x") reopens that branch.
     const std::string open_name =

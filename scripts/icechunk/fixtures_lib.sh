@@ -50,6 +50,8 @@ _icechunk_changes_written() {
 #   2. the zarr3 tools: tools_repo.sh (compactions as commits, tags, branches on a copy of
 #      data/t2m_2023q1.icechunk) writes OUT/tools, check_tools.mjs reads every branch, tag and
 #      snapshot and commits on top, IcechunkWrite.ToolsInteropCheck compares and reads that commit;
+#      expire_repo.sh: the same sample compacted, then zarr3 expire + gc; check_tools.mjs reads it,
+#      IcechunkMaintenance.InteropCheck compares with the copy taken before (issue 43);
 #   3. an array written by the core writer (IcechunkMoveInterop.Write), moved by Icechunk
 #      (move_written.mjs), then changed by sessions opened before the move: a conflict naming the
 #      node (IcechunkMoveInterop.Check);
@@ -79,6 +81,15 @@ icechunk_check_written() {
   ZARR3_ICECHUNK_TOOLS_REPO=$out/tools ZARR3_ICECHUNK_TOOLS_CHECK=$out/tools.json \
     step icechunk-tools-check "$tests" --gtest_brief=1 \
     --gtest_filter=IcechunkWrite.ToolsInteropCheck >&2 || return 1
+  # A repository the zarr3 tools expired and collected (expire, gc), read by Icechunk, which commits
+  # on top; every branch and tag as before (issue 43).
+  step icechunk-expire-write _to_log "$out/expire.log" bash "$src/expire_repo.sh" "$build/zarr3" \
+    "$repo/data/t2m_2023q1.icechunk" "$out/expire" || { cat "$out/expire.log" >&2; return 1; }
+  step icechunk-expire-read in_chroot "$root" node "$node/check_tools.mjs" "$out/expire" \
+    >"$out/expire.json" || return 1
+  ZARR3_ICECHUNK_EXPIRE_REPO=$out/expire ZARR3_ICECHUNK_EXPIRE_CHECK=$out/expire.json \
+    step icechunk-expire-check "$tests" --gtest_brief=1 \
+    --gtest_filter=IcechunkMaintenance.InteropCheck >&2 || return 1
   # An array appended to by this library (rectilinear, every chunk_shapes axis a list), appended
   # to by Icechunk, read back (issue 40.5).
   _icechunk_changes_written "$root" "$node" "$out" "$tests" append IcechunkAppendInterop || return 1

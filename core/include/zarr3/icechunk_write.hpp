@@ -17,6 +17,11 @@ namespace zarr3::icechunk {
 
 // Name written in the header of every file this library writes.
 constexpr const char* kImplementationName = "gdal-zarr3";
+// Chunk indexes along axis 0 per manifest of an array: a commit writes a
+// manifest for each such run of indexes holding a changed chunk and keeps
+// the others (Icechunk's manifest splitting; an append rewrites the last
+// one). The environment's ZARR3_ICECHUNK_SPLIT_CHUNKS overrides it.
+constexpr uint64_t kManifestSplitChunks = 1000;
 // The well-known id of a repository's first snapshot.
 constexpr const char* kInitialSnapshotId = "1CECHNKREP0F1RSTCMT0";
 

@@ -3,6 +3,8 @@
 #include "icechunk/writer_session.hpp"
 #include "zarr3/metadata.hpp"
 
+#include <cstdlib>
+
 namespace zarr3::icechunk {
 using namespace wdetail;
 
@@ -11,19 +13,69 @@ namespace {
 using Impl = IcechunkSession::Impl;
 using RefList = std::vector<std::pair<Coords, ChunkRef>>;
 
-// Every reference of array `v` after the staged changes, inside its grid.
-RefList refs_after(Impl& s, const std::string& path, const Impl::View& v) {
+// Manifests are split along axis 0: one manifest per run of this many chunk
+// indexes (Icechunk's manifest splitting), so an append rewrites only the
+// last split's manifest. ZARR3_ICECHUNK_SPLIT_CHUNKS overrides it.
+uint64_t split_chunks() {
+    const char* v = std::getenv("ZARR3_ICECHUNK_SPLIT_CHUNKS");
+    const uint64_t n = v && *v ? std::strtoull(v, nullptr, 10) : 0;
+    return n ? n : kManifestSplitChunks;
+}
+
+uint64_t split_of(const Coords& c, uint64_t k) {
+    return c.empty() ? 0 : c[0] / k;
+}
+
+// Which base manifests of an array stay as they are: each lies in one
+// split (along axis 0) inside the grid, and no staged chunk and no other
+// base manifest that is rewritten falls in that split.
+struct SplitPlan {
+    std::vector<ManifestExtent> kept;
+    std::set<std::string> reread; // manifests whose references are written again
+};
+
+SplitPlan plan_splits(const Impl::View& v, const std::set<uint64_t>& staged, uint64_t k,
+                      const ArrayMetadata& m) {
+    SplitPlan plan;
+    if (!v.from_base || !v.base) return plan;
+    auto in_one_split = [&](const ManifestExtent& e) {
+        if (e.axes.size() != m.rank() || e.axes.empty() || e.axes[0].first >= e.axes[0].second)
+            return false;
+        for (size_t d = 0; d < e.axes.size(); ++d)
+            if (e.axes[d].second > m.grid.axis(d).num_chunks()) return false;
+        return e.axes[0].first / k == (e.axes[0].second - 1) / k;
+    };
+    std::vector<std::pair<uint64_t, uint64_t>> spans; // splits rewritten anyway
+    for (const ManifestExtent& e : v.base->manifests)
+        if (!in_one_split(e) && !e.axes.empty() && e.axes[0].first < e.axes[0].second)
+            spans.emplace_back(e.axes[0].first / k, (e.axes[0].second - 1) / k);
+    auto dirty = [&](uint64_t split) {
+        if (staged.count(split)) return true;
+        for (const auto& [lo, hi] : spans)
+            if (lo <= split && split <= hi) return true;
+        return false;
+    };
+    for (const ManifestExtent& e : v.base->manifests) {
+        if (in_one_split(e) && !dirty(e.axes[0].first / k))
+            plan.kept.push_back(e);
+        else
+            plan.reread.insert(e.manifest_id);
+    }
+    return plan;
+}
+
+// The references of array `v` after the staged changes, inside its grid,
+// outside the kept manifests: those of the reread manifests and the staged.
+RefList refs_after(Impl& s, const std::string& path, const Impl::View& v, const SplitPlan& plan,
+                   const ArrayMetadata& m) {
     std::map<Coords, ChunkRef> refs;
-    if (v.from_base && v.base) {
-        std::set<std::string> seen;
-        for (const ManifestExtent& e : v.base->manifests) {
-            if (!seen.insert(e.manifest_id).second) continue;
-            const std::string key = "manifests/" + e.manifest_id;
-            const Manifest m(detail::read_file(*s.storage, key), join_key(s.storage->uri(), key));
-            for (const Coords& c : m.coords_of(v.id))
-                if (e.contains(c))
-                    if (auto r = m.find(v.id, c)) refs[c] = std::move(*r);
-        }
+    for (const ManifestExtent& e : v.base ? v.base->manifests : std::vector<ManifestExtent>{}) {
+        if (!plan.reread.count(e.manifest_id)) continue;
+        const std::string key = "manifests/" + e.manifest_id;
+        const Manifest man(detail::read_file(*s.storage, key), join_key(s.storage->uri(), key));
+        for (const Coords& c : man.coords_of(v.id))
+            if (e.contains(c))
+                if (auto r = man.find(v.id, c)) refs[c] = std::move(*r);
     }
     for (const auto& [c, r] : s.chunks[path]) {
         if (r)
@@ -31,8 +83,6 @@ RefList refs_after(Impl& s, const std::string& path, const Impl::View& v) {
         else
             refs.erase(c);
     }
-    const std::string where = path + " zarr.json";
-    const ArrayMetadata m = parse_array_metadata(parse_json_text(v.zarr_json, where), where);
     RefList out;
     for (auto& [c, r] : refs) {
         bool inside = c.size() == m.rank();
@@ -56,6 +106,16 @@ ManifestExtent extent_of(const std::string& id, const RefList& refs) {
     return e;
 }
 
+// Writes one manifest of `refs` for node `n`.
+void write_manifest(Impl& s, NodeOut& n, const RefList& refs, std::vector<ManifestInfo>& written) {
+    const Id12 mid = random_id12();
+    const std::string mtext = encode_id(ByteView(mid.data(), mid.size()));
+    const Bytes file = manifest_file(mid, n.id, refs);
+    s.storage->put("manifests/" + mtext, file);
+    written.push_back({mtext, file.size(), uint32_t(refs.size())});
+    n.manifests.push_back(extent_of(mtext, refs));
+}
+
 // Node `n` of the new snapshot and what changed about it.
 NodeOut node_out(Impl& s, const std::string& path, const Impl::View& v, Changes& ch,
                  std::vector<ManifestInfo>& written) {
@@ -70,16 +130,21 @@ NodeOut node_out(Impl& s, const std::string& path, const Impl::View& v, Changes&
         if (v.from_base) n.manifests = v.base->manifests;
         return n;
     }
-    for (const auto& [c, r] : staged->second)
+    const uint64_t k = split_chunks();
+    std::set<uint64_t> splits;
+    for (const auto& [c, r] : staged->second) {
         ch.chunks[v.id].insert(c);
-    const RefList refs = refs_after(s, path, v);
-    if (refs.empty()) return n;
-    const Id12 mid = random_id12();
-    const std::string mtext = encode_id(ByteView(mid.data(), mid.size()));
-    const Bytes file = manifest_file(mid, v.id, refs);
-    s.storage->put("manifests/" + mtext, file);
-    written.push_back({mtext, file.size(), uint32_t(refs.size())});
-    n.manifests.push_back(extent_of(mtext, refs));
+        splits.insert(split_of(c, k));
+    }
+    const std::string where = path + " zarr.json";
+    const ArrayMetadata m = parse_array_metadata(parse_json_text(v.zarr_json, where), where);
+    const SplitPlan plan = plan_splits(v, splits, k, m);
+    n.manifests = plan.kept;
+    std::map<uint64_t, RefList> by_split;
+    for (auto& ref : refs_after(s, path, v, plan, m))
+        by_split[split_of(ref.first, k)].push_back(std::move(ref));
+    for (const auto& [split, refs] : by_split)
+        write_manifest(s, n, refs, written);
     return n;
 }
 
@@ -118,6 +183,35 @@ std::string write_commit_files(Impl& s, const std::string& message, uint64_t at)
     return text;
 }
 
+void add_changes(Changes& all, Changes c) {
+    for (auto p : {&Changes::new_groups, &Changes::new_arrays, &Changes::deleted_groups,
+                   &Changes::deleted_arrays, &Changes::updated_groups, &Changes::updated_arrays})
+        (all.*p).insert((c.*p).begin(), (c.*p).end());
+    for (auto& [node, coords] : c.chunks)
+        all.chunks[node].insert(coords.begin(), coords.end());
+    for (auto& [node, move] : c.moved) // newest first: keep the first `to`, latest `from`
+        all.moved[node] = {move.first,
+                           all.moved.count(node) ? all.moved[node].second : move.second};
+}
+
+Changes txlog_of(Impl& s, const std::string& id) {
+    const std::string key = "transactions/" + id;
+    return parse_txlog(detail::read_file(*s.storage, key), join_key(s.storage->uri(), key));
+}
+
+// When expiry removed the base from the history (spec 2.1), a snapshot's
+// pruned_ancestor_tx_logs may list it: the logs after it there, newest
+// first, are part of the changes since the base. False when it is not listed.
+bool add_pruned_since_base(Impl& s, const generated::SnapshotInfoT& info, Changes& all) {
+    const auto& pruned = info.pruned_ancestor_tx_logs;
+    for (size_t k = pruned.size(); k-- > 0;) {
+        const std::string id = encode_id(ByteView(pruned[k].bytes()->data(), 12));
+        if (id == s.base_id) return true;
+        add_changes(all, txlog_of(s, id));
+    }
+    return false;
+}
+
 // The changes of the commits from `tip` back to (not including) `base`.
 // CommitConflict when `base` is not an ancestor of `tip`.
 Changes their_changes(Impl& s, const generated::RepoT& repo, const std::string& tip) {
@@ -126,18 +220,12 @@ Changes their_changes(Impl& s, const generated::RepoT& repo, const std::string& 
     for (size_t steps = 0; i >= 0 && steps <= repo.snapshots.size(); ++steps) {
         const std::string id = encode_id(ByteView(repo.snapshots[i]->id->bytes()->data(), 12));
         if (id == s.base_id) return all;
-        const std::string key = "transactions/" + id;
-        Changes c =
-            parse_txlog(detail::read_file(*s.storage, key), join_key(s.storage->uri(), key));
-        for (auto p :
-             {&Changes::new_groups, &Changes::new_arrays, &Changes::deleted_groups,
-              &Changes::deleted_arrays, &Changes::updated_groups, &Changes::updated_arrays})
-            (all.*p).insert((c.*p).begin(), (c.*p).end());
-        for (auto& [node, coords] : c.chunks)
-            all.chunks[node].insert(coords.begin(), coords.end());
-        for (auto& [node, move] : c.moved) // newest first: keep the first `to`, latest `from`
-            all.moved[node] = {move.first,
-                               all.moved.count(node) ? all.moved[node].second : move.second};
+        add_changes(all, txlog_of(s, id));
+        Changes pruned;
+        if (add_pruned_since_base(s, *repo.snapshots[i], pruned)) {
+            add_changes(all, std::move(pruned));
+            return all;
+        }
         i = repo.snapshots[i]->parent_offset;
     }
     throw CommitConflict(join_key(s.storage->uri(), "repo") + ": branch '" + s.branch +

@@ -353,8 +353,11 @@ TEST(IcechunkWrite, KilledCommitLeavesTheBranch) {
 TEST(IcechunkWrite, InteropWrite) {
     const char* out = std::getenv("ZARR3_ICECHUNK_WRITE_OUT");
     if (!out) GTEST_SKIP() << "ZARR3_ICECHUNK_WRITE_OUT not set";
+    // One manifest per chunk index (split manifests, issue 43) for Icechunk to read.
+    ::setenv("ZARR3_ICECHUNK_SPLIT_CHUNKS", "1", 1);
     auto st = std::make_shared<FileStore>(out);
     const std::string first = populate(st);
+    EXPECT_EQ(Repository::open(st)->snapshot(first)->find("/r")->manifests.size(), 3u);
     auto s = IcechunkSession::open(st);
     write_at(s, "r", 2, {50, 51, 52});
     s->commit("second");
@@ -369,6 +372,7 @@ TEST(IcechunkWrite, InteropWrite) {
     c->commit("c: s deleted");
     create_tag(*st, "v1", first);
     create_branch(*st, "dev", first);
+    ::unsetenv("ZARR3_ICECHUNK_SPLIT_CHUNKS");
 }
 
 TEST(IcechunkWrite, InteropCheck) {
@@ -638,4 +642,4 @@ TEST(IcechunkWrite, StatusAndFeatureFlagsAreHonoured) {
     EXPECT_EQ(read(m, "r")[0], 7);
 }
 
-}  // namespace ut_icechunk_test_icechunk_write
+} // namespace ut_icechunk_test_icechunk_write

@@ -251,3 +251,65 @@ def test_virtualize_refuses_remote_sources_and_existing_repositories(exe, months
     assert r.returncode == 1 and "--append" in r.stderr, r.stderr
     r = run(exe, "virtualize", tmp_path / "x.icechunk", tmp_path / "missing.nc", "--concat-dim", "time")
     assert r.returncode == 1 and "missing.nc" in r.stderr, r.stderr
+
+
+# ------------------------------------------------------------------ --append (point 2)
+def log_ids(exe, repo):
+    r = run(exe, "log", repo)
+    assert r.returncode == 0, r.stderr
+    hist = r.stdout.split("history of branch main")[1].splitlines()[1:]
+    return [line.split()[0] for line in hist if line.strip()]
+
+
+def test_virtualize_append_is_one_commit_and_keeps_the_old_snapshot(exe, months, tmp_path):
+    repo = tmp_path / "v.icechunk"
+    virtualize(exe, repo, months)
+    before = log_ids(exe, repo)
+    old = {v: gdal.Open(f'ZARR3:"{repo}":/{v}').ReadAsArray() for v in ("t2m", "tp")}
+    held = gdal.OpenEx(f'ZARR3:"{repo}":/tp', gdal.OF_RASTER)  # opened before the append
+    may = tmp_path / "more" / "t2m_2023-05.nc"
+    may.parent.mkdir()
+    write_month(may, 5, 31)
+    out = virtualize(exe, repo, [may], "--append")
+    assert "1 file(s)" in out, out
+    after = log_ids(exe, repo)
+    assert after[1:] == before and len(after) == len(before) + 1
+    files = months + [may]
+    for v in ("t2m", "sp", "tp"):
+        np.testing.assert_array_equal(gdal.Open(f'ZARR3:"{repo}":/{v}').ReadAsArray(),
+                                      netcdf_values(files, v), err_msg=v)
+    ds = gdal.Open(f'ZARR3:"{repo}":/t2m')
+    assert ds.RasterCount == 151
+    md = ds.GetRasterBand(151).GetMetadata()
+    assert md["time#units"] == "hours since 2023-01-01"
+    assert float(md["NETCDF_DIM_time"]) == (31 + 28 + 31 + 30 + 30) * 24 + 12
+    # the snapshot before the append reads its 120 days unchanged
+    for v in ("t2m", "tp"):
+        snap = gdal.OpenEx(f'ZARR3:"{repo}":/{v}', gdal.OF_RASTER, open_options=[f"SNAPSHOT={before[0]}"])
+        assert snap.RasterCount == 120
+        np.testing.assert_array_equal(snap.ReadAsArray(), old[v], err_msg=v)
+    np.testing.assert_array_equal(held.ReadAsArray(), old["tp"])
+
+
+def test_virtualize_append_refuses_overlap_and_mismatch_writing_nothing(exe, months, tmp_path):
+    repo = tmp_path / "v.icechunk"
+    virtualize(exe, repo, months)
+    before = log_ids(exe, repo)
+    files_before = sorted(p.relative_to(repo) for p in repo.rglob("*"))
+    again = tmp_path / "more" / "april.nc"
+    again.parent.mkdir()
+    write_month(again, 4, 30)
+    r = run(exe, "virtualize", repo, again, "--concat-dim", "time", "--append")
+    assert r.returncode == 1 and str(again) in r.stderr and "repository" in r.stderr, r.stderr
+    odd = tmp_path / "more" / "odd.nc"
+    write_month(odd, 5, 31, nlat=NLAT - 4)
+    r = run(exe, "virtualize", repo, odd, "--concat-dim", "time", "--append")
+    assert r.returncode == 1 and str(odd) in r.stderr and "nothing written" in r.stderr, r.stderr
+    shifted = tmp_path / "more" / "shifted.nc"
+    write_month(shifted, 5, 31)
+    with netCDF4.Dataset(str(shifted), "a") as ds:
+        ds["lat"][:] = ds["lat"][:] + 0.125
+    r = run(exe, "virtualize", repo, shifted, "--concat-dim", "time", "--append")
+    assert r.returncode == 1 and str(shifted) in r.stderr and "lat" in r.stderr, r.stderr
+    assert log_ids(exe, repo) == before
+    assert sorted(p.relative_to(repo) for p in repo.rglob("*")) == files_before

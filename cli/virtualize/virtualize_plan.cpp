@@ -333,7 +333,8 @@ ArrayPlan data_array(const std::vector<NcFile>& files, const std::string& name,
     json codecs = codecs_of(v0, why);
     ArrayPlan a{name, {}, {}};
     uint64_t t0 = existing ? existing->length : 0;
-    std::vector<uint64_t> edges = existing ? existing->edges : std::vector<uint64_t>{};
+    std::vector<uint64_t> edges;
+    if (existing && existing->edges.count(name)) edges = existing->edges.at(name);
     for (size_t i = 0; i < files.size(); ++i) {
         const NcVar& v = *files[i].find(name);
         plan_file_chunks(a, v, i, t0, edges.size(), why);
@@ -361,7 +362,22 @@ ArrayPlan data_array(const std::vector<NcFile>& files, const std::string& name,
                 throw Error(files[0].path + ": variable " + name + " has " + k + " " +
                             a.metadata[k].dump() + " where the repository's array has " +
                             it->second.value(k, json()).dump() + "; nothing written");
-        a.metadata["attributes"] = it->second.value("attributes", json::object());
+        const json& had = it->second;
+        const json shape_tail(std::vector<json>(had["shape"].begin() + 1, had["shape"].end()));
+        const json want_tail(
+            std::vector<json>(a.metadata["shape"].begin() + 1, a.metadata["shape"].end()));
+        if (shape_tail != want_tail)
+            throw Error(files[0].path + ": variable " + name + " has shape " +
+                        shape_text(v0.shape) + " where the repository's array has " +
+                        had["shape"].dump() + " (outside " + v0.dims[0] + "); nothing written");
+        const auto& hs = had["chunk_grid"]["configuration"]["chunk_shapes"];
+        const auto& ws = a.metadata["chunk_grid"]["configuration"]["chunk_shapes"];
+        if (json(std::vector<json>(hs.begin() + 1, hs.end())) !=
+            json(std::vector<json>(ws.begin() + 1, ws.end())))
+            throw Error(files[0].path + ": variable " + name + " has HDF5 chunks " +
+                        shape_text(v0.chunk_shape) + " other than the repository's array (" +
+                        hs.dump() + "); nothing written");
+        a.metadata["attributes"] = had.value("attributes", json::object());
     }
     return a;
 }

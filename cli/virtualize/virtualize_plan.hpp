@@ -51,11 +51,11 @@ struct NativeArray {
 
 // What the repository already holds (--append).
 struct Existing {
-    uint64_t length = 0;                          // along the concatenated dimension
-    std::vector<uint64_t> edges;                  // chunk edges along it
-    std::vector<double> time;                     // the coordinate's values
-    std::map<std::string, nlohmann::json> arrays; // data variable -> zarr.json
-    nlohmann::json time_metadata;                 // null: no time coordinate
+    uint64_t length = 0;                                // along the concatenated dimension
+    std::map<std::string, std::vector<uint64_t>> edges; // data variable -> its chunk edges along it
+    std::vector<double> time;                           // the coordinate's values
+    std::map<std::string, nlohmann::json> arrays;       // data variable -> zarr.json
+    nlohmann::json time_metadata;                       // null: no time coordinate
 };
 
 struct Plan {

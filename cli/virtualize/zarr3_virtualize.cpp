@@ -234,8 +234,109 @@ int run(const std::vector<std::string>& args, std::ostream& out, std::ostream& e
     }
 }
 
-int append(const Options& o, std::ostream&) {
-    throw Error(o.repo + ": --append is not implemented yet");
+namespace {
+
+// The edges of a rectilinear axis as chunk_shapes lists it (runs expanded).
+std::vector<uint64_t> expand_axis(const json& axis, const std::string& where) {
+    std::vector<uint64_t> out;
+    if (!axis.is_array()) throw Error(where + ": the first axis is no list of chunk edges");
+    for (const auto& e : axis) {
+        if (e.is_array() && e.size() == 2)
+            out.insert(out.end(), e[1].get<uint64_t>(), e[0]);
+        else
+            out.push_back(e.get<uint64_t>());
+    }
+    return out;
+}
+
+// What the repository's branch holds along the dimension: its data arrays
+// (first dimension named DIM), their common length and edges, the
+// coordinate's values.
+Existing existing_of(const std::shared_ptr<zarr3::icechunk::IcechunkSession>& session,
+                     const Options& o) {
+    Existing e;
+    bool first = true;
+    for (const auto& name : zarr3::Group::open(session, "")->array_names()) {
+        const auto j = zarr3::read_node_json(*session, name);
+        if (!j || name == o.concat_dim) continue;
+        const auto dims = j->value("dimension_names", json::array());
+        if (dims.empty() || dims[0] != o.concat_dim) continue;
+        const std::string where = o.repo + ": array " + name;
+        const json grid = j->value("chunk_grid", json::object());
+        if (grid.value("name", "") != "rectilinear")
+            throw Error(where + ": no rectilinear grid (not written by zarr3 virtualize)");
+        const auto edges = expand_axis(grid["configuration"]["chunk_shapes"][0], where);
+        const uint64_t length = (*j)["shape"][0].get<uint64_t>();
+        if (!first && length != e.length)
+            throw Error(where + ": its length along " + o.concat_dim +
+                        " differs from the other arrays'; nothing written");
+        e.length = length;
+        e.edges[name] = edges;
+        e.arrays[name] = *j;
+        first = false;
+    }
+    if (first) throw Error(o.repo + ": no array along dimension " + o.concat_dim);
+    if (const auto t = zarr3::read_node_json(*session, o.concat_dim)) {
+        auto a = zarr3::Array::open(session, o.concat_dim);
+        if (a->metadata().dtype.name != "float64" || a->metadata().shape.size() != 1)
+            throw Error(o.repo + ": coordinate " + o.concat_dim + " is no 1-D float64 array");
+        e.time.resize(a->metadata().shape[0]);
+        a->read(zarr3::Selection::all(a->metadata().shape), e.time.data());
+        e.time_metadata = *t;
+    }
+    return e;
+}
+
+// The repository's coordinates other than DIM (1-D arrays named like their
+// dimension) must hold the values of the new files' (the same grid).
+void check_coordinates(const std::shared_ptr<zarr3::icechunk::IcechunkSession>& session,
+                       const Options& o, const Plan& plan) {
+    for (const auto& name : zarr3::Group::open(session, "")->array_names()) {
+        if (name == o.concat_dim) continue;
+        auto a = zarr3::Array::open(session, name);
+        const auto& m = a->metadata();
+        if (m.shape.size() != 1 || m.dimension_names.size() != 1 || m.dimension_names[0] != name)
+            continue;
+        for (const auto& f : plan.files) {
+            const NcVar* v = f.find(name);
+            if (!v || v->zarr_type != m.dtype.name || v->shape != m.shape)
+                throw Error(f.path + ": coordinate " + name + " differs in presence, type or " +
+                            "length from the repository's; nothing written");
+            zarr3::Bytes had(m.shape[0] * m.dtype.size);
+            a->read(zarr3::Selection::all(m.shape), had.data());
+            if (read_region(f.path, name, {0}, v->shape) != had)
+                throw Error(f.path + ": coordinate " + name +
+                            " holds other values than the repository's; nothing written");
+        }
+    }
+}
+
+} // namespace
+
+int append(const Options& o, std::ostream& out) {
+    const std::string root = fs::absolute(o.repo).lexically_normal().string();
+    if (!fs::is_regular_file(fs::path(root) / "repo"))
+        throw Error(o.repo + ": not an Icechunk repository of spec version 2 (no repo file)");
+    auto storage = std::make_shared<zarr3::FileStore>(root, true);
+    auto session = zarr3::icechunk::IcechunkSession::open(storage, o.branch);
+    const Existing existing = existing_of(session, o);
+    const Plan plan = make_plan(o, existing);
+    check_coordinates(session, o, plan);
+    for (const auto& [name, meta] : existing.arrays) {
+        (void)meta;
+        if (std::none_of(plan.arrays.begin(), plan.arrays.end(),
+                         [&](const ArrayPlan& a) { return a.name == name; }))
+            throw Error(plan.files[0].path + ": no variable " + name + " (the repository's array " +
+                        "along " + o.concat_dim + "); nothing written");
+    }
+    const std::string container = container_of(plan.urls[0]);
+    const auto declared = zarr3::icechunk::declared_virtual_containers(*storage);
+    if (std::find(declared.begin(), declared.end(), container) == declared.end())
+        zarr3::icechunk::declare_virtual_container(*storage, container);
+    const Written w = stage(session, plan, false);
+    const std::string id = session->commit(default_message(o, plan));
+    report(out, o, plan, w, id);
+    return 0;
 }
 
 int relocate(const Options& o, std::ostream&) {

@@ -11,6 +11,8 @@ The files are written here with python3-netcdf4: 4 monthly files of 31/28/31/30 
 - time in "hours since <first of the month>" (converted to the first file's unit), lat, lon and a
   CF grid mapping variable crs (EPSG:4326).
 """
+import os
+import shutil
 import subprocess
 
 import numpy as np
@@ -313,3 +315,49 @@ def test_virtualize_append_refuses_overlap_and_mismatch_writing_nothing(exe, mon
     assert r.returncode == 1 and str(shifted) in r.stderr and "lat" in r.stderr, r.stderr
     assert log_ids(exe, repo) == before
     assert sorted(p.relative_to(repo) for p in repo.rglob("*")) == files_before
+
+
+# ------------------------------------------------------------------ references, containers, relocation (point 3)
+def test_virtualize_changed_file_fails_naming_it(exe, months, tmp_path):
+    """References record each file's modification time: a file changed since fails the read."""
+    repo = tmp_path / "v.icechunk"
+    virtualize(exe, repo, months)
+    st = months[1].stat()
+    os.utime(months[1], (st.st_atime, st.st_mtime + 60))
+    ds = gdal.Open(f'ZARR3:"{repo}":/t2m')
+    with pytest.raises(RuntimeError, match=r"t2m_2023-02\.nc.*modified after the reference"):
+        ds.ReadAsArray()
+
+
+def test_virtualize_container_and_relocate(exe, months, tmp_path):
+    """--container names the prefix where the files will be served; --relocate moves the references
+    (one commit) when the archive moves; copies keep their modification times (cp -p)."""
+    served = tmp_path / "served"
+    repo = tmp_path / "v.icechunk"
+    virtualize(exe, repo, months, "--container", f"file://{served}/")
+    ds = gdal.Open(f'ZARR3:"{repo}":/t2m')
+    with pytest.raises(RuntimeError, match="served/t2m_2023-01.nc"):
+        ds.ReadAsArray()  # not there yet
+    served.mkdir()
+    for f in months:
+        shutil.copy2(f, served / f.name)
+    np.testing.assert_array_equal(gdal.Open(f'ZARR3:"{repo}":/t2m').ReadAsArray(),
+                                  netcdf_values(months, "t2m"))
+    moved = tmp_path / "moved"
+    shutil.move(served, moved)
+    before = log_ids(exe, repo)
+    r = run(exe, "virtualize", repo, "--relocate", f"file://{served}/", f"file://{moved}/")
+    assert r.returncode == 0, r.stderr
+    refs = int(r.stdout.split(" reference(s) moved")[0].split()[-1])
+    assert refs > 0
+    assert log_ids(exe, repo)[1:] == before
+    for v in ("t2m", "sp", "tp"):
+        np.testing.assert_array_equal(gdal.Open(f'ZARR3:"{repo}":/{v}').ReadAsArray(),
+                                      netcdf_values(months, v), err_msg=v)
+    # the snapshot before still names the old folder
+    old = gdal.OpenEx(f'ZARR3:"{repo}":/t2m', gdal.OF_RASTER, open_options=[f"SNAPSHOT={before[0]}"])
+    with pytest.raises(RuntimeError, match="served/t2m_2023-01.nc"):
+        old.ReadAsArray()
+    r = run(exe, "virtualize", repo, "--relocate", "file:///nowhere/", f"file://{moved}/")
+    assert r.returncode == 1 and "nothing written" in r.stderr, r.stderr
+    assert len(log_ids(exe, repo)) == len(before) + 1

@@ -339,8 +339,4 @@ int append(const Options& o, std::ostream& out) {
     return 0;
 }
 
-int relocate(const Options& o, std::ostream&) {
-    throw Error(o.repo + ": --relocate is not implemented yet");
-}
-
 } // namespace zarr3virt

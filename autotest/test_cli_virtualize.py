@@ -361,3 +361,12 @@ def test_virtualize_container_and_relocate(exe, months, tmp_path):
     r = run(exe, "virtualize", repo, "--relocate", "file:///nowhere/", f"file://{moved}/")
     assert r.returncode == 1 and "nothing written" in r.stderr, r.stderr
     assert len(log_ids(exe, repo)) == len(before) + 1
+
+
+def test_virtualize_in_the_usage(exe):
+    r = run(exe, "--help")
+    assert r.returncode == 0 and "zarr3 virtualize REPO FILE... --concat-dim DIM" in r.stdout, r.stdout
+    r = run(exe, "virtualize", "--help")
+    assert r.returncode == 0 and "--relocate OLD_PREFIX NEW_PREFIX" in r.stdout, r.stdout
+    r = run(exe, "virtualize", "r.icechunk", "a.nc")
+    assert r.returncode == 2 and "--concat-dim DIM is required" in r.stderr, r.stderr

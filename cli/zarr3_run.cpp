@@ -35,6 +35,9 @@ constexpr const char* kUsage =
     "       zarr3 log REPO [--branch NAME]\n"
     "       zarr3 tag REPO NAME [SNAPSHOT]\n"
     "       zarr3 branch REPO NAME [SNAPSHOT]\n"
+    "       zarr3 virtualize REPO FILE... --concat-dim DIM [--append] [--variables A,B]\n"
+    "                     [--container URL_PREFIX] [--branch NAME] [--message TEXT]\n"
+    "       zarr3 virtualize REPO --relocate OLD_PREFIX NEW_PREFIX [--branch NAME]\n"
     "       zarr3 --help | --version\n"
     "PATH: a local folder holding zarr.json (an array, or a group for info/verify).\n"
     "--edges: monthly (one chunk per calendar month of the coordinate array named like the\n"
@@ -49,6 +52,8 @@ constexpr const char* kUsage =
     "trim: shortens the array at PATH along NAME (axis 0) to N elements, with its coordinate\n"
     "  array and its overview levels; chunks past the end are deleted (repositories: one\n"
     "  commit, older snapshots stay readable).\n"
+    "virtualize: an Icechunk repository whose arrays reference the chunks of NetCDF-4 files in\n"
+    "  place (the zarr3 program only; zarr3 virtualize --help).\n"
     "reset: moves branch NAME to SNAPSHOT (an id) or TAG; prints the previous tip.\n"
     "  tag, branch: a new tag or branch at SNAPSHOT (a snapshot id, a branch (its tip) or a\n"
     "  tag; default: the tip of main).\n";

@@ -296,7 +296,7 @@ NativeArray time_array(const std::vector<NcFile>& files, const std::string& name
     std::vector<vz::TimePiece> pieces;
     json meta = existing ? existing->time_metadata : json();
     if (existing)
-        pieces.push_back({"the repository's " + name, existing->time,
+        pieces.push_back({"the repository's " + name + " coordinate", existing->time,
                           text_attr(meta["attributes"], "units"),
                           text_attr(meta["attributes"], "calendar")});
     for (const auto& f : files) {

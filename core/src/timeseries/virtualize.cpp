@@ -117,12 +117,13 @@ std::vector<double> concatenate_time(const std::vector<TimePiece>& pieces) {
             const double v = pp.same_units ? raw : cf_value_of(target, cf_civil_of(pp.units, raw));
             if (!out.empty() && !(v > out.back())) {
                 const bool across = i == 0;
-                throw Error(p.file + ": time " + date_text(target, v) +
-                            (v == out.back() ? " duplicates " : " is before ") +
-                            (across ? last_file + "'s last time " : "the time before it, ") +
-                            date_text(target, out.back()) +
-                            (across ? " (files overlap or are out of order)"
-                                    : " (times must increase strictly)"));
+                throw Error(
+                    p.file + ": time " + date_text(target, v) +
+                    (v == out.back() ? " duplicates " : " is before ") +
+                    (across ? "the last time of " + last_file + ", " : "the time before it, ") +
+                    date_text(target, out.back()) +
+                    (across ? " (files overlap or are out of order)"
+                            : " (times must increase strictly)"));
             }
             out.push_back(v);
         }

@@ -19,7 +19,8 @@ import numpy as np
 import pytest
 from osgeo import gdal, osr
 
-netCDF4 = pytest.importorskip("netCDF4")
+import h5py  # python3-h5py (scripts/install-deps.sh): a compact dataset, which netCDF4 cannot write
+import netCDF4  # python3-netcdf4 (scripts/install-deps.sh)
 
 MONTHS = [(1, 31), (2, 28), (3, 31), (4, 30)]
 NLAT, NLON = 20, 40
@@ -370,3 +371,28 @@ def test_virtualize_in_the_usage(exe):
     assert r.returncode == 0 and "--relocate OLD_PREFIX NEW_PREFIX" in r.stdout, r.stdout
     r = run(exe, "virtualize", "r.icechunk", "a.nc")
     assert r.returncode == 2 and "--concat-dim DIM is required" in r.stderr, r.stderr
+
+
+def test_virtualize_compact_dataset_is_copied(exe, tmp_path):
+    """A compact dataset (data in the object header, no chunk to reference) is decoded and stored."""
+    files = []
+    for i, (start, n) in enumerate([(0, 4), (4, 3)]):
+        files.append(tmp_path / f"c{i}.h5")
+        with h5py.File(files[-1], "w") as f:
+            t = f.create_dataset("time", data=np.arange(start, start + n, dtype="f8"))
+            t.attrs["units"] = np.bytes_("days since 2023-01-01")
+            t.make_scale("time")
+            dcpl = h5py.h5p.create(h5py.h5p.DATASET_CREATE)
+            dcpl.set_layout(h5py.h5d.COMPACT)
+            dsid = h5py.h5d.create(f.id, b"v", h5py.h5t.NATIVE_INT32, h5py.h5s.create_simple((n, 3)),
+                                   dcpl=dcpl)
+            v = h5py.Dataset(dsid)
+            v[...] = np.arange(n * 3, dtype="i4").reshape(n, 3) + 100 * start
+            v.dims[0].attach_scale(t)
+    repo = tmp_path / "c.icechunk"
+    out = virtualize(exe, repo, files)
+    assert "0 chunk reference(s), 2 chunk(s) copied" in out and "compact HDF5 layout" in out, out
+    ds = gdal.OpenEx(f"ICECHUNK:{repo}", gdal.OF_MULTIDIM_RASTER)
+    got = ds.GetRootGroup().OpenMDArray("v").ReadAsArray()
+    want = np.concatenate([np.arange(12).reshape(4, 3), np.arange(9).reshape(3, 3) + 400])
+    np.testing.assert_array_equal(got, want)

@@ -13,7 +13,7 @@ PACKAGES=(
 )
 # ... and what the test suites add (`make test`).
 TEST_PACKAGES=(pkg-config python3-pytest libgtest-dev libbenchmark-dev nginx-light
-  python3-netcdf4) # NetCDF-4 files for autotest/test_cli_virtualize.py
+  python3-netcdf4 python3-h5py) # NetCDF-4 / HDF5 files for autotest/test_cli_virtualize.py
 [ "${1:-}" = --demo ] || PACKAGES+=("${TEST_PACKAGES[@]}")
 
 # shellcheck source=apt_install.sh

@@ -396,3 +396,16 @@ def test_virtualize_compact_dataset_is_copied(exe, tmp_path):
     got = ds.GetRootGroup().OpenMDArray("v").ReadAsArray()
     want = np.concatenate([np.arange(12).reshape(4, 3), np.arange(9).reshape(3, 3) + 400])
     np.testing.assert_array_equal(got, want)
+
+
+def test_virtualize_refuses_classic_and_damaged_files_naming_them(exe, months, tmp_path):
+    classic = tmp_path / "classic.nc"
+    with netCDF4.Dataset(str(classic), "w", format="NETCDF3_CLASSIC") as ds:
+        ds.createDimension("time", 2)
+        ds.createVariable("v", "f4", ("time",))[:] = [1, 2]
+    cut = tmp_path / "cut.nc"
+    cut.write_bytes(months[0].read_bytes()[:60000])
+    for f, why in ((classic, "not a NetCDF-4 (HDF5) file"), (cut, "libhdf5 cannot open the file")):
+        r = run(exe, "virtualize", tmp_path / "x.icechunk", f, "--concat-dim", "time")
+        assert r.returncode == 1 and f"{f}: {why}" in r.stderr, r.stderr
+        assert not list(tmp_path.glob("x.icechunk*"))

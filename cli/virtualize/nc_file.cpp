@@ -129,22 +129,23 @@ const std::set<std::string> kInternalAttributes = {"CLASS",          "NAME",
                                                    "_FillValue",     "_nc3_strict",
                                                    "_NCProperties",  "_IsNetcdf4"};
 
+herr_t collect_attribute(hid_t, const char* name, const H5A_info_t*, void* data) {
+    static_cast<std::vector<std::string>*>(data)->push_back(name);
+    return 0;
+}
+
+// The attributes of `obj` but netCDF's and HDF5's own (H5Aiterate2 and
+// H5Aopen have one signature from libhdf5 1.10 to 1.14).
 nlohmann::json attributes_of(hid_t obj, const std::string& where) {
     nlohmann::json out = nlohmann::json::object();
-    H5O_info_t info;
-    if (H5Oget_info2(obj, &info, H5O_INFO_NUM_ATTRS) < 0) return out;
-    for (hsize_t i = 0; i < info.num_attrs; ++i) {
-        Hid a(
-            H5Aopen_by_idx(obj, ".", H5_INDEX_CRT_ORDER, H5_ITER_INC, i, H5P_DEFAULT, H5P_DEFAULT),
-            H5Aclose);
-        if (a < 0) {
-            a.id =
-                H5Aopen_by_idx(obj, ".", H5_INDEX_NAME, H5_ITER_INC, i, H5P_DEFAULT, H5P_DEFAULT);
-            if (a < 0) continue;
-        }
-        std::string name(size_t(H5Aget_name(a, 0, nullptr)), '\0');
-        H5Aget_name(a, name.size() + 1, name.data());
+    std::vector<std::string> names;
+    hsize_t idx = 0;
+    if (H5Aiterate2(obj, H5_INDEX_NAME, H5_ITER_INC, &idx, collect_attribute, &names) < 0)
+        throw Error(where + ": libhdf5 cannot list the attributes");
+    for (const auto& name : names) {
         if (kInternalAttributes.count(name)) continue;
+        Hid a(H5Aopen(obj, name.c_str(), H5P_DEFAULT), H5Aclose);
+        if (a < 0) throw Error(where + ": libhdf5 cannot open attribute " + name);
         auto v = attribute_value(a, where + " attribute " + name);
         if (!v.is_null()) out[name] = std::move(v);
     }
@@ -286,9 +287,10 @@ NcFile read_nc(const std::string& path) {
     if (H5Literate(file, H5_INDEX_NAME, H5_ITER_INC, &idx, collect_name, &names) < 0)
         throw Error(path + ": libhdf5 cannot list the root group");
     for (const auto& n : names) {
-        H5O_info_t info;
-        if (H5Oget_info_by_name2(file, n.c_str(), &info, H5O_INFO_BASIC, H5P_DEFAULT) < 0) continue;
-        if (info.type != H5O_TYPE_DATASET) continue; // groups: not virtualized
+        { // H5Oopen + H5Iget_type: the same calls on libhdf5 1.10 to 1.14 (H5Oget_info's differ)
+            Hid o(H5Oopen(file, n.c_str(), H5P_DEFAULT), H5Oclose);
+            if (o < 0 || H5Iget_type(o) != H5I_DATASET) continue; // groups: not virtualized
+        }
         if (auto v = read_var(file, n, path)) f.vars.push_back(std::move(*v));
     }
     return f;

@@ -156,6 +156,9 @@ def test_virtualize_rectilinear_axis_and_summary(exe, months, tmp_path):
     assert "stored natively: time" in out
     info = run(exe, "info", repo)
     assert info.returncode == 0, info.stderr
+    # every chunk, referenced or copied, decodes through the array's codecs
+    ver = run(exe, "verify", repo)
+    assert ver.returncode == 0 and "7 array(s), every stored chunk reads" in ver.stdout, ver.stdout + ver.stderr
     # the repository holds coordinates and the few copied chunks: a small fraction of the files
     size = sum(p.stat().st_size for p in repo.rglob("*") if p.is_file())
     files = sum(p.stat().st_size for p in months)

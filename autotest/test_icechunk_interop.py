@@ -922,3 +922,41 @@ def test_qgis_layer_bands_bit_exact(qgis_layers, name, kind):
         data = np.frombuffer(bytes.fromhex(band["data"]), dtype=want.dtype).reshape(want.shape[1:])
         assert_bit_exact(data, want[b], f"QGIS {uri} band {b + 1}")
         assert band["nodata"] == np.flatnonzero(want[b] == fill).tolist(), f"{uri} band {b + 1}: no-data pixels"
+
+
+# ------------------------------------------------------------------ zarr3 virtualize, read by Icechunk
+# scripts/icechunk/virtual_repo.sh (zarr3 virtualize: 4 monthly NetCDF-4 files, then a 5th with --append)
+# and check_virtual.mjs (every key of each snapshot as the real Icechunk reads it, written as a plain
+# store), run by icechunk_check_written in scripts/interop.sh (issue 42).
+def virtual_written():
+    return Path(FIXTURES).parent / "written" / "virtual"
+
+
+def test_virtualize_written_read_by_icechunk():
+    """Icechunk follows the references zarr3 virtualize wrote (and reads its copied chunks and
+    coordinates): each snapshot's arrays equal GDAL's netCDF driver on the files it holds, and the
+    snapshot before the --append still holds 4 months."""
+    w = virtual_written()
+    info = json.loads((w / "virtual.json").read_text())
+    read = json.loads((w / "read.json").read_text())
+    files = sorted((w / "nc").glob("t2m_2023-0*.nc"))
+    assert len(files) == 5 and sorted(info["snapshots"].values()) == [4, 5], info
+    for snap, months in info["snapshots"].items():
+        assert read.get(snap), (snap, read)
+        plain = w / "read" / snap
+        days = 0
+        for var in ("t2m", "sp", "tp"):
+            ds = gdal.Open(f'ZARR3:"{plain}":/{var}')
+            want = np.concatenate([gdal.Open(f'NETCDF:"{f}":{var}').ReadAsArray() for f in files[:months]])
+            got = ds.ReadAsArray()
+            assert got.shape == want.shape, (snap, var)
+            assert np.array_equal(got, want), (snap, var)
+            days = ds.RasterCount
+        last = gdal.Open(f'NETCDF:"{files[months - 1]}":t2m')
+        # the last band's date (ISO in its description) = the netCDF driver's last date of the last file
+        t2m = gdal.Open(f'ZARR3:"{plain}":/t2m')  # kept: a band must not outlive its dataset
+        desc = t2m.GetRasterBand(days).GetDescription()
+        hours = float(last.GetRasterBand(last.RasterCount).GetMetadataItem("NETCDF_DIM_time"))
+        month_start = np.datetime64(last.GetMetadataItem("time#units").split("since ")[1].strip()[:10])
+        assert desc.startswith("time=") and (np.datetime64(desc[5:]) ==
+                                             month_start + np.timedelta64(int(hours), "h")), (snap, desc)

@@ -210,6 +210,15 @@ def test_readme_outputs_are_what_the_examples_say(readme_run):
     # The Python example read July.
     py = next(r for i, r in results.items() if i.endswith("-python"))
     assert "july mean" in py["stdout"]
+    # zarr3 virtualize (issue 42): 90 days from the 3 files, read like the netCDF driver; the repeated
+    # files refused on --append; the relocated sample reads without /tmp/gdal-zarr3-archive.
+    virt = [r for r in results.values() if r["ran"] and ("months.icechunk" in r["ran"] or "sample.icechunk" in r["ran"])]
+    outs = [r["stdout"].strip() for r in virt]
+    assert "3 file(s), 1 virtual array(s) (t2m): 12 chunk reference(s), 0 chunk(s) copied" in outs[0], outs
+    assert outs[1:3] == ["90", "261.375"] and outs[3] == "refused", outs
+    assert "is before the last time of the repository's time coordinate, 2023-03-31" in virt[3]["stderr"]
+    assert "t2m_2023-01.nc" in virt[3]["stderr"], virt[3]["stderr"]
+    assert "12 reference(s) moved" in outs[5] and outs[6] == "261.375", outs
 
 
 def test_demo_removes_only_the_archive_files_it_copied(driver_path, tmp_path):

@@ -55,7 +55,11 @@ _icechunk_changes_written() {
 #   3. an array written by the core writer (IcechunkMoveInterop.Write), moved by Icechunk
 #      (move_written.mjs), then changed by sessions opened before the move: a conflict naming the
 #      node (IcechunkMoveInterop.Check);
-#   4. the fault tests (IcechunkFaults.*: a full disk at each step of a commit, two writers and a
+#   4. zarr3 virtualize: virtual_repo.sh writes OUT/virtual (4 NetCDF-4 files, then a 5th with
+#      --append), check_virtual.mjs dumps every key of each snapshot as Icechunk reads it into
+#      OUT/virtual/read/<id>/ (test_icechunk_interop.py::test_virtualize_* compares them with the
+#      netCDF driver);
+#   5. the fault tests (IcechunkFaults.*: a full disk at each step of a commit, two writers and a
 #      reader) leave their repositories in OUT/faults; check_open.mjs opens them with Icechunk, checks
 #      the branches and reads every snapshot of main.
 #   ROOT: a prepared chroot where OUT is mounted at the same path; NODE: a folder holding the
@@ -65,7 +69,8 @@ icechunk_check_written() {
   local root=$1 repo=$2 out=$3 node=$4 build=$5
   local src=$repo/scripts/icechunk tests=$build/zarr3_tests
   cp "$src/check_written.mjs" "$src/check_tools.mjs" "$src/check_open.mjs" \
-    "$src/append_written.mjs" "$src/move_written.mjs" "$src/repo_dump.mjs" "$node/"
+    "$src/append_written.mjs" "$src/move_written.mjs" "$src/repo_dump.mjs" "$src/check_virtual.mjs" \
+    "$node/"
   mkdir -p "$out"
   ZARR3_ICECHUNK_WRITE_OUT=$out/repo step icechunk-core-write "$tests" --gtest_brief=1 \
     --gtest_filter=IcechunkWrite.InteropWrite >&2 || return 1
@@ -96,6 +101,12 @@ icechunk_check_written() {
   # An array this library wrote, moved by Icechunk (moveNode), then changed by a session opened
   # before the move: a conflict naming the node, nothing committed (issue 39.5).
   _icechunk_changes_written "$root" "$node" "$out" "$tests" move IcechunkMoveInterop || return 1
+  # A repository zarr3 virtualize wrote (4 NetCDF-4 files, then a 5th with --append), every key of
+  # each snapshot read by Icechunk into a plain store for test_icechunk_interop.py (issue 42).
+  step icechunk-virtual-write _to_log "$out/virtual.log" bash "$src/virtual_repo.sh" "$build/zarr3" \
+    "$out/virtual" || { cat "$out/virtual.log" >&2; return 1; }
+  step icechunk-virtual-read in_chroot "$root" node "$node/check_virtual.mjs" "$out/virtual/repo.icechunk" \
+    "file://$out/virtual/nc/" "$out/virtual/read" >"$out/virtual/read.json" || return 1
   ZARR3_ICECHUNK_FAULTS_OUT=$out/faults step icechunk-faults-write "$tests" --gtest_brief=1 \
     --gtest_filter='IcechunkFaults.*' >&2 || return 1
   step icechunk-faults-open in_chroot "$root" node "$node/check_open.mjs" "$out/faults" >&2 || return 1

@@ -39,6 +39,14 @@ std::shared_ptr<Repository> create_repository(std::shared_ptr<Store> storage);
 void create_tag(Store& storage, const std::string& name, const std::string& snapshot_id);
 void create_branch(Store& storage, const std::string& name, const std::string& snapshot_id);
 
+// Declares virtual chunk container `url_prefix` in the repository's
+// configuration (replacing one with the same prefix), as Icechunk writes it:
+// a file:// prefix with a local_file_system store of its path, any other with
+// no store settings. Recorded as a ConfigChangedUpdate.
+void declare_virtual_container(Store& storage, const std::string& url_prefix);
+// The url_prefix of every container the repository declares.
+std::vector<std::string> declared_virtual_containers(Store& storage);
+
 // Moves branch `name` to snapshot `snapshot_id` (any snapshot of the
 // repository, as Icechunk's reset_branch), with a conditional update of
 // `repo` recording a BranchResetUpdate; the later snapshots stay readable by
@@ -85,6 +93,14 @@ class IcechunkSession : public Store {
     // chunk. Returns the new snapshot id; the session then continues on it.
     // Error when nothing changed.
     std::string commit(const std::string& message, int max_rebases = 16);
+
+    // Stages a virtual reference for chunk `key` (an array's chunk key):
+    // `length` bytes at `offset` of the object at `location` (a URL under a
+    // container the repository declares), with the object's last
+    // modification time (seconds since 1970; 0: none) and ETag (empty: none)
+    // that readers check.
+    void put_virtual(const std::string& key, const std::string& location, uint64_t offset,
+                     uint64_t length, uint32_t last_modified, const std::string& etag = "");
 
     std::string uri() const override;
     std::optional<ReadResult> read(const ReadRequest& request) override;

@@ -275,6 +275,26 @@ void IcechunkSession::put(const std::string& key, ByteView value) {
     impl_->chunks[path][coords] = std::move(ref);
 }
 
+void IcechunkSession::put_virtual(const std::string& key, const std::string& location,
+                                  uint64_t offset, uint64_t length, uint32_t last_modified,
+                                  const std::string& etag) {
+    validate_key(key);
+    std::lock_guard lk(impl_->mu);
+    auto ck = impl_->chunk_key(key);
+    if (!ck)
+        throw Error(join_key(uri(), key) +
+                    ": not a chunk key of an array in the Icechunk session (virtual reference to " +
+                    location + ")");
+    ChunkRef ref;
+    ref.kind = ChunkRef::Kind::Virtual;
+    ref.location = location;
+    ref.offset = offset;
+    ref.length = length;
+    ref.last_modified = last_modified;
+    ref.etag = etag;
+    impl_->chunks[ck->path][ck->coords] = std::move(ref);
+}
+
 void IcechunkSession::erase(const std::string& key) {
     const ChunkCache::WriteNote note{key};
     std::lock_guard lk(impl_->mu);

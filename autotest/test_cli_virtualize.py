@@ -1,0 +1,414 @@
+"""zarr3 virtualize (issue 42): an Icechunk repository whose arrays reference the HDF5 chunks of
+NetCDF-4 files in place, read through GDAL + the plugin and compared with GDAL's netCDF driver on the
+same files.
+
+The files are written here with python3-netcdf4: 4 monthly files of 31/28/31/30 days, each with
+- t2m float32, shuffle + deflate, HDF5 chunks of one month x 16 x 32 (lat 20, lon 40: the spatial edge
+  chunks overhang, as in a regular grid),
+- sp int16 packed (scale_factor, add_offset, _FillValue), deflate, one chunk per month,
+- tp float32, deflate, chunks of 10 days: months of 31 and 28 days end in a padded HDF5 chunk,
+  which the tool copies (decoded by libhdf5),
+- time in "hours since <first of the month>" (converted to the first file's unit), lat, lon and a
+  CF grid mapping variable crs (EPSG:4326).
+"""
+import os
+import shutil
+import subprocess
+
+import numpy as np
+import pytest
+from osgeo import gdal, osr
+
+import h5py  # python3-h5py (scripts/install-deps.sh): a compact dataset, which netCDF4 cannot write
+import netCDF4  # python3-netcdf4 (scripts/install-deps.sh)
+
+MONTHS = [(1, 31), (2, 28), (3, 31), (4, 30)]
+NLAT, NLON = 20, 40
+TP_CHUNK = 10
+
+
+def write_month(path, month, ndays, seed=0, nlat=NLAT, first_hour=12.0, **extra):
+    srs = osr.SpatialReference()
+    srs.ImportFromEPSG(4326)
+    rng = np.random.default_rng(seed + month)
+    ds = netCDF4.Dataset(str(path), "w", format="NETCDF4")
+    ds.Conventions = "CF-1.8"
+    ds.title = "zarr3 virtualize test"
+    ds.createDimension("time", None)
+    ds.createDimension("lat", nlat)
+    ds.createDimension("lon", NLON)
+    t = ds.createVariable("time", "f8", ("time",))
+    t.units = f"hours since 2023-{month:02d}-01"
+    t.calendar = "standard"
+    t.standard_name = "time"
+    t[:] = np.arange(ndays) * 24.0 + first_hour
+    lat = ds.createVariable("lat", "f8", ("lat",))
+    lat.units, lat.standard_name = "degrees_north", "latitude"
+    lat[:] = 60 - np.arange(nlat) * 0.5 - 0.25
+    lon = ds.createVariable("lon", "f8", ("lon",))
+    lon.units, lon.standard_name = "degrees_east", "longitude"
+    lon[:] = -10 + np.arange(NLON) * 0.5 + 0.25
+    crs = ds.createVariable("crs", "i4", ())
+    crs.grid_mapping_name = "latitude_longitude"
+    crs.semi_major_axis, crs.inverse_flattening = 6378137.0, 298.257223563
+    crs.crs_wkt = srs.ExportToWkt()
+    a = ds.createVariable("t2m", "f4", ("time", "lat", "lon"), zlib=True, complevel=4, shuffle=True,
+                          chunksizes=(ndays, 16, 32), fill_value=np.float32(-9999), **extra)
+    a.units, a.long_name, a.grid_mapping = "K", "2 m air temperature", "crs"
+    a[:] = (270 + rng.random((ndays, nlat, NLON)) * 20).astype("f4")
+    a[0, 0, 0] = np.ma.masked
+    p = ds.createVariable("sp", "i2", ("time", "lat", "lon"), zlib=True, chunksizes=(ndays, nlat, NLON),
+                          fill_value=np.int16(-32767))
+    p.scale_factor, p.add_offset, p.units, p.grid_mapping = 0.5, 100000.0, "Pa", "crs"
+    p.set_auto_maskandscale(False)
+    p[:] = rng.integers(-30000, 30000, (ndays, nlat, NLON)).astype("i2")
+    r = ds.createVariable("tp", "f4", ("time", "lat", "lon"), zlib=True,
+                          chunksizes=(TP_CHUNK, 16, 16))
+    r.units, r.grid_mapping = "m", "crs"
+    r[:] = rng.random((ndays, nlat, NLON)).astype("f4")
+    ds.close()
+
+
+@pytest.fixture
+def months(tmp_path):
+    d = tmp_path / "nc"
+    d.mkdir()
+    out = []
+    for m, n in MONTHS:
+        write_month(d / f"t2m_2023-{m:02d}.nc", m, n)
+        out.append(d / f"t2m_2023-{m:02d}.nc")
+    return out
+
+
+def run(exe, *args):
+    return subprocess.run([str(exe), *map(str, args)], capture_output=True, text=True, timeout=300)
+
+
+def virtualize(exe, repo, files, *opts):
+    r = run(exe, "virtualize", repo, *files, "--concat-dim", "time", *opts)
+    assert r.returncode == 0, r.stderr
+    return r.stdout
+
+
+def netcdf_values(files, var):
+    return np.concatenate([gdal.Open(f'NETCDF:"{f}":{var}').ReadAsArray() for f in files])
+
+
+def zarr_array_json(repo, var):
+    ds = gdal.OpenEx(f"ICECHUNK:{repo}", gdal.OF_MULTIDIM_RASTER)
+    return ds.GetRootGroup().OpenMDArray(var)
+
+
+def test_virtualize_reads_like_the_netcdf_driver(exe, months, tmp_path):
+    repo = tmp_path / "v.icechunk"
+    virtualize(exe, repo, months)
+    first = gdal.Open(f'NETCDF:"{months[0]}":t2m')
+    for var in ("t2m", "sp", "tp"):
+        ds = gdal.Open(f'ZARR3:"{repo}":/{var}')
+        assert ds is not None, var
+        nc = gdal.Open(f'NETCDF:"{months[0]}":{var}')
+        np.testing.assert_array_equal(ds.ReadAsArray(), netcdf_values(months, var), err_msg=var)
+        assert ds.GetGeoTransform() == pytest.approx(nc.GetGeoTransform()), var
+        assert ds.GetSpatialRef().IsSame(nc.GetSpatialRef()), var
+        b, nb = ds.GetRasterBand(1), nc.GetRasterBand(1)
+        assert b.GetNoDataValue() == nb.GetNoDataValue(), var
+        assert (b.GetScale(), b.GetOffset()) == (nb.GetScale(), nb.GetOffset()), var
+        assert b.GetUnitType() == nb.GetUnitType(), var
+    assert first.RasterCount == 31
+
+
+def test_virtualize_dates_in_one_unit(exe, months, tmp_path):
+    """Each file's 'hours since <its month>' is converted to the first file's unit; every band's date
+    equals the netCDF driver's date of the same day."""
+    repo = tmp_path / "v.icechunk"
+    virtualize(exe, repo, months)
+    ds = gdal.Open(f'ZARR3:"{repo}":/t2m')
+    assert ds.RasterCount == sum(n for _, n in MONTHS)
+    band = 1
+    for f in months:
+        nc = gdal.Open(f'NETCDF:"{f}":t2m')
+        units = nc.GetMetadataItem("time#units")
+        month_start = np.datetime64(units.split("since ")[1].strip()[:10])
+        for i in range(nc.RasterCount):
+            hours = float(nc.GetRasterBand(i + 1).GetMetadataItem("NETCDF_DIM_time"))
+            want = month_start + np.timedelta64(int(hours), "h")
+            md = ds.GetRasterBand(band).GetMetadata()
+            assert md["time#units"] == "hours since 2023-01-01"
+            got = np.datetime64("2023-01-01") + np.timedelta64(int(float(md["NETCDF_DIM_time"])), "h")
+            assert got == want, (band, f)
+            band += 1
+    t = zarr_array_json(repo, "time").ReadAsArray()
+    assert np.all(np.diff(t) == 24)
+
+
+def test_virtualize_rectilinear_axis_and_summary(exe, months, tmp_path):
+    repo = tmp_path / "v.icechunk"
+    out = virtualize(exe, repo, months)
+    arr = zarr_array_json(repo, "tp")
+    assert arr.GetDimensions()[0].GetSize() == 120
+    # expected from the files' layout: t2m one chunk per month x 2 x 2, sp one per month, tp chunks
+    # of 10 days x 2 x 3, the last chunk of a month not divisible by 10 copied
+    tp_chunks = sum(-(-n // TP_CHUNK) for _, n in MONTHS) * 2 * 3
+    tp_copied = sum(1 for _, n in MONTHS if n % TP_CHUNK) * 2 * 3
+    refs = 4 * 2 * 2 + 4 + tp_chunks - tp_copied
+    assert f"{refs} chunk reference(s), {tp_copied} chunk(s) copied" in out, out
+    assert "padded edge chunk" in out
+    assert "stored natively: time" in out
+    info = run(exe, "info", repo)
+    assert info.returncode == 0, info.stderr
+    # every chunk, referenced or copied, decodes through the array's codecs
+    ver = run(exe, "verify", repo)
+    assert ver.returncode == 0 and "7 array(s), every stored chunk reads" in ver.stdout, ver.stdout + ver.stderr
+    # the repository holds coordinates and the few copied chunks: a small fraction of the files
+    size = sum(p.stat().st_size for p in repo.rglob("*") if p.is_file())
+    files = sum(p.stat().st_size for p in months)
+    assert size < files / 5, (size, files)
+
+
+def test_virtualize_time_chunks_are_the_months(exe, months, tmp_path):
+    repo = tmp_path / "v.icechunk"
+    virtualize(exe, repo, months)
+    ds = gdal.OpenEx(f'ZARR3:"{repo}":/t2m')
+    assert ds.GetRasterBand(1).GetBlockSize() == [32, 16]
+    r = run(exe, "info", repo)
+    assert r.returncode == 0, r.stderr
+    assert "[31,28,31,30]" in r.stdout.replace(" ", ""), r.stdout
+
+
+def test_virtualize_variables_option(exe, months, tmp_path):
+    repo = tmp_path / "v.icechunk"
+    out = virtualize(exe, repo, months, "--variables", "t2m")
+    assert "1 virtual array(s) (t2m)" in out, out
+    with pytest.raises(RuntimeError, match="sp/zarr.json: not found"):
+        gdal.Open(f'ZARR3:"{repo}":/sp')
+    r = run(exe, "virtualize", tmp_path / "w.icechunk", *months, "--concat-dim", "time",
+            "--variables", "nope")
+    assert r.returncode == 1 and "nope" in r.stderr, r.stderr
+    assert not (tmp_path / "w.icechunk").exists()
+
+
+def test_virtualize_refuses_mismatched_files_writing_nothing(exe, months, tmp_path):
+    odd = tmp_path / "nc" / "t2m_2023-05.nc"
+    write_month(odd, 5, 31, nlat=NLAT - 4)
+    repo = tmp_path / "v.icechunk"
+    r = run(exe, "virtualize", repo, *months, odd, "--concat-dim", "time")
+    assert r.returncode == 1
+    assert str(odd) in r.stderr and "shape" in r.stderr and "nothing written" in r.stderr, r.stderr
+    assert not repo.exists()
+    assert not list(tmp_path.glob("v.icechunk*"))
+
+
+def test_virtualize_refuses_overlapping_times_naming_both_files(exe, months, tmp_path):
+    again = tmp_path / "nc" / "again.nc"
+    write_month(again, 4, 30, first_hour=0.0)  # days of April again
+    repo = tmp_path / "v.icechunk"
+    r = run(exe, "virtualize", repo, *months, again, "--concat-dim", "time")
+    assert r.returncode == 1
+    assert str(again) in r.stderr and str(months[3]) in r.stderr, r.stderr
+    assert not repo.exists()
+
+
+def test_virtualize_unknown_filter_is_copied(exe, tmp_path):
+    """fletcher32 has no codec here: every chunk of that variable is decoded and stored natively."""
+    d = tmp_path / "nc"
+    d.mkdir()
+    files = []
+    for m, n in MONTHS[:2]:
+        files.append(d / f"f{m}.nc")
+        write_month(files[-1], m, n, fletcher32=True)
+    repo = tmp_path / "v.icechunk"
+    out = virtualize(exe, repo, files, "--variables", "t2m")
+    assert "fletcher32" in out and "8 chunk(s) copied" in out, out
+    np.testing.assert_array_equal(gdal.Open(f'ZARR3:"{repo}":/t2m').ReadAsArray(),
+                                  netcdf_values(files, "t2m"))
+
+
+def test_virtualize_contiguous_is_one_chunk_per_file(exe, tmp_path):
+    d = tmp_path / "nc"
+    d.mkdir()
+    files = []
+    for m, n in MONTHS:
+        f = d / f"c{m}.nc"
+        ds = netCDF4.Dataset(str(f), "w", format="NETCDF4")
+        ds.createDimension("time", n)
+        ds.createDimension("x", 5)
+        t = ds.createVariable("time", "i4", ("time",))
+        t.units = "days since 2023-01-01"
+        start = sum(k for _, k in MONTHS[: m - 1])
+        t[:] = np.arange(start, start + n)
+        v = ds.createVariable("v", "f8", ("time", "x"), contiguous=True)
+        v[:] = np.arange(n * 5).reshape(n, 5) + 1000 * m
+        ds.close()
+        files.append(f)
+    repo = tmp_path / "v.icechunk"
+    out = virtualize(exe, repo, files)
+    assert "4 chunk reference(s), 0 chunk(s) copied" in out, out
+    got = gdal.OpenEx(f"ICECHUNK:{repo}", gdal.OF_MULTIDIM_RASTER).GetRootGroup().OpenMDArray("v").ReadAsArray()
+    want = np.concatenate([netCDF4.Dataset(str(f))["v"][:] for f in files])
+    np.testing.assert_array_equal(got, want)
+
+
+def test_virtualize_refuses_remote_sources_and_existing_repositories(exe, months, tmp_path):
+    r = run(exe, "virtualize", tmp_path / "r.icechunk", "/vsis3/bucket/a.nc", "--concat-dim", "time")
+    assert r.returncode == 1 and "/vsis3/bucket/a.nc" in r.stderr and "remote" in r.stderr, r.stderr
+    repo = tmp_path / "v.icechunk"
+    virtualize(exe, repo, months)
+    r = run(exe, "virtualize", repo, *months, "--concat-dim", "time")
+    assert r.returncode == 1 and "--append" in r.stderr, r.stderr
+    r = run(exe, "virtualize", tmp_path / "x.icechunk", tmp_path / "missing.nc", "--concat-dim", "time")
+    assert r.returncode == 1 and "missing.nc" in r.stderr, r.stderr
+
+
+# ------------------------------------------------------------------ --append (point 2)
+def log_ids(exe, repo):
+    r = run(exe, "log", repo)
+    assert r.returncode == 0, r.stderr
+    hist = r.stdout.split("history of branch main")[1].splitlines()[1:]
+    return [line.split()[0] for line in hist if line.strip()]
+
+
+def test_virtualize_append_is_one_commit_and_keeps_the_old_snapshot(exe, months, tmp_path):
+    repo = tmp_path / "v.icechunk"
+    virtualize(exe, repo, months)
+    before = log_ids(exe, repo)
+    old = {v: gdal.Open(f'ZARR3:"{repo}":/{v}').ReadAsArray() for v in ("t2m", "tp")}
+    held = gdal.OpenEx(f'ZARR3:"{repo}":/tp', gdal.OF_RASTER)  # opened before the append
+    may = tmp_path / "more" / "t2m_2023-05.nc"
+    may.parent.mkdir()
+    write_month(may, 5, 31)
+    out = virtualize(exe, repo, [may], "--append")
+    assert "1 file(s)" in out, out
+    after = log_ids(exe, repo)
+    assert after[1:] == before and len(after) == len(before) + 1
+    files = months + [may]
+    for v in ("t2m", "sp", "tp"):
+        np.testing.assert_array_equal(gdal.Open(f'ZARR3:"{repo}":/{v}').ReadAsArray(),
+                                      netcdf_values(files, v), err_msg=v)
+    ds = gdal.Open(f'ZARR3:"{repo}":/t2m')
+    assert ds.RasterCount == 151
+    md = ds.GetRasterBand(151).GetMetadata()
+    assert md["time#units"] == "hours since 2023-01-01"
+    assert float(md["NETCDF_DIM_time"]) == (31 + 28 + 31 + 30 + 30) * 24 + 12
+    # the snapshot before the append reads its 120 days unchanged
+    for v in ("t2m", "tp"):
+        snap = gdal.OpenEx(f'ZARR3:"{repo}":/{v}', gdal.OF_RASTER, open_options=[f"SNAPSHOT={before[0]}"])
+        assert snap.RasterCount == 120
+        np.testing.assert_array_equal(snap.ReadAsArray(), old[v], err_msg=v)
+    np.testing.assert_array_equal(held.ReadAsArray(), old["tp"])
+
+
+def test_virtualize_append_refuses_overlap_and_mismatch_writing_nothing(exe, months, tmp_path):
+    repo = tmp_path / "v.icechunk"
+    virtualize(exe, repo, months)
+    before = log_ids(exe, repo)
+    files_before = sorted(p.relative_to(repo) for p in repo.rglob("*"))
+    again = tmp_path / "more" / "april.nc"
+    again.parent.mkdir()
+    write_month(again, 4, 30)
+    r = run(exe, "virtualize", repo, again, "--concat-dim", "time", "--append")
+    assert r.returncode == 1 and str(again) in r.stderr and "repository" in r.stderr, r.stderr
+    odd = tmp_path / "more" / "odd.nc"
+    write_month(odd, 5, 31, nlat=NLAT - 4)
+    r = run(exe, "virtualize", repo, odd, "--concat-dim", "time", "--append")
+    assert r.returncode == 1 and str(odd) in r.stderr and "nothing written" in r.stderr, r.stderr
+    shifted = tmp_path / "more" / "shifted.nc"
+    write_month(shifted, 5, 31)
+    with netCDF4.Dataset(str(shifted), "a") as ds:
+        ds["lat"][:] = ds["lat"][:] + 0.125
+    r = run(exe, "virtualize", repo, shifted, "--concat-dim", "time", "--append")
+    assert r.returncode == 1 and str(shifted) in r.stderr and "lat" in r.stderr, r.stderr
+    assert log_ids(exe, repo) == before
+    assert sorted(p.relative_to(repo) for p in repo.rglob("*")) == files_before
+
+
+# ------------------------------------------------------------------ references, containers, relocation (point 3)
+def test_virtualize_changed_file_fails_naming_it(exe, months, tmp_path):
+    """References record each file's modification time: a file changed since fails the read."""
+    repo = tmp_path / "v.icechunk"
+    virtualize(exe, repo, months)
+    st = months[1].stat()
+    os.utime(months[1], (st.st_atime, st.st_mtime + 60))
+    ds = gdal.Open(f'ZARR3:"{repo}":/t2m')
+    with pytest.raises(RuntimeError, match=r"t2m_2023-02\.nc.*modified after the reference"):
+        ds.ReadAsArray()
+
+
+def test_virtualize_container_and_relocate(exe, months, tmp_path):
+    """--container names the prefix where the files will be served; --relocate moves the references
+    (one commit) when the archive moves; copies keep their modification times (cp -p)."""
+    served = tmp_path / "served"
+    repo = tmp_path / "v.icechunk"
+    virtualize(exe, repo, months, "--container", f"file://{served}/")
+    ds = gdal.Open(f'ZARR3:"{repo}":/t2m')
+    with pytest.raises(RuntimeError, match="served/t2m_2023-01.nc"):
+        ds.ReadAsArray()  # not there yet
+    served.mkdir()
+    for f in months:
+        shutil.copy2(f, served / f.name)
+    np.testing.assert_array_equal(gdal.Open(f'ZARR3:"{repo}":/t2m').ReadAsArray(),
+                                  netcdf_values(months, "t2m"))
+    moved = tmp_path / "moved"
+    shutil.move(served, moved)
+    before = log_ids(exe, repo)
+    r = run(exe, "virtualize", repo, "--relocate", f"file://{served}/", f"file://{moved}/")
+    assert r.returncode == 0, r.stderr
+    refs = int(r.stdout.split(" reference(s) moved")[0].split()[-1])
+    assert refs > 0
+    assert log_ids(exe, repo)[1:] == before
+    for v in ("t2m", "sp", "tp"):
+        np.testing.assert_array_equal(gdal.Open(f'ZARR3:"{repo}":/{v}').ReadAsArray(),
+                                      netcdf_values(months, v), err_msg=v)
+    # the snapshot before still names the old folder
+    old = gdal.OpenEx(f'ZARR3:"{repo}":/t2m', gdal.OF_RASTER, open_options=[f"SNAPSHOT={before[0]}"])
+    with pytest.raises(RuntimeError, match="served/t2m_2023-01.nc"):
+        old.ReadAsArray()
+    r = run(exe, "virtualize", repo, "--relocate", "file:///nowhere/", f"file://{moved}/")
+    assert r.returncode == 1 and "nothing written" in r.stderr, r.stderr
+    assert len(log_ids(exe, repo)) == len(before) + 1
+
+
+def test_virtualize_in_the_usage(exe):
+    r = run(exe, "--help")
+    assert r.returncode == 0 and "zarr3 virtualize REPO FILE... --concat-dim DIM" in r.stdout, r.stdout
+    r = run(exe, "virtualize", "--help")
+    assert r.returncode == 0 and "--relocate OLD_PREFIX NEW_PREFIX" in r.stdout, r.stdout
+    r = run(exe, "virtualize", "r.icechunk", "a.nc")
+    assert r.returncode == 2 and "--concat-dim DIM is required" in r.stderr, r.stderr
+
+
+def test_virtualize_compact_dataset_is_copied(exe, tmp_path):
+    """A compact dataset (data in the object header, no chunk to reference) is decoded and stored."""
+    files = []
+    for i, (start, n) in enumerate([(0, 4), (4, 3)]):
+        files.append(tmp_path / f"c{i}.h5")
+        with h5py.File(files[-1], "w") as f:
+            t = f.create_dataset("time", data=np.arange(start, start + n, dtype="f8"))
+            t.attrs["units"] = np.bytes_("days since 2023-01-01")
+            t.make_scale("time")
+            dcpl = h5py.h5p.create(h5py.h5p.DATASET_CREATE)
+            dcpl.set_layout(h5py.h5d.COMPACT)
+            dsid = h5py.h5d.create(f.id, b"v", h5py.h5t.NATIVE_INT32, h5py.h5s.create_simple((n, 3)),
+                                   dcpl=dcpl)
+            v = h5py.Dataset(dsid)
+            v[...] = np.arange(n * 3, dtype="i4").reshape(n, 3) + 100 * start
+            v.dims[0].attach_scale(t)
+    repo = tmp_path / "c.icechunk"
+    out = virtualize(exe, repo, files)
+    assert "0 chunk reference(s), 2 chunk(s) copied" in out and "compact HDF5 layout" in out, out
+    ds = gdal.OpenEx(f"ICECHUNK:{repo}", gdal.OF_MULTIDIM_RASTER)
+    got = ds.GetRootGroup().OpenMDArray("v").ReadAsArray()
+    want = np.concatenate([np.arange(12).reshape(4, 3), np.arange(9).reshape(3, 3) + 400])
+    np.testing.assert_array_equal(got, want)
+
+
+def test_virtualize_refuses_classic_and_damaged_files_naming_them(exe, months, tmp_path):
+    classic = tmp_path / "classic.nc"
+    with netCDF4.Dataset(str(classic), "w", format="NETCDF3_CLASSIC") as ds:
+        ds.createDimension("time", 2)
+        ds.createVariable("v", "f4", ("time",))[:] = [1, 2]
+    cut = tmp_path / "cut.nc"
+    cut.write_bytes(months[0].read_bytes()[:60000])
+    for f, why in ((classic, "not a NetCDF-4 (HDF5) file"), (cut, "libhdf5 cannot open the file")):
+        r = run(exe, "virtualize", tmp_path / "x.icechunk", f, "--concat-dim", "time")
+        assert r.returncode == 1 and f"{f}: {why}" in r.stderr, r.stderr
+        assert not list(tmp_path.glob("x.icechunk*"))

@@ -1,0 +1,60 @@
+// What `zarr3 virtualize` reads of a NetCDF-4 file through libhdf5: the root
+// group's variables (type, dimensions, attributes, fill value, layout, HDF5
+// filters and the address of every stored chunk), and the values of a region
+// (for coordinates and chunks that cannot be referenced). Only the zarr3
+// program links libhdf5 (cli/virtualize/, CMakeLists.txt).
+#pragma once
+
+#include "zarr3/common.hpp"
+#include "zarr3/virtualize.hpp"
+
+#include <nlohmann/json.hpp>
+
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace zarr3virt {
+
+struct NcChunk {
+    std::vector<uint64_t> origin; // element offset of the chunk
+    uint64_t address = 0;         // byte offset in the file
+    uint64_t size = 0;            // stored bytes
+    unsigned filter_mask = 0;     // filters skipped for this chunk (not referenceable)
+};
+
+struct NcVar {
+    enum class Layout { Chunked, Contiguous, Compact };
+    std::string name;
+    std::vector<std::string> dims;
+    std::vector<uint64_t> shape;
+    std::string zarr_type; // "float32", "int16", ... ("" for types with no Zarr equivalent)
+    size_t element_size = 0;
+    bool big_endian = false;
+    nlohmann::json attributes = nlohmann::json::object();
+    nlohmann::json fill_value; // the dataset's HDF5 fill value (netCDF's _FillValue or default)
+    Layout layout = Layout::Contiguous;
+    std::vector<uint64_t> chunk_shape; // chunked layout only
+    std::vector<zarr3::virtualize::Hdf5Filter> filters;
+    std::vector<NcChunk> chunks; // stored chunks (contiguous: the one block, when allocated)
+    bool dimension_scale = false;
+};
+
+struct NcFile {
+    std::string path;
+    uint64_t size = 0;
+    int64_t mtime = 0; // seconds since 1970
+    nlohmann::json attributes = nlohmann::json::object();
+    std::vector<NcVar> vars;
+    const NcVar* find(const std::string& name) const;
+};
+
+// Error naming `path` when it is no HDF5 file or cannot be read.
+NcFile read_nc(const std::string& path);
+
+// The values of `var` in [start, start + count) as `var.zarr_type` in the
+// host's byte order (little-endian), row-major.
+zarr3::Bytes read_region(const std::string& path, const std::string& var,
+                         const std::vector<uint64_t>& start, const std::vector<uint64_t>& count);
+
+} // namespace zarr3virt

@@ -1,6 +1,6 @@
 // Reads a repository changed by the zarr3 tools (scripts/icechunk/tools_repo.sh: compactions as
 // commits, tags, branches) with the real Icechunk: every branch and tag, the history of every branch,
-// every key of every snapshot (hex); then commits on top of main (the chunks t2m/c/0/... replaced by
+// every key of every snapshot of a branch's history or a tag (hex); then commits on top of main (the chunks t2m/c/0/... replaced by
 // the bytes of t2m/c/2/..., both 31 days; an attribute added), for the plugin to read back.
 // usage: node check_tools.mjs REPO  -> JSON report on stdout
 import { openLocal, snapshotValues } from './repo_dump.mjs'
@@ -15,6 +15,10 @@ for (const b of Object.keys(out.branches)) {
   for (const s of anc) {
     if (!out.snapshots[s.id]) out.snapshots[s.id] = await snapshotValues(repo, s.id)
   }
+}
+// Tagged snapshots no branch's history holds any more (after an expiry) are read too.
+for (const id of Object.values(out.tags)) {
+  if (!out.snapshots[id]) out.snapshots[id] = await snapshotValues(repo, id)
 }
 const w = await repo.writableSession('main')
 for (const key of await w.store.listPrefix('t2m')) {

@@ -279,7 +279,10 @@ NcFile read_nc(const std::string& path) {
     if (::stat(path.c_str(), &st) != 0 || !S_ISREG(st.st_mode))
         throw Error(path + ": no such file");
     f.size = uint64_t(st.st_size);
-    f.mtime = int64_t(st.st_mtime);
+    // Whole seconds, rounded up: Icechunk checks a reference's last-modified time as "not
+    // modified since" at the file's full precision (a time rounded down fails any file with a
+    // fraction of a second); the plugin's reader compares whole seconds.
+    f.mtime = int64_t(st.st_mtime) + (st.st_mtim.tv_nsec > 0 ? 1 : 0);
     Hid file(open_file(path), H5Fclose);
     f.attributes = attributes_of(file, path);
     std::vector<std::string> names;

@@ -194,11 +194,8 @@ def test_a_writer_during_maintenance_is_refused_and_an_earlier_reader(exe, repo)
 
 @pytest.fixture
 def small_disk(tmp_path):
-    disk = Tmpfs(tmp_path / "disk", "4m")
-    try:
+    with Tmpfs(tmp_path / "disk", "4m") as disk:
         yield disk
-    finally:
-        disk.close()
 
 
 def file_bytes(repo):

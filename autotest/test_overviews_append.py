@@ -295,13 +295,10 @@ def files_of(folder):
 def series_on_small_disk(tmp_path):
     """Two days with levels 2 and 4, on a 4 MiB tmpfs (skipped where this process may not mount)."""
     from test_store_safety import Tmpfs
-    disk = Tmpfs(tmp_path / "disk", "4m")
-    try:
+    with Tmpfs(tmp_path / "disk", "4m") as disk:
         store = series(Path(disk.path), "s.zarr", 2)
         run("gdaladdo", "-q", store, "2", "4")
         yield disk, store
-    finally:
-        disk.close()
 
 
 def test_replacing_levels_on_a_read_only_disk_changes_nothing(series_on_small_disk):

@@ -58,14 +58,17 @@ class Tmpfs:
     def close(self):
         subprocess.run(["umount", "-l", self.path], capture_output=True)
 
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.close()
+
 
 @pytest.fixture
 def small_disk(tmp_path):
-    disk = Tmpfs(tmp_path / "disk", "1536k")
-    try:
+    with Tmpfs(tmp_path / "disk", "1536k") as disk:
         yield disk
-    finally:
-        disk.close()
 
 
 def fill_disk(folder):

@@ -196,14 +196,11 @@ def tree_bytes(folder):
 @pytest.fixture
 def cube_on_small_disk(tmp_path, run_tool):
     """The cube fixture's store on a 2 MiB tmpfs (skipped where this process may not mount)."""
-    disk = Tmpfs(tmp_path / "disk", "2m")
-    try:
+    with Tmpfs(tmp_path / "disk", "2m") as disk:
         store = build_cube(Path(disk.path), run_tool, 6)
         p = run_tool("gdaladdo", "-q", store, "2")
         assert p.returncode == 0, p.stderr
         yield disk, store
-    finally:
-        disk.close()
 
 
 def test_trim_on_a_read_only_disk_changes_nothing_and_names_the_error(cube_on_small_disk, exe):

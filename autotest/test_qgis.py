@@ -26,8 +26,8 @@ qgis_core = pytest.importorskip("qgis.core")
 from osgeo import gdal, osr  # noqa: E402
 
 from app_stores import two_variable_store  # noqa: E402
-from icechunk_samples import (ARCHIVE_DIR, DATA, NC_FILES, between, days_and_qc, history,  # noqa: E402
-                              netcdf_months, placed_archive_files, zarr3_log)
+from icechunk_samples import (ARCHIVE_DIR, ARCHIVE_GROUP, DATA, NC_FILES, between, days_and_qc,  # noqa: E402
+                              history, netcdf_months, placed_archive_files, zarr3_log)
 from qgis.core import (  # noqa: E402
     Qgis,
     QgsApplication,
@@ -39,6 +39,8 @@ from qgis.core import (  # noqa: E402
     QgsRectangle,
     QgsSingleBandGrayRenderer,
 )
+
+pytestmark = ARCHIVE_GROUP  # the virtual archive test uses /tmp/gdal-zarr3-archive
 from qgis.PyQt.QtCore import QSize  # noqa: E402
 from qgis.PyQt.QtGui import QColor, QImage  # noqa: E402
 

@@ -19,7 +19,7 @@ COMPAT_READY=.zarr3-compat-ready
 COMPAT_PACKAGES=(build-essential cmake pkg-config libgdal-dev gdal-bin python3-gdal python3-numpy
   python3-pytest python3-pytest-xdist nlohmann-json3-dev libzstd-dev libblosc-dev libdeflate-dev liblz4-dev zlib1g-dev libgtest-dev libflatbuffers-dev flatbuffers-compiler
   libhdf5-dev python3-netcdf4 python3-h5py
-  python3-zarr nginx-light
+  python3-zarr nginx-light python3-moto python3-flask-cors
   python3-numcodecs python3-donfig python3-msgspec python3-crc32c python3-packaging)
 
 clog() { printf '[%s] %s\n' "${COMPAT_LOG_TAG:-compat}" "$*" >&2; }

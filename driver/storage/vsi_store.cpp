@@ -169,6 +169,17 @@ bool is_meta_key(const std::string& key) {
 constexpr uint64_t kMetaCacheBytes = 16ull << 20;
 } // namespace
 
+namespace {
+// A local file's identity in nanoseconds: device, inode, size, mtime, ctime.
+zarr3::ObjectVersion file_version(const struct stat& st) {
+    return zarr3::ObjectVersion{
+        "file:" + std::to_string(st.st_dev) + ":" + std::to_string(st.st_ino) + ":" +
+        std::to_string(st.st_size) + ":" + std::to_string(st.st_mtim.tv_sec) + "." +
+        std::to_string(st.st_mtim.tv_nsec) + ":" + std::to_string(st.st_ctim.tv_sec) + "." +
+        std::to_string(st.st_ctim.tv_nsec)};
+}
+} // namespace
+
 zarr3::ObjectVersion VSIStore::stat_version(const std::string& path, VSILFILE* fp) const {
     if (!remote_ && !STARTS_WITH(path.c_str(), "/vsi")) {
         // A real local file: POSIX stat for the identity in nanoseconds, of
@@ -180,11 +191,7 @@ zarr3::ObjectVersion VSIStore::stat_version(const std::string& path, VSILFILE* f
                 rc = ::fstat(static_cast<int>(reinterpret_cast<intptr_t>(h)), &st);
         if (rc != 0) rc = ::stat(path.c_str(), &st);
         if (rc != 0 || !S_ISREG(st.st_mode)) return {};
-        return zarr3::ObjectVersion{
-            "file:" + std::to_string(st.st_dev) + ":" + std::to_string(st.st_ino) + ":" +
-            std::to_string(st.st_size) + ":" + std::to_string(st.st_mtim.tv_sec) + "." +
-            std::to_string(st.st_mtim.tv_nsec) + ":" + std::to_string(st.st_ctim.tv_sec) + "." +
-            std::to_string(st.st_ctim.tv_nsec)};
+        return file_version(st);
     }
     if (remote_ && fp == nullptr) return {}; // a stat would be a request
     // Other file systems (/vsimem/, /vsizip/, remote through VSI, where GDAL
@@ -286,6 +293,13 @@ VSIStore::read_ranges(const std::string& key, const std::vector<zarr3::ByteRange
     if (ranges.empty() && !remote_) {
         // No bytes (a version check before a cached decoded chunk or shard
         // index is used): a stat of local and /vsimem/ files, no open.
+        if (guard_.active()) {
+            // A local file: the guard's one lstat (a stat for a link it
+            // follows) is the version.
+            struct stat st {};
+            if (!guard_.check_read(path, &st)) return std::nullopt;
+            return zarr3::ReadResult{{}, std::nullopt, file_version(st)};
+        }
         const NoDirListingScope no_listing(root_);
         if (!guard_.check_read(path)) return std::nullopt;
         version = stat_version(path, nullptr);

@@ -119,6 +119,9 @@ class Array {
     // reading every chunk it touches whole, nor one whose chunks would fill
     // more than a quarter of it (ChunkCache::bypass).
     bool read_uses_cache(const Selection& sel, const std::vector<ChunkTask>& tasks) const;
+    // Whether the cache holds every (whole, unsharded) chunk of `tasks`
+    // decoded, their versions still to be confirmed.
+    bool all_held(const std::vector<ChunkTask>& tasks) const;
     // Drops cached shard indexes of `key` after it was written or erased.
     void invalidate_cached(const std::string& key) const;
     // Buffers a partial chunk write; `queue` keeps the chunk in the buffer

@@ -11,6 +11,8 @@
 #include <set>
 #include <string>
 
+#include <sys/stat.h>
+
 namespace zarr3 {
 
 // A plain file system path (not empty, not /vsi... in any case): the checks
@@ -26,8 +28,10 @@ class PathGuard {
     // it is absent (missing, or a folder); zarr3::Error naming the file when
     // it is a dangling or looping symbolic link, resolves outside the root,
     // or is not a regular file (FIFO, device, socket: opening one could
-    // block for ever). True when it may be opened.
-    bool check_read(const std::string& path);
+    // block for ever). True when it may be opened; then `file` (when given)
+    // holds the stat of the regular file it leads to (a version check
+    // needs no second stat).
+    bool check_read(const std::string& path, struct stat* file = nullptr);
     // Before writing, erasing or locking `path`: zarr3::Error when the part
     // of its folder that exists resolves outside the root (a symbolic link
     // to another folder), so that nothing is created or changed out there.

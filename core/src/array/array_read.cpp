@@ -2,6 +2,7 @@
 #include "array/array_detail.hpp"
 #include "array/read_ahead.hpp"
 
+#include "codecs/cached_read.hpp"
 #include "zarr3/chunk_cache.hpp"
 #include "zarr3/sharding.hpp"
 
@@ -51,6 +52,15 @@ bool Array::read_uses_cache(const Selection& sel, const std::vector<ChunkTask>& 
     if (sel.count == meta_.shape) return false;
     const Touched t = touched_by(meta_, tasks);
     return !t.aligned && !cache->bypass(t.bytes);
+}
+
+bool Array::all_held(const std::vector<ChunkTask>& tasks) const {
+    if (meta_.codecs.supports_partial_read()) return false; // inner chunks: decode_tasks
+    for (const ChunkTask& t : tasks) {
+        const StoreByteSource src(*store_, chunk_key(t.idx));
+        if (!cached_chunk_held(*opt_.chunk_cache, src, meta_.chunk_spec(t.idx))) return false;
+    }
+    return true;
 }
 
 using array_detail::rethrow_for_chunk;
@@ -118,7 +128,10 @@ void Array::read(const Selection& sel, void* out, const std::vector<int64_t>& ou
             plan.decode = decode;
             read_ahead(*store_, plan);
         } else {
-            run_tasks(opt.executor, tasks.size(), [&](size_t i) { decode(i, nullptr); });
+            // Chunks all held decoded are only copied out: no threads.
+            const bool copies = cached && all_held(tasks);
+            run_tasks(copies ? Executor{} : opt.executor, tasks.size(),
+                      [&](size_t i) { decode(i, nullptr); });
         }
     } catch (...) {
         check_unchanged(); // a chunk of another layout: say the array changed

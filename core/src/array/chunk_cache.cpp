@@ -37,7 +37,7 @@ void ChunkCache::note_write(std::string_view key) {
     slot_of(key).fetch_add(1, std::memory_order_acq_rel);
 }
 
-std::shared_ptr<const Bytes> ChunkCache::get(const std::string& key, const ObjectVersion& version,
+std::shared_ptr<const ChunkBuffer> ChunkCache::get(const std::string& key, const ObjectVersion& version,
                                              uint64_t nbytes) {
     if (!version.known()) return nullptr;
     const uint64_t epoch = write_epoch(key);
@@ -79,7 +79,7 @@ std::optional<ChunkCache::Entry> ChunkCache::peek(const std::string& key, uint64
 }
 
 void ChunkCache::put(const std::string& key, const ObjectVersion& version, uint64_t epoch,
-                     std::shared_ptr<const Bytes> data) {
+                     std::shared_ptr<const ChunkBuffer> data) {
     if (!data || !version.known()) return;
     const uint64_t size = data->size() + key.size() + version.token.size() + kEntryOverhead;
     std::lock_guard lk(mu_);

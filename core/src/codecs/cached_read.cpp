@@ -39,7 +39,7 @@ bool read_region_cached(const CodecChain& codecs, ChunkCache& cache, ByteSource&
     ObjectVersion version;
     auto data = read_stored_chunk(src, max_stored_chunk_bytes(codecs, spec), spec, version);
     if (!data) return false;
-    auto decoded = std::make_shared<Bytes>(n);
+    auto decoded = std::make_shared<ChunkBuffer>(n);
     try {
         codecs.decode(*data, spec, decoded->data());
     } catch (const FormatError& e) {

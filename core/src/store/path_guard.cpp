@@ -77,7 +77,7 @@ bool PathGuard::folder_inside(const std::string& dir) {
     return true;
 }
 
-bool PathGuard::check_read(const std::string& path) {
+bool PathGuard::check_read(const std::string& path, struct stat* file) {
     if (!active_) return true;
     struct stat st {};
     if (::lstat(path.c_str(), &st) != 0) {
@@ -100,6 +100,7 @@ bool PathGuard::check_read(const std::string& path) {
     if (S_ISDIR(st.st_mode)) return false;
     if (!S_ISREG(st.st_mode))
         throw Error(path + ": " + kind_of(st.st_mode) + ", not a regular file; not read");
+    if (file) *file = st;
     return true;
 }
 

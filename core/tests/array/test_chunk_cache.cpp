@@ -8,6 +8,8 @@
 #include "zarr3/sharding.hpp"
 
 #include <gtest/gtest.h>
+
+#include <algorithm>
 #include <random>
 #include <thread>
 
@@ -19,8 +21,10 @@ using nlohmann::json;
 
 namespace {
 
-std::shared_ptr<const Bytes> bytes_of(size_t n, uint8_t v) {
-    return std::make_shared<const Bytes>(n, v);
+std::shared_ptr<const ChunkBuffer> bytes_of(size_t n, uint8_t v) {
+    auto b = std::make_shared<ChunkBuffer>(n);
+    std::fill_n(b->data(), n, v);
+    return b;
 }
 
 const ObjectVersion kV1{"v1"}, kV2{"v2"};

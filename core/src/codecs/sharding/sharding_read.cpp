@@ -135,11 +135,11 @@ namespace {
 // The decoded inner chunks a partial read takes from, and puts into, the
 // cache of decoded chunks (ReadOptions::chunk_cache).
 struct InnerCache {
-    ChunkCache* cache = nullptr;                    // null: no caching
-    std::string shard_key;                          // ByteSource::cache_key() of the shard
-    ObjectVersion version;                          // of the shard the data come from
-    uint64_t epoch = 0;                             // write epoch taken before the read
-    std::vector<std::shared_ptr<const Bytes>> held; // per task; null: decode it
+    ChunkCache* cache = nullptr;                          // null: no caching
+    std::string shard_key;                                // ByteSource::cache_key() of the shard
+    ObjectVersion version;                                // of the shard the data come from
+    uint64_t epoch = 0;                                   // write epoch taken before the read
+    std::vector<std::shared_ptr<const ChunkBuffer>> held; // per task; null: decode it
 };
 
 // Decodes inner chunk `encoded` whole into a new buffer kept in `c`, and
@@ -147,7 +147,7 @@ struct InnerCache {
 void decode_into_cache(const CodecChain& inner, const ChunkSpec& ispec, ByteView encoded,
                        const detail::InnerTask& t, const StridedView& sub, InnerCache& c,
                        const std::string& what) {
-    auto decoded = std::make_shared<Bytes>(ispec.num_bytes());
+    auto decoded = std::make_shared<ChunkBuffer>(ispec.num_bytes());
     try {
         inner.decode(encoded, ispec, decoded->data());
     } catch (const FormatError& e) {
@@ -185,7 +185,12 @@ void decode_tasks(const CodecChain& inner, const ChunkSpec& ispec, const Shape& 
         }
         fill_view(sub, t.sub.count, ispec.fill_value);
     };
-    if (opt.executor && tasks.size() > 1)
+    // Inner chunks held decoded are only copied: threads pay off when at
+    // least two are decoded.
+    size_t to_decode = 0;
+    for (size_t i = 0; i < tasks.size() && to_decode < 2; ++i)
+        to_decode += data[i] && !(caching && !cache->held.empty() && cache->held[i]);
+    if (opt.executor && to_decode > 1)
         opt.executor(tasks.size(), run);
     else
         for (size_t i = 0; i < tasks.size(); ++i)

@@ -60,6 +60,12 @@ if [ "$PYTEST_JOBS" -gt 1 ] && "$PYTHON" -c 'import xdist' 2>/dev/null; then
   PYTEST_PAR="-n $PYTEST_JOBS --dist loadgroup"
 fi
 
+# The applications' tests (QGIS, rasterio, rioxarray, dask.distributed) are the apps leg's
+# (scripts/test-apps.sh): under the ASan runtime they start QGIS and worker processes for plugin
+# code the GDAL tests here already run.
+APP_TESTS=(--ignore="$ROOT/autotest/test_qgis.py" --ignore="$ROOT/autotest/test_rasterio.py"
+  --ignore="$ROOT/autotest/test_rioxarray.py" --ignore="$ROOT/autotest/test_dask.py")
+
 ASAN_RT=$(gcc -print-file-name=libasan.so)
 # libstdc++ must be loaded with the runtime: python itself does not link it, and
 # ASan's __cxa_throw interceptor aborts when the real symbol is not there yet.
@@ -68,7 +74,7 @@ STDCXX_RT=$(gcc -print-file-name=libstdc++.so.6)
 # instrumented, hence no container-overflow checks across them.
 LD_PRELOAD="$ASAN_RT $STDCXX_RT" \
   ASAN_OPTIONS="detect_leaks=0:detect_container_overflow=0:log_path=$LOGDIR/asan-pytest" \
-  GDAL_DRIVER_PATH="$BUILD" "$PYTHON" -m pytest "$ROOT/autotest" -q -p no:cacheprovider $PYTEST_PAR "$@" \
+  GDAL_DRIVER_PATH="$BUILD" "$PYTHON" -m pytest "$ROOT/autotest" -q -p no:cacheprovider $PYTEST_PAR "${APP_TESTS[@]}" "$@" \
   2>&1 | tee "$BUILD/pytest.log"
 [ "${PIPESTATUS[0]}" -eq 0 ] || rc=1
 

@@ -4,7 +4,8 @@
 # so the committed corpus never grows. Crash reproducers go to
 # fuzz/crashes/<target>/ (not committed). Fails when any target finds a crash.
 #   scripts/fuzz.sh [SECONDS] [TARGET...]
-# Env: FUZZ_BUILD_DIR (default build-fuzz), FUZZ_JOBS (build jobs, default 2).
+# Env: FUZZ_BUILD_DIR (default build-fuzz), FUZZ_JOBS (build jobs, default 2), FUZZ_RUN_JOBS
+# (targets run at once, default 2).
 set -uo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 ROOT=$(pwd)
@@ -41,25 +42,45 @@ declare -A MAXLEN=([fuzz_metadata]=16384 [fuzz_rectilinear]=4096 [fuzz_shard]=81
                    [fuzz_string_shard]=32768 [fuzz_compact]=4096 [fuzz_icechunk]=16384)
 WORK=$(mktemp -d)
 trap 'rm -rf "$WORK"' EXIT
-failed=0
-summary=()
-for t in "${TARGETS[@]}"; do
+
+# run_target T: one target for SECONDS_PER_TARGET on its seed copy; its summary line goes to
+# $WORK/T.summary, its exit status to $WORK/T.rc.
+run_target() {
+  local t=$1 log="$WORK/$1.log" rc execs state=ok
   mkdir -p "$WORK/$t" "$ROOT/fuzz/crashes/$t"
   cp -r "$ROOT/fuzz/corpus/$t/." "$WORK/$t/" 2>/dev/null || true
-  log="$WORK/$t.log"
-  echo "=== $t: ${SECONDS_PER_TARGET}s"
   UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 ASAN_OPTIONS=detect_leaks=1 \
     "$BUILD/fuzz/$t" "$WORK/$t" -max_total_time="$SECONDS_PER_TARGET" \
       -max_len="${MAXLEN[$t]:-8192}" -rss_limit_mb=1024 -timeout=10 -print_final_stats=1 \
       -artifact_prefix="$ROOT/fuzz/crashes/$t/" >"$log" 2>&1
   rc=$?
   execs=$(sed -nE 's/^stat::number_of_executed_units: *([0-9]+).*/\1/p' "$log" | tail -1)
-  if [ $rc -ne 0 ]; then
+  [ $rc -eq 0 ] || state=FAILED
+  printf '%-18s %-7s %s execs\n' "$t" "$state" "${execs:-?}" >"$WORK/$t.summary"
+  echo $rc >"$WORK/$t.rc"
+}
+
+# The targets run FUZZ_RUN_JOBS at a time (default 2: one per core), each for the same time.
+RUN_JOBS=${FUZZ_RUN_JOBS:-2}
+running=0
+for t in "${TARGETS[@]}"; do
+  echo "=== $t: ${SECONDS_PER_TARGET}s"
+  run_target "$t" &
+  running=$((running + 1))
+  if [ $running -ge "$RUN_JOBS" ]; then
+    wait -n || true
+    running=$((running - 1))
+  fi
+done
+wait
+failed=0
+summary=()
+for t in "${TARGETS[@]}"; do
+  summary+=("$(cat "$WORK/$t.summary" 2>/dev/null || printf '%-18s FAILED  (no result)' "$t")")
+  if [ "$(cat "$WORK/$t.rc" 2>/dev/null || echo 1)" -ne 0 ]; then
     failed=1
-    grep -E "ERROR|SUMMARY|==[0-9]+==|artifact|FUZZ_CHECK|runtime error|Test unit written" "$log" | head -20
-    summary+=("$(printf '%-18s FAILED  %s execs' "$t" "${execs:-?}")")
-  else
-    summary+=("$(printf '%-18s ok      %s execs' "$t" "${execs:-?}")")
+    echo "=== $t failed:"
+    grep -E "ERROR|SUMMARY|==[0-9]+==|artifact|FUZZ_CHECK|runtime error|Test unit written" "$WORK/$t.log" | head -20
   fi
 done
 echo "=== fuzz summary (${SECONDS_PER_TARGET}s per target)"

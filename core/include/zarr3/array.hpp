@@ -160,6 +160,9 @@ class Array {
     void reload_stored_metadata();
     mutable std::mutex check_mu_;
     mutable std::optional<size_t> compatible_hash_;
+    // The stored version of zarr.json last found compatible (a read that
+    // sees it unchanged skips copying and hashing the text).
+    mutable ObjectVersion compatible_version_;
 };
 
 class Group {

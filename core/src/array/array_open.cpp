@@ -135,9 +135,21 @@ std::string layout_change(const ArrayMetadata& was, const ArrayMetadata& now) {
 
 void Array::check_unchanged(bool fresh) const {
     const std::string key = join_key(path_, "zarr.json");
+    bool known = false;
+    {
+        std::lock_guard lk(check_mu_);
+        known = compatible_version_.known();
+    }
+    if (!fresh && known) {
+        // The version alone (a stat on local stores): unchanged since it was
+        // last found compatible, nothing to compare.
+        const auto probe = store_->read(ReadRequest::byte_ranges(key, {}));
+        std::lock_guard lk(check_mu_);
+        if (probe && probe->version.known() && probe->version == compatible_version_) return;
+    }
     ObjectVersion version;
     const auto bytes = fresh ? store_->get_fresh(key, kMaxMetadataBytes, version)
-                             : store_->get_bounded(key, kMaxMetadataBytes);
+                             : store_->get_bounded_versioned(key, kMaxMetadataBytes, version);
     // Absent: not written yet (a copy writes it last) or deleted; nothing
     // to compare with.
     if (!bytes) return;
@@ -145,7 +157,10 @@ void Array::check_unchanged(bool fresh) const {
     const size_t h = std::hash<std::string_view>{}(text);
     {
         std::lock_guard lk(check_mu_);
-        if (compatible_hash_ == h) return;
+        if (compatible_hash_ == h) {
+            compatible_version_ = version;
+            return;
+        }
     }
     const std::string where = store_->uri() + "/" + key;
     std::string why;
@@ -160,6 +175,7 @@ void Array::check_unchanged(bool fresh) const {
                     "); reopen it");
     std::lock_guard lk(check_mu_);
     compatible_hash_ = h;
+    compatible_version_ = version;
 }
 
 void Array::reload_stored_metadata() {

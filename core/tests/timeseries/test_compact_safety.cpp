@@ -221,4 +221,36 @@ TEST(CompactMetadata, WaitsForTheArrayLock) {
               json::parse("[[3,2]]")); // a list (40.5)
 }
 
-}  // namespace ut_timeseries_test_compact_safety
+} // namespace ut_timeseries_test_compact_safety
+
+namespace ut_timeseries_test_compact_safety {
+
+// Reads after the first compare only zarr.json's version with the one last
+// found compatible (a stat): a layout rewritten after several reads is still
+// seen by the next read, on a folder (versions from stat) and in memory.
+TEST(CompactSafety, LayoutChangedAfterSeveralReadsIsSeenByTheNextRead) {
+    testutil::TempDir tmp;
+    for (const bool on_disk : {true, false}) {
+        std::shared_ptr<Store> store;
+        if (on_disk)
+            store = std::make_shared<FileStore>(tmp.str());
+        else
+            store = std::make_shared<MemoryStore>();
+        filled(store, cube(8));
+        auto reader = Array::open(store, "cube");
+        std::vector<int32_t> one(4);
+        for (int i = 0; i < 3; ++i) // partial reads: each checks zarr.json
+            reader->read(Selection{{1, 0, 0}, {1, 2, 2}, {1, 1, 1}}, one.data());
+        // Another writer: the same shape, now sharded.
+        const std::string text = to_json(cube(8, {}, true)).dump();
+        store->put("cube/zarr.json",
+                   ByteView(reinterpret_cast<const uint8_t*>(text.data()), text.size()));
+        expect_changed_error(
+            [&] {
+                reader->read(Selection{{1, 0, 0}, {1, 2, 2}, {1, 1, 1}}, one.data());
+            },
+            "codecs");
+    }
+}
+
+} // namespace ut_timeseries_test_compact_safety

@@ -345,3 +345,22 @@ def test_virtualize_refuses_classic_and_damaged_files_naming_them(exe, months, t
         r = run(exe, "virtualize", tmp_path / "x.icechunk", f, "--concat-dim", "time")
         assert r.returncode == 1 and f"{f}: {why}" in r.stderr, r.stderr
         assert not list(tmp_path.glob("x.icechunk*"))
+
+
+def test_virtualize_no_checksum_reads_files_copied_without_their_times(exe, months, tmp_path):
+    """--no-checksum: the references record no modification time, for files copied without their
+    times (a git checkout of data/archive/, the sample's generator): a touched file still reads."""
+    repo = tmp_path / "v.icechunk"
+    out = virtualize(exe, repo, months, "--no-checksum")
+    assert "no modification time recorded" in out, out
+    st = months[1].stat()
+    os.utime(months[1], (st.st_atime, st.st_mtime + 60))
+    np.testing.assert_array_equal(gdal.Open(f'ZARR3:"{repo}":/t2m').ReadAsArray(),
+                                  netcdf_values(months, "t2m"))
+    more = tmp_path / "more" / "t2m_2023-05.nc"
+    more.parent.mkdir()
+    write_month(more, 5, 31)
+    virtualize(exe, repo, [more], "--append", "--no-checksum")
+    st = more.stat()
+    os.utime(more, (st.st_atime, st.st_mtime + 60))
+    assert gdal.Open(f'ZARR3:"{repo}":/t2m').ReadAsArray().shape[0] == 151

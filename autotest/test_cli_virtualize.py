@@ -14,16 +14,12 @@ from osgeo import gdal
 
 import h5py  # python3-h5py (scripts/install-deps.sh): a compact dataset, which netCDF4 cannot write
 import netCDF4  # python3-netcdf4 (scripts/install-deps.sh)
-from virtual_months import MONTHS, NLAT, TP_CHUNK, run, virtualize, write_month, write_months
+from virtual_months import MONTHS, NLAT, TP_CHUNK, netcdf_values, run, virtualize, write_month, write_months
 
 
 @pytest.fixture
 def months(tmp_path):
     return write_months(tmp_path / "nc")
-
-
-def netcdf_values(files, var):
-    return np.concatenate([gdal.Open(f'NETCDF:"{f}":{var}').ReadAsArray() for f in files])
 
 
 def zarr_array_json(repo, var):

@@ -13,7 +13,7 @@ They are written in the test's own folder (never /tmp/gdal-zarr3-archive).
 import subprocess
 
 import numpy as np
-from osgeo import osr
+from osgeo import gdal, osr
 
 import netCDF4  # python3-netcdf4 (scripts/install-deps.sh)
 
@@ -82,3 +82,8 @@ def virtualize(exe, repo, files, *opts):
     r = run(exe, "virtualize", repo, *files, "--concat-dim", "time", *opts)
     assert r.returncode == 0, r.stderr
     return r.stdout
+
+
+def netcdf_values(files, var):
+    """The variable of the files as GDAL's netCDF driver reads them, concatenated on time."""
+    return np.concatenate([gdal.Open(f'NETCDF:"{f}":{var}').ReadAsArray() for f in files])

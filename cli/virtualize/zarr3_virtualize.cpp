@@ -2,8 +2,8 @@
 //                  [--message M] [--container URL_PREFIX] [--append] [--no-checksum]
 // zarr3 virtualize REPO --relocate OLD_PREFIX NEW_PREFIX [--branch B] [--message M]
 // An Icechunk repository whose arrays reference the HDF5 chunks of NetCDF-4
-// files in place (the plan: virtualize_plan.cpp). Only the zarr3 program has
-// this verb (it links libhdf5; the plugin does not).
+// files in place (the plan: virtualize_plan.cpp). The zarr3 program, and the
+// plugin on GDAL >= 3.12 (driver/zarr3_algorithms.cpp), run it.
 #include "zarr3_virtualize.hpp"
 
 #include "virtualize_plan.hpp"

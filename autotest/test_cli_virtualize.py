@@ -360,3 +360,88 @@ def test_virtualize_no_checksum_reads_files_copied_without_their_times(exe, mont
     st = more.stat()
     os.utime(more, (st.st_atime, st.st_mtime + 60))
     assert gdal.Open(f'ZARR3:"{repo}":/t2m').ReadAsArray().shape[0] == 151
+
+
+# ------------------------------------------------------------------ safety of containers and names (point 5)
+@pytest.mark.parametrize("container", [
+    "file:///data/../etc/", "file:///data/./x/", "file:///data//x/", "file:////data/", "file://data/",
+    "file:///vsicurl/http://127.0.0.1:1/", "file:///vsimem/x/", "/vsis3/bucket/", "/data/",
+    "s3://bucket/a/../b/", "file:///data?x=1/", "file:///data/%2e%2e/", "file:///data",
+])
+def test_virtualize_container_outside_what_was_named_is_refused(exe, months, tmp_path, container):
+    """--container (and --relocate's NEW_PREFIX) is checked as the reader checks a reference: dot and
+    empty segments, /vsi paths, relative file URLs, escapes and queries are refused, nothing written."""
+    repo = tmp_path / "v.icechunk"
+    r = run(exe, "virtualize", repo, *months, "--concat-dim", "time", "--container", container)
+    assert r.returncode == 1 and container in r.stderr, r.stderr
+    assert not list(tmp_path.glob("v.icechunk*"))
+    good = tmp_path / "g.icechunk"
+    virtualize(exe, good, months[:1])
+    before = sorted(p.relative_to(good) for p in good.rglob("*"))
+    r = run(exe, "virtualize", good, "--relocate", f"file://{months[0].parent}/", container)
+    assert r.returncode == 1 and container in r.stderr, r.stderr
+    assert sorted(p.relative_to(good) for p in good.rglob("*")) == before
+
+
+def test_virtualize_container_is_where_the_references_point(exe, months, tmp_path):
+    """A good container: every reference is the container + the file's path under the files' folder:
+    --relocate from the container moves all of them, and they then read the files back equal."""
+    repo = tmp_path / "v.icechunk"
+    out = virtualize(exe, repo, months, "--container", "s3://bucket/era5/")
+    refs = int(out.split(" chunk reference(s)")[0].split()[-1])
+    r = run(exe, "virtualize", repo, "--relocate", "s3://bucket/era5/", f"file://{months[0].parent}/")
+    assert r.returncode == 0 and f"{refs} reference(s) moved" in r.stdout, r.stdout + r.stderr
+    for v in ("t2m", "sp", "tp"):
+        np.testing.assert_array_equal(gdal.Open(f'ZARR3:"{repo}":/{v}').ReadAsArray(),
+                                      netcdf_values(months, v), err_msg=v)
+
+
+def raw_values(files, var):
+    """The stored (packed) values as GDAL reads them, through netCDF4 (GDAL's NETCDF:"..." syntax cannot
+    name a file whose name holds a double quote)."""
+    out = []
+    for f in files:
+        with netCDF4.Dataset(str(f)) as ds:
+            ds.set_auto_maskandscale(False)
+            out.append(ds[var][:])
+    return np.concatenate(out)
+
+
+ODD_NAMES = ["a b.nc", "it's.nc", 'say "x".nc', "k=v&w=z.nc", "sp ace/&=.nc"]
+
+
+def test_virtualize_odd_file_names_read_back_equal_and_relocate(exe, tmp_path):
+    """File names with spaces, quotes, '&' and '=' (and a folder with them): the references name the
+    files as they are, read back equal to the netCDF driver, before and after --relocate."""
+    src = tmp_path / "odd dir&x=1"
+    files = []
+    for (m, n), name in zip(MONTHS, ODD_NAMES):
+        f = src / f"{m}-{name}"
+        f.parent.mkdir(parents=True, exist_ok=True)
+        write_month(f, m, n)
+        files.append(f)
+    repo = tmp_path / "v.icechunk"
+    out = virtualize(exe, repo, files)
+    refs = int(out.split(" chunk reference(s)")[0].split()[-1])
+    for v in ("t2m", "sp", "tp"):
+        np.testing.assert_array_equal(gdal.Open(f'ZARR3:"{repo}":/{v}').ReadAsArray(),
+                                      raw_values(files, v), err_msg=v)
+    moved = tmp_path / "moved 'it' & more"
+    shutil.move(src, moved)
+    r = run(exe, "virtualize", repo, "--relocate", f"file://{src}/", f"file://{moved}/")
+    assert r.returncode == 0 and f"{refs} reference(s) moved" in r.stdout, r.stdout + r.stderr
+    moved_files = [moved / f.relative_to(src) for f in files]
+    for v in ("t2m", "sp", "tp"):
+        np.testing.assert_array_equal(gdal.Open(f'ZARR3:"{repo}":/{v}').ReadAsArray(),
+                                      raw_values(moved_files, v), err_msg=v)
+
+
+@pytest.mark.parametrize("name", ["a?b.nc", "a#b.nc"])
+def test_virtualize_query_and_fragment_characters_are_refused(exe, tmp_path, name):
+    """'?' and '#' start a URL's query and fragment for URL parsers (Icechunk's among them): a reference
+    naming such a file would name another object there; refused naming the file, nothing written."""
+    f = tmp_path / name
+    write_month(f, 1, 31)
+    r = run(exe, "virtualize", tmp_path / "v.icechunk", f, "--concat-dim", "time")
+    assert r.returncode == 1 and name in r.stderr, r.stderr
+    assert not list(tmp_path.glob("v.icechunk*"))

@@ -1,4 +1,5 @@
-"""The Icechunk samples of data/ (scripts/icechunk/make_samples.sh, written by the real Icechunk), shared by
+"""The Icechunk samples of data/ (scripts/icechunk/make_samples.sh; t2m_2023q1 written by the real Icechunk,
+archive.icechunk by `zarr3 virtualize`), shared by
 test_icechunk_samples.py (GDAL), test_qgis.py and test_rioxarray.py (the applications):
 
 - data/t2m_2023q1.icechunk: the first 90 days of data/daily_t2m_2023.zarr's /t2m in three monthly

@@ -2,96 +2,24 @@
 NetCDF-4 files in place, read through GDAL + the plugin and compared with GDAL's netCDF driver on the
 same files.
 
-The files are written here with python3-netcdf4: 4 monthly files of 31/28/31/30 days, each with
-- t2m float32, shuffle + deflate, HDF5 chunks of one month x 16 x 32 (lat 20, lon 40: the spatial edge
-  chunks overhang, as in a regular grid),
-- sp int16 packed (scale_factor, add_offset, _FillValue), deflate, one chunk per month,
-- tp float32, deflate, chunks of 10 days: months of 31 and 28 days end in a padded HDF5 chunk,
-  which the tool copies (decoded by libhdf5),
-- time in "hours since <first of the month>" (converted to the first file's unit), lat, lon and a
-  CF grid mapping variable crs (EPSG:4326).
+The files (4 months of 31/28/31/30 days: packed int16, shuffle + deflate, chunks that do not divide
+the month) are written by virtual_months.py.
 """
 import os
 import shutil
-import subprocess
 
 import numpy as np
 import pytest
-from osgeo import gdal, osr
+from osgeo import gdal
 
 import h5py  # python3-h5py (scripts/install-deps.sh): a compact dataset, which netCDF4 cannot write
 import netCDF4  # python3-netcdf4 (scripts/install-deps.sh)
-
-MONTHS = [(1, 31), (2, 28), (3, 31), (4, 30)]
-NLAT, NLON = 20, 40
-TP_CHUNK = 10
-
-
-def write_month(path, month, ndays, seed=0, nlat=NLAT, first_hour=12.0, **extra):
-    srs = osr.SpatialReference()
-    srs.ImportFromEPSG(4326)
-    rng = np.random.default_rng(seed + month)
-    ds = netCDF4.Dataset(str(path), "w", format="NETCDF4")
-    ds.Conventions = "CF-1.8"
-    ds.title = "zarr3 virtualize test"
-    ds.createDimension("time", None)
-    ds.createDimension("lat", nlat)
-    ds.createDimension("lon", NLON)
-    t = ds.createVariable("time", "f8", ("time",))
-    t.units = f"hours since 2023-{month:02d}-01"
-    t.calendar = "standard"
-    t.standard_name = "time"
-    t[:] = np.arange(ndays) * 24.0 + first_hour
-    lat = ds.createVariable("lat", "f8", ("lat",))
-    lat.units, lat.standard_name = "degrees_north", "latitude"
-    lat[:] = 60 - np.arange(nlat) * 0.5 - 0.25
-    lon = ds.createVariable("lon", "f8", ("lon",))
-    lon.units, lon.standard_name = "degrees_east", "longitude"
-    lon[:] = -10 + np.arange(NLON) * 0.5 + 0.25
-    crs = ds.createVariable("crs", "i4", ())
-    crs.grid_mapping_name = "latitude_longitude"
-    crs.semi_major_axis, crs.inverse_flattening = 6378137.0, 298.257223563
-    crs.crs_wkt = srs.ExportToWkt()
-    a = ds.createVariable("t2m", "f4", ("time", "lat", "lon"), zlib=True, complevel=4, shuffle=True,
-                          chunksizes=(ndays, 16, 32), fill_value=np.float32(-9999), **extra)
-    a.units, a.long_name, a.grid_mapping = "K", "2 m air temperature", "crs"
-    a[:] = (270 + rng.random((ndays, nlat, NLON)) * 20).astype("f4")
-    a[0, 0, 0] = np.ma.masked
-    p = ds.createVariable("sp", "i2", ("time", "lat", "lon"), zlib=True, chunksizes=(ndays, nlat, NLON),
-                          fill_value=np.int16(-32767))
-    p.scale_factor, p.add_offset, p.units, p.grid_mapping = 0.5, 100000.0, "Pa", "crs"
-    p.set_auto_maskandscale(False)
-    p[:] = rng.integers(-30000, 30000, (ndays, nlat, NLON)).astype("i2")
-    r = ds.createVariable("tp", "f4", ("time", "lat", "lon"), zlib=True,
-                          chunksizes=(TP_CHUNK, 16, 16))
-    r.units, r.grid_mapping = "m", "crs"
-    r[:] = rng.random((ndays, nlat, NLON)).astype("f4")
-    ds.close()
+from virtual_months import MONTHS, NLAT, TP_CHUNK, netcdf_values, run, virtualize, write_month, write_months
 
 
 @pytest.fixture
 def months(tmp_path):
-    d = tmp_path / "nc"
-    d.mkdir()
-    out = []
-    for m, n in MONTHS:
-        write_month(d / f"t2m_2023-{m:02d}.nc", m, n)
-        out.append(d / f"t2m_2023-{m:02d}.nc")
-    return out
-
-
-def run(exe, *args):
-    return subprocess.run([str(exe), *map(str, args)], capture_output=True, text=True, timeout=300)
-
-
-def virtualize(exe, repo, files, *opts):
-    r = run(exe, "virtualize", repo, *files, "--concat-dim", "time", *opts)
-    assert r.returncode == 0, r.stderr
-    return r.stdout
-
-
-def netcdf_values(files, var):
-    return np.concatenate([gdal.Open(f'NETCDF:"{f}":{var}').ReadAsArray() for f in files])
+    return write_months(tmp_path / "nc")
 
 
 def zarr_array_json(repo, var):
@@ -162,6 +90,7 @@ def test_virtualize_rectilinear_axis_and_summary(exe, months, tmp_path):
     # the repository holds coordinates and the few copied chunks: a small fraction of the files
     size = sum(p.stat().st_size for p in repo.rglob("*") if p.is_file())
     files = sum(p.stat().st_size for p in months)
+    print(f"repository {size} bytes, the 4 files {files} bytes ({100 * size / files:.1f} %)")
     assert size < files / 5, (size, files)
 
 
@@ -412,3 +341,107 @@ def test_virtualize_refuses_classic_and_damaged_files_naming_them(exe, months, t
         r = run(exe, "virtualize", tmp_path / "x.icechunk", f, "--concat-dim", "time")
         assert r.returncode == 1 and f"{f}: {why}" in r.stderr, r.stderr
         assert not list(tmp_path.glob("x.icechunk*"))
+
+
+def test_virtualize_no_checksum_reads_files_copied_without_their_times(exe, months, tmp_path):
+    """--no-checksum: the references record no modification time, for files copied without their
+    times (a git checkout of data/archive/, the sample's generator): a touched file still reads."""
+    repo = tmp_path / "v.icechunk"
+    out = virtualize(exe, repo, months, "--no-checksum")
+    assert "no modification time recorded" in out, out
+    st = months[1].stat()
+    os.utime(months[1], (st.st_atime, st.st_mtime + 60))
+    np.testing.assert_array_equal(gdal.Open(f'ZARR3:"{repo}":/t2m').ReadAsArray(),
+                                  netcdf_values(months, "t2m"))
+    more = tmp_path / "more" / "t2m_2023-05.nc"
+    more.parent.mkdir()
+    write_month(more, 5, 31)
+    virtualize(exe, repo, [more], "--append", "--no-checksum")
+    st = more.stat()
+    os.utime(more, (st.st_atime, st.st_mtime + 60))
+    assert gdal.Open(f'ZARR3:"{repo}":/t2m').ReadAsArray().shape[0] == 151
+
+
+# ------------------------------------------------------------------ safety of containers and names (point 5)
+@pytest.mark.parametrize("container", [
+    "file:///data/../etc/", "file:///data/./x/", "file:///data//x/", "file:////data/", "file://data/",
+    "file:///vsicurl/http://127.0.0.1:1/", "file:///vsimem/x/", "/vsis3/bucket/", "/data/",
+    "s3://bucket/a/../b/", "file:///data?x=1/", "file:///data/%2e%2e/", "file:///data",
+])
+def test_virtualize_container_outside_what_was_named_is_refused(exe, months, tmp_path, container):
+    """--container (and --relocate's NEW_PREFIX) is checked as the reader checks a reference: dot and
+    empty segments, /vsi paths, relative file URLs, escapes and queries are refused, nothing written."""
+    repo = tmp_path / "v.icechunk"
+    r = run(exe, "virtualize", repo, *months, "--concat-dim", "time", "--container", container)
+    assert r.returncode == 1 and container in r.stderr, r.stderr
+    assert not list(tmp_path.glob("v.icechunk*"))
+    good = tmp_path / "g.icechunk"
+    virtualize(exe, good, months[:1])
+    before = sorted(p.relative_to(good) for p in good.rglob("*"))
+    r = run(exe, "virtualize", good, "--relocate", f"file://{months[0].parent}/", container)
+    assert r.returncode == 1 and container in r.stderr, r.stderr
+    assert sorted(p.relative_to(good) for p in good.rglob("*")) == before
+
+
+def test_virtualize_container_is_where_the_references_point(exe, months, tmp_path):
+    """A good container: every reference is the container + the file's path under the files' folder:
+    --relocate from the container moves all of them, and they then read the files back equal."""
+    repo = tmp_path / "v.icechunk"
+    out = virtualize(exe, repo, months, "--container", "s3://bucket/era5/")
+    refs = int(out.split(" chunk reference(s)")[0].split()[-1])
+    r = run(exe, "virtualize", repo, "--relocate", "s3://bucket/era5/", f"file://{months[0].parent}/")
+    assert r.returncode == 0 and f"{refs} reference(s) moved" in r.stdout, r.stdout + r.stderr
+    for v in ("t2m", "sp", "tp"):
+        np.testing.assert_array_equal(gdal.Open(f'ZARR3:"{repo}":/{v}').ReadAsArray(),
+                                      netcdf_values(months, v), err_msg=v)
+
+
+def raw_values(files, var):
+    """The stored (packed) values as GDAL reads them, through netCDF4 (GDAL's NETCDF:"..." syntax cannot
+    name a file whose name holds a double quote)."""
+    out = []
+    for f in files:
+        with netCDF4.Dataset(str(f)) as ds:
+            ds.set_auto_maskandscale(False)
+            out.append(ds[var][:])
+    return np.concatenate(out)
+
+
+ODD_NAMES = ["a b.nc", "it's.nc", 'say "x".nc', "k=v&w=z.nc", "sp ace/&=.nc"]
+
+
+def test_virtualize_odd_file_names_read_back_equal_and_relocate(exe, tmp_path):
+    """File names with spaces, quotes, '&' and '=' (and a folder with them): the references name the
+    files as they are, read back equal to the netCDF driver, before and after --relocate."""
+    src = tmp_path / "odd dir&x=1"
+    files = []
+    for (m, n), name in zip(MONTHS, ODD_NAMES):
+        f = src / f"{m}-{name}"
+        f.parent.mkdir(parents=True, exist_ok=True)
+        write_month(f, m, n)
+        files.append(f)
+    repo = tmp_path / "v.icechunk"
+    out = virtualize(exe, repo, files)
+    refs = int(out.split(" chunk reference(s)")[0].split()[-1])
+    for v in ("t2m", "sp", "tp"):
+        np.testing.assert_array_equal(gdal.Open(f'ZARR3:"{repo}":/{v}').ReadAsArray(),
+                                      raw_values(files, v), err_msg=v)
+    moved = tmp_path / "moved 'it' & more"
+    shutil.move(src, moved)
+    r = run(exe, "virtualize", repo, "--relocate", f"file://{src}/", f"file://{moved}/")
+    assert r.returncode == 0 and f"{refs} reference(s) moved" in r.stdout, r.stdout + r.stderr
+    moved_files = [moved / f.relative_to(src) for f in files]
+    for v in ("t2m", "sp", "tp"):
+        np.testing.assert_array_equal(gdal.Open(f'ZARR3:"{repo}":/{v}').ReadAsArray(),
+                                      raw_values(moved_files, v), err_msg=v)
+
+
+@pytest.mark.parametrize("name", ["a?b.nc", "a#b.nc"])
+def test_virtualize_query_and_fragment_characters_are_refused(exe, tmp_path, name):
+    """'?' and '#' start a URL's query and fragment for URL parsers (Icechunk's among them): a reference
+    naming such a file would name another object there; refused naming the file, nothing written."""
+    f = tmp_path / name
+    write_month(f, 1, 31)
+    r = run(exe, "virtualize", tmp_path / "v.icechunk", f, "--concat-dim", "time")
+    assert r.returncode == 1 and name in r.stderr, r.stderr
+    assert not list(tmp_path.glob("v.icechunk*"))

@@ -221,3 +221,41 @@ def test_driver_zarr3_expire_and_gc(tmp_path):
         assert np.array_equal(got.view(np.uint32), values.view(np.uint32)), opt
     p = run_rc("driver", "zarr3", "expire", repo)
     assert p.returncode != 0 and "older-than" in p.stderr, p.stderr
+
+
+@driver_algorithms
+def test_driver_zarr3_virtualize_writes_what_the_tool_writes(tmp_path):
+    """`gdal driver zarr3 virtualize` (issue 42): the tool's verb inside the plugin (libhdf5 linked
+    there on GDAL >= 3.12): the 4 monthly files as one repository, the same summary and values as
+    `zarr3 virtualize`; --append of a 5th file, --relocate given twice, --no-checksum; a refusal is a
+    GDAL error naming the file."""
+    from virtual_months import netcdf_values, write_month, write_months
+
+    months = write_months(tmp_path / "nc")
+    repo, tool_repo = tmp_path / "g.icechunk", tmp_path / "t.icechunk"
+    out = run("driver", "zarr3", "virtualize", repo, *months, "--concat-dim", "time", "--no-checksum")
+    tool = zarr3_tool("virtualize", tool_repo, *months, "--concat-dim", "time", "--no-checksum")
+    assert tool.returncode == 0, tool.stderr
+    assert "4 file(s), 3 virtual array(s)" in out and "no modification time recorded" in out, out
+    strip = (lambda s: s.split("  commit ")[0].replace(str(repo), "R").replace(str(tool_repo), "R"))
+    assert strip(out) == strip(tool.stdout)
+    for var in ("t2m", "sp", "tp"):
+        got = gdal.Open(f'ZARR3:"{repo}":/{var}').ReadAsArray()
+        assert np.array_equal(got, netcdf_values(months, var)), var
+    may = tmp_path / "more" / "t2m_2023-05.nc"
+    may.parent.mkdir()
+    write_month(may, 5, 31)
+    out = run("driver", "zarr3", "virtualize", repo, may, "--concat-dim", "time", "--append")
+    assert "1 file(s)" in out, out
+    assert gdal.Open(f'ZARR3:"{repo}":/t2m').RasterCount == 151
+    moved = tmp_path / "moved"
+    shutil.move(tmp_path / "nc", moved)
+    out = run("driver", "zarr3", "virtualize", repo, "--relocate", f"file://{tmp_path}/nc/",
+              "--relocate", f"file://{moved}/")
+    assert " reference(s) moved" in out, out
+    files = [moved / f.name for f in months] + [may]
+    assert np.array_equal(gdal.Open(f'ZARR3:"{repo}":/t2m').ReadAsArray(), netcdf_values(files, "t2m"))
+    p = run_rc("driver", "zarr3", "virtualize", tmp_path / "x.icechunk", "/vsis3/bucket/a.nc",
+               "--concat-dim", "time")
+    assert p.returncode != 0 and "/vsis3/bucket/a.nc" in p.stderr and "zarr3: " not in p.stderr, p.stderr
+    assert not (tmp_path / "x.icechunk").exists()

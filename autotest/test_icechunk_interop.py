@@ -960,3 +960,22 @@ def test_virtualize_written_read_by_icechunk():
         month_start = np.datetime64(last.GetMetadataItem("time#units").split("since ")[1].strip()[:10])
         assert desc.startswith("time=") and (np.datetime64(desc[5:]) ==
                                              month_start + np.timedelta64(int(hours), "h")), (snap, desc)
+
+
+
+def test_virtualize_sample_read_by_icechunk():
+    """The committed data/archive.icechunk (written by zarr3 virtualize --no-checksum in
+    make_samples.sh), its references moved by --relocate onto copies of data/archive/*.nc: the real
+    Icechunk reads every key of its tip, and /t2m equals GDAL's netCDF driver on the three files."""
+    w = virtual_written()
+    read = json.loads((w / "sample_read.json").read_text())
+    assert len(read) == 1 and list(read.values())[0] > 0, read
+    plain = w / "sample_read" / next(iter(read))
+    files = sorted((w / "sample_nc").glob("t2m_2023-0*.nc"))
+    assert len(files) == 3, files
+    ds = gdal.Open(f'ZARR3:"{plain}":/t2m')
+    want = np.concatenate([gdal.Open(f'NETCDF:"{f}":t2m').ReadAsArray() for f in files])
+    got = ds.ReadAsArray()
+    assert got.shape == want.shape == (90, 32, 64) and np.array_equal(got, want)
+    nc = gdal.Open(f'NETCDF:"{files[0]}":t2m')
+    assert ds.GetGeoTransform() == nc.GetGeoTransform()

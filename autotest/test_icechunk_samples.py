@@ -1,4 +1,5 @@
-"""The Icechunk samples of data/ (scripts/icechunk/make_samples.sh, written by the real Icechunk):
+"""The Icechunk samples of data/ (scripts/icechunk/make_samples.sh; t2m_2023q1 written by the real Icechunk,
+archive.icechunk by `zarr3 virtualize`):
 
 - data/t2m_2023q1.icechunk: the first 90 days of data/daily_t2m_2023.zarr's /t2m in three monthly
   commits on main, tag `january`, branch `qc` with one correction; every version bit-exact against the
@@ -6,7 +7,8 @@
 - data/archive.icechunk: one virtual array over data/archive/t2m_2023-0{1,2,3}.nc, equal to GDAL's
   netCDF driver reading the files and to the source. Its references name
   file:///tmp/gdal-zarr3-archive/, so the files are copied there for the test (skipped with the reason
-  when that folder cannot be made).
+  when that folder cannot be made). The generator's `zarr3 virtualize` command, run again, writes the
+  same arrays, attributes and references.
 
 Both in QGIS and rioxarray: test_qgis.py and test_rioxarray.py (the apps leg, where those are installed).
 The helpers shared with them are in icechunk_samples.py.
@@ -14,7 +16,10 @@ The helpers shared with them are in icechunk_samples.py.
 Everything is read from copies in a temporary folder: nothing is ever written into data/.
 """
 import json
+import re
+import shlex
 import shutil
+import subprocess
 
 import numpy as np
 import pytest
@@ -218,6 +223,35 @@ def test_archive_multidim_virtual_rectilinear(archive, source):
     grid = json.loads(md["CHUNK_GRID"])["configuration"]["chunk_shapes"]
     assert grid[0] == MONTHS
     assert [c["name"] for c in json.loads(md["CODECS"])] == ["bytes", "numcodecs.shuffle", "numcodecs.zlib"]
+
+
+def sample_virtualize_args():
+    """The arguments after `zarr3 virtualize OUT` in make_samples.sh's virtualize step (the generator)."""
+    text = (DATA.parent / "scripts" / "icechunk" / "make_samples.sh").read_text()
+    step = re.search(r'^  step virtualize "\$GDAL_DRIVER_PATH/zarr3" virtualize "\$STAGE/out/archive.icechunk" \\\n'
+                     r'((?:    .*\n)+?)(?=  \S)', text, re.M)
+    assert step, "make_samples.sh has no `step virtualize` writing archive.icechunk"
+    words = shlex.split(step.group(1).replace("\\\n", " "))
+    return [w.replace("$STAGE/out/archive/", str(DATA / "archive") + "/") for w in words]
+
+
+def test_archive_is_what_the_generator_command_writes(archive, exe, tmp_path):
+    """make_samples.sh writes data/archive.icechunk with `zarr3 virtualize` (issue 42): that command, run
+    again on data/archive/*.nc, gives the same arrays (gdalmdiminfo: dimensions, attributes, codecs,
+    chunk grids, coordinates) and the same values read through the references."""
+    args = sample_virtualize_args()
+    assert "--no-checksum" in args and "file:///tmp/gdal-zarr3-archive/" in args, args
+    files = sorted(str(p) for p in (DATA / "archive").glob("t2m_2023-0[123].nc"))
+    args = [a for a in args if "t2m_2023-0[123].nc" not in a]
+    again = tmp_path / "again.icechunk"
+    p = subprocess.run([str(exe), "virtualize", str(again), *files, *args], capture_output=True, text=True,
+                       timeout=120)
+    assert p.returncode == 0, p.stderr
+    assert "12 chunk reference(s), 0 chunk(s) copied" in p.stdout, p.stdout
+    info = [gdal.MultiDimInfo(f"ICECHUNK:{r}", detailed=True) for r in (archive, again)]
+    assert info[0] == info[1]
+    assert_bit_exact(open_md(str(again)).GetRootGroup().OpenMDArray("t2m").ReadAsArray(),
+                     open_md(archive).GetRootGroup().OpenMDArray("t2m").ReadAsArray(), "again vs sample")
 
 
 # ------------------------------------------------------------------ last: data/ untouched

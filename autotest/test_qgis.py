@@ -3,7 +3,8 @@ Zarr3 store opens as a QgsRasterLayer through QGIS's GDAL provider (plain path
 and ZARR3: subdataset URI), with the right CRS, extent and pixel values, and
 renders exactly like the same data as GeoTIFF. The Icechunk samples of data/ open as layers
 at every version selector (ICECHUNK:repo?tag=/branch=/snapshot=/as_of=), and the virtual archive
-over NetCDF files, with every band equal to GDAL's read (issue 29).
+over NetCDF files, with every band equal to GDAL's read (issue 29); the archive `zarr3 virtualize` writes from
+4 monthly NetCDF-4 files equals those files opened in QGIS through the netCDF driver (issue 42).
 
 Skipped when qgis is not installed (scripts/install-apps.sh installs it).
 """
@@ -26,6 +27,7 @@ qgis_core = pytest.importorskip("qgis.core")
 from osgeo import gdal, osr  # noqa: E402
 
 from app_stores import two_variable_store  # noqa: E402
+from virtual_months import virtualize, write_months  # noqa: E402
 from icechunk_samples import (ARCHIVE_DIR, ARCHIVE_GROUP, DATA, NC_FILES, between, days_and_qc,  # noqa: E402
                               history, netcdf_months, placed_archive_files, zarr3_log)
 from qgis.core import (  # noqa: E402
@@ -40,7 +42,7 @@ from qgis.core import (  # noqa: E402
     QgsSingleBandGrayRenderer,
 )
 
-pytestmark = ARCHIVE_GROUP  # the virtual archive test uses /tmp/gdal-zarr3-archive
+pytestmark = ARCHIVE_GROUP  # the virtual archive test uses /tmp/gdal-zarr3-archive (not the virtualize ones)
 from qgis.PyQt.QtCore import QSize  # noqa: E402
 from qgis.PyQt.QtGui import QColor, QImage  # noqa: E402
 
@@ -372,3 +374,51 @@ def test_virtual_archive_in_qgis(qgs, archive, how):
     want = float(nc.GetRasterBand(14).ReadAsArray()[0, 0])  # 2023-02-14, north-west pixel
     v, ok = lyr.dataProvider().sample(QgsPointXY(-19.5, 71.5), 45)
     assert ok and v == want, (v, want)
+
+
+# ------------------------------------------------------------------ zarr3 virtualize (issue 42, done-when)
+@pytest.fixture(scope="module")
+def virtual_months(tmp_path_factory, exe):
+    """The done-when archive: 4 monthly NetCDF-4 files (31/28/31/30 days; packed int16 sp, shuffle +
+    deflate t2m, tp in 10-day chunks) virtualized by `zarr3 virtualize` in this module's folder."""
+    d = tmp_path_factory.mktemp("virtual_months")
+    files = write_months(d / "nc")
+    virtualize(exe, d / "v.icechunk", files)
+    return d / "v.icechunk", files
+
+
+def netcdf_band_date(name):
+    """'Band 01: time=12 (hours since 2023-02-01)' (QGIS's name of a netCDF driver band) -> datetime64."""
+    m = re.match(r"^Band \d+: time=([0-9.]+) \(hours since (\d{4}-\d\d-\d\d)\)$", name)
+    assert m, name
+    return np.datetime64(m.group(2)) + np.timedelta64(int(float(m.group(1))), "h")
+
+
+@pytest.mark.parametrize("var", ["t2m", "sp", "tp"])
+def test_virtualized_months_in_qgis(qgs, virtual_months, var):
+    """Each array of the archive `zarr3 virtualize` writes from the 4 monthly files, as a QGIS layer
+    through the plugin, equals the 4 files opened in QGIS through GDAL's netCDF driver: the 120 bands'
+    values (sp unpacked by QGIS from its scale_factor/add_offset on both), band dates, CRS, extent,
+    nodata, scale and offset."""
+    repo, files = virtual_months
+    lyr = layer_for(qgs, f'ZARR3:"{repo}":/{var}', var)
+    assert_through_plugin(lyr)
+    ncs = [layer_for(qgs, f'NETCDF:"{f}":{var}', f.name) for f in files]
+    assert lyr.bandCount() == sum(n.bandCount() for n in ncs) == 120
+    prov = lyr.dataProvider()
+    for n in ncs:
+        np_ = n.dataProvider()
+        assert (lyr.width(), lyr.height()) == (n.width(), n.height())
+        assert lyr.crs() == n.crs() and lyr.crs().authid() == "EPSG:4326"
+        assert lyr.extent() == n.extent(), (lyr.extent().toString(6), n.extent().toString(6))
+        assert prov.sourceNoDataValue(1) == np_.sourceNoDataValue(1)
+        assert (prov.bandScale(1), prov.bandOffset(1)) == (np_.bandScale(1), np_.bandOffset(1))
+    band = 1
+    for n in ncs:
+        for b in range(1, n.bandCount() + 1):
+            want = netcdf_band_date(n.bandName(b))
+            got = lyr.bandName(band).split("time=", 1)[1]
+            assert np.datetime64(got) == want, (band, lyr.bandName(band), n.bandName(b))
+            band += 1
+    want = np.concatenate([provider_bands(n) for n in ncs])
+    assert_same_bits(provider_bands(lyr), want, f"{var} in QGIS vs the netCDF driver in QGIS")

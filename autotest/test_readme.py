@@ -218,6 +218,8 @@ def test_readme_outputs_are_what_the_examples_say(readme_run):
     assert outs[1:3] == ["90", "261.375"] and outs[3] == "refused", outs
     assert "is before the last time of the repository's time coordinate, 2023-03-31" in virt[3]["stderr"]
     assert "t2m_2023-01.nc" in virt[3]["stderr"], virt[3]["stderr"]
+    # the sample, written as make_samples.sh writes data/archive.icechunk, then relocated
+    assert "12 chunk reference(s), 0 chunk(s) copied" in outs[4] and "--no-checksum" in outs[4], outs
     assert "12 reference(s) moved" in outs[5] and outs[6] == "261.375", outs
 
 

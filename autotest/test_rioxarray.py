@@ -8,6 +8,9 @@ plugin listed every array of the store, the opened array itself included, so ope
 recursed until RecursionError. A dataset that is one raster now lists no subdatasets, and a
 store's list names its data arrays only (no x/y/spatial_ref).
 
+The archive `zarr3 virtualize` writes from 4 monthly NetCDF-4 files opens like those files opened
+through the netCDF driver and concatenated (issue 42).
+
 Skipped when rioxarray is not installed (scripts/install-apps.sh installs it).
 """
 import os
@@ -26,6 +29,7 @@ from osgeo import gdal  # noqa: E402
 
 from app_stores import geotiff as make_geotiff, two_variable_store  # noqa: E402
 from icechunk_samples import DATA, between, days_and_qc, history, zarr3_log  # noqa: E402
+from virtual_months import virtualize, write_months  # noqa: E402
 
 gdal.UseExceptions()
 
@@ -208,3 +212,48 @@ def test_icechunk_repository_versions(exe, q1, which):
         assert got.tobytes() == want.tobytes(), f"{opts}: {np.count_nonzero(got != want)} values differ"
         day = da.sel(time="2023-01-15")
         assert np.array_equal(np.squeeze(day.values), ds.GetRasterBand(15).ReadAsArray())
+
+
+# ------------------------------------------------------------------ zarr3 virtualize (issue 42, done-when)
+@pytest.fixture(scope="module")
+def virtual_months(tmp_path_factory, exe):
+    """The done-when archive: 4 monthly NetCDF-4 files (31/28/31/30 days; packed int16 sp, shuffle +
+    deflate t2m, tp in 10-day chunks) virtualized by `zarr3 virtualize` in this module's folder."""
+    d = tmp_path_factory.mktemp("virtual_months")
+    files = write_months(d / "nc")
+    virtualize(exe, d / "v.icechunk", files)
+    return d / "v.icechunk", files
+
+
+@pytest.mark.parametrize("mask_and_scale", [False, True])
+@pytest.mark.parametrize("var", ["t2m", "sp", "tp"])
+def test_virtualized_months_in_rioxarray(virtual_months, var, mask_and_scale):
+    """Each array of the archive `zarr3 virtualize` writes opens in rioxarray like the 4 files opened
+    through GDAL's netCDF driver and concatenated on time: the same dates (datetime values), transform,
+    CRS, nodata and packing (scale_factor, add_offset, _FillValue), and the same values, packed
+    (mask_and_scale=False) and physical (True: sp unpacked, fill values masked)."""
+    repo, files = virtual_months
+    with rioxarray.open_rasterio(f'ZARR3:"{repo}":/{var}', mask_and_scale=mask_and_scale) as da:
+        parts = [rioxarray.open_rasterio(f'NETCDF:"{f}":{var}', mask_and_scale=mask_and_scale) for f in files]
+        try:
+            want = xarray.concat(parts, dim="time")
+            assert da.dims == want.dims == ("time", "y", "x") and da.shape == want.shape == (120, 20, 40)
+            assert da.dtype == want.dtype, (da.dtype, want.dtype)
+            np.testing.assert_array_equal(da["time"].values, want["time"].values)
+            assert str(da["time"].values[31])[:19] == "2023-02-01 12:00:00"
+            np.testing.assert_array_equal(da["x"].values, want["x"].values)
+            np.testing.assert_array_equal(da["y"].values, want["y"].values)
+            assert da.rio.transform() == want.rio.transform()
+            assert da.rio.crs == want.rio.crs and da.rio.crs.to_epsg() == 4326
+            assert da.rio.nodata == parts[0].rio.nodata or (np.isnan(da.rio.nodata) and np.isnan(parts[0].rio.nodata))
+            assert da.rio.encoded_nodata == parts[0].rio.encoded_nodata
+            for key in ("scale_factor", "add_offset", "_FillValue", "dtype"):
+                assert da.encoding.get(key) == parts[0].encoding.get(key), key
+            got, exp = da.values, want.values
+            assert got.tobytes() == exp.tobytes() or np.array_equal(got, exp, equal_nan=True), \
+                f"{var}: {np.count_nonzero(got != exp)} values differ"
+            if mask_and_scale and var == "sp":
+                assert got.dtype == np.float32 and np.nanmin(got) > 80000  # physical Pa, not packed counts
+        finally:
+            for p in parts:
+                p.close()

@@ -4,7 +4,7 @@
 # Benchmark kernels and the end-to-end GDAL runs, prints the ratio table with its
 # targets and writes bench/RESULTS.md.
 #
-# usage: scripts/bench.sh [--icechunk-only | --append-only | --groups-only | --pan-only]
+# usage: scripts/bench.sh [--icechunk-only | --append-only | --groups-only | --pan-only | --virtualize-only]
 #   --icechunk-only: only the Icechunk rows (bench/icechunk_e2e.py), replacing only the section
 #                    "Icechunk" of bench/RESULTS.md
 #   --append-only:   only the daily appends into a plain store and an Icechunk repository and their
@@ -19,6 +19,11 @@
 #                    GDAL 3.13's own Zarr driver there and the ratio; replaces the section
 #                    "Pan and zoom" of bench/RESULTS.md. BENCH_PAN_ARGS (e.g. "--size 512
 #                    --windows 20 --again 5") shrinks it for a quick check
+#   --virtualize-only: only `zarr3 virtualize` of 100 daily NetCDF-4 files (per file, per chunk
+#                    reference) and the full read of the virtual array against GDAL's netCDF driver
+#                    on the same files, as ratios (bench/virtualize.py, issue 42), replacing only the
+#                    section "Virtual archives" of bench/RESULTS.md. BENCH_VIRTUALIZE_ARGS (e.g.
+#                    "--files 4 --nlat 20 --nlon 40 --chunk 10") shrinks it for a quick check
 # environment: BENCH_BUILD_DIR (default <repo>/build-bench), BENCH_REPS (default 5),
 #              BENCH_JOBS (default 2), BENCH_KEEP=1 keeps the data folder,
 #              BENCH_PLUGIN_DIR (default: the build folder) where gdal_Zarr3.so is loaded from,
@@ -45,20 +50,23 @@ ONLY_ICE=0
 ONLY_APPEND=0
 ONLY_GROUPS=0
 ONLY_PAN=0
+ONLY_VIRT=0
 case "${1:-}" in
   --icechunk-only) ONLY_ICE=1 ;;
   --append-only) ONLY_APPEND=1 ;;
   --groups-only) ONLY_GROUPS=1 ;;
   --pan-only) ONLY_PAN=1 ;;
+  --virtualize-only) ONLY_VIRT=1 ;;
   "") ;;
-  *) echo "usage: $0 [--icechunk-only | --append-only | --groups-only | --pan-only]" >&2; exit 2 ;;
+  *) echo "usage: $0 [--icechunk-only | --append-only | --groups-only | --pan-only | --virtualize-only]" >&2
+     exit 2 ;;
 esac
 
 cmake -S "$REPO" -B "$BUILD" -DZARR3_BUILD_BENCH=ON \
   -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
 if [ "$ONLY_ICE" = 1 ] || [ "$ONLY_GROUPS" = 1 ] || [ "$ONLY_PAN" = 1 ]; then
   cmake --build "$BUILD" -j"$JOBS" --target gdal_Zarr3
-elif [ "$ONLY_APPEND" = 1 ]; then
+elif [ "$ONLY_APPEND" = 1 ] || [ "$ONLY_VIRT" = 1 ]; then
   cmake --build "$BUILD" -j"$JOBS" --target gdal_Zarr3 zarr3
 else
   cmake --build "$BUILD" -j"$JOBS" --target zarr3_bench_gen zarr3_bench gdal_Zarr3 zarr3
@@ -103,6 +111,15 @@ groups_rows() {
     echo "== Many groups FAILED (the section says why)" >&2
 }
 
+# virtualize_rows OUT.json: zarr3 virtualize of daily NetCDF-4 files and the full read of the virtual
+# array against GDAL's netCDF driver (bench/virtualize.py); its section of RESULTS.md.
+virtualize_rows() {
+  echo "== Virtual archives: zarr3 virtualize of daily NetCDF-4 files, virtual read vs netCDF driver"
+  # shellcheck disable=SC2086
+  $PY "$REPO/bench/virtualize.py" --plugin-dir "$PLUGIN_DIR" --reps "$REPS" --json "$1" \
+    ${BENCH_VIRTUALIZE_ARGS:-} || echo "== Virtual archives FAILED (the section says why)" >&2
+}
+
 # pan_rows: the pan rows of the plugin (and of GDAL 3.13's own driver in BENCH_SID_CHROOT, on a
 # copy of the same stores); its section of RESULTS.md.
 pan_rows() {
@@ -134,6 +151,13 @@ pan_rows() {
 if [ "$ONLY_PAN" = 1 ]; then
   pan_rows
   echo "(total $(($(date +%s) - START)) s; section Pan and zoom of bench/RESULTS.md replaced)"
+  exit 0
+fi
+
+if [ "$ONLY_VIRT" = 1 ]; then
+  virtualize_rows "$DATA/virtualize.json"
+  $PY "$REPO/bench/virtualize.py" --report "$DATA/virtualize.json" "$REPO/bench/RESULTS.md" >/dev/null
+  echo "(total $(($(date +%s) - START)) s; section Virtual archives of bench/RESULTS.md replaced)"
   exit 0
 fi
 
@@ -205,6 +229,7 @@ ICE_JSON=""
 if icechunk_rows "$DATA/icechunk.json"; then ICE_JSON=$DATA/icechunk.json; fi
 append_rows "$DATA/append.json"
 groups_rows "$DATA/groups.json"
+virtualize_rows "$DATA/virtualize.json"
 
 echo "== ratios"
 $PY "$REPO/bench/report.py" "$DATA/kernels.json" "$DATA/e2e.json" "$REPO/bench/RESULTS.md" \
@@ -214,5 +239,7 @@ $PY "$REPO/bench/report.py" "$DATA/kernels.json" "$DATA/e2e.json" "$REPO/bench/R
   $PY "$REPO/bench/icechunk_append.py" --report "$DATA/append.json" "$REPO/bench/RESULTS.md"
 [ -f "$DATA/groups.json" ] &&
   $PY "$REPO/bench/many_groups.py" --report "$DATA/groups.json" "$REPO/bench/RESULTS.md"
+[ -f "$DATA/virtualize.json" ] &&
+  $PY "$REPO/bench/virtualize.py" --report "$DATA/virtualize.json" "$REPO/bench/RESULTS.md"
 pan_rows
 echo "(total $(($(date +%s) - START)) s; written bench/RESULTS.md)"

@@ -27,8 +27,10 @@ struct Hid {
     operator hid_t() const { return id; }
 };
 
+// Per thread: a thread-safe libhdf5 keeps the error stack's printer per
+// thread (the plugin's `gdal driver zarr3 virtualize` runs on the caller's).
 void quiet_hdf5() {
-    static const bool once = [] {
+    thread_local const bool once = [] {
         H5Eset_auto2(H5E_DEFAULT, nullptr, nullptr); // errors come back as messages here
         return true;
     }();

@@ -21,6 +21,7 @@ struct Options {
     std::string message;
     std::string container; // URL prefix the references name ("": file:// of the files' folder)
     bool append = false;
+    bool no_checksum = false; // references record no modification time
     std::string relocate_from, relocate_to;
 };
 

@@ -1,9 +1,9 @@
 // zarr3 virtualize REPO FILE... --concat-dim DIM [--variables a,b] [--branch B]
-//                  [--message M] [--container URL_PREFIX] [--append]
+//                  [--message M] [--container URL_PREFIX] [--append] [--no-checksum]
 // zarr3 virtualize REPO --relocate OLD_PREFIX NEW_PREFIX [--branch B] [--message M]
 // An Icechunk repository whose arrays reference the HDF5 chunks of NetCDF-4
-// files in place (the plan: virtualize_plan.cpp). Only the zarr3 program has
-// this verb (it links libhdf5; the plugin does not).
+// files in place (the plan: virtualize_plan.cpp). The zarr3 program, and the
+// plugin on GDAL >= 3.12 (driver/zarr3_algorithms.cpp), run it.
 #include "zarr3_virtualize.hpp"
 
 #include "virtualize_plan.hpp"
@@ -32,13 +32,16 @@ struct UsageError : Error {
 constexpr const char* kUsage =
     "usage: zarr3 virtualize REPO FILE... --concat-dim DIM [--variables A,B] [--branch NAME]\n"
     "                        [--message TEXT] [--container URL_PREFIX] [--append]\n"
+    "                        [--no-checksum]\n"
     "       zarr3 virtualize REPO --relocate OLD_PREFIX NEW_PREFIX [--branch NAME]\n"
     "                        [--message TEXT]\n"
     "Creates the Icechunk repository REPO (or, with --append, adds one commit to it) whose\n"
     "arrays reference the HDF5 chunks of the NetCDF-4 FILEs in place, concatenated along DIM\n"
     "(files of different lengths: a rectilinear axis). Coordinates and the chunks that cannot be\n"
     "referenced are copied. --container: the URL prefix the references name (default: file://\n"
-    "of the files' folder). --relocate: rewrites every reference under OLD_PREFIX.\n";
+    "of the files' folder). --no-checksum: the references record no modification time (files\n"
+    "copied without their times; a changed file is then read unnoticed). --relocate: rewrites\n"
+    "every reference under OLD_PREFIX.\n";
 
 std::set<std::string> split_list(const std::string& s) {
     std::set<std::string> out;
@@ -73,6 +76,8 @@ Options parse(const std::vector<std::string>& args) {
             o.container = value(i);
         else if (a == "--append")
             o.append = true;
+        else if (a == "--no-checksum")
+            o.no_checksum = true;
         else if (a == "--relocate") {
             o.relocate_from = value(i);
             o.relocate_to = value(i);
@@ -82,8 +87,9 @@ Options parse(const std::vector<std::string>& args) {
             o.files.push_back(a);
     }
     if (!o.relocate_from.empty()) {
-        if (!o.files.empty() || o.append)
-            throw UsageError("virtualize: --relocate takes no FILE and no --append");
+        if (!o.files.empty() || o.append || o.no_checksum)
+            throw UsageError(
+                "virtualize: --relocate takes no FILE, no --append and no --no-checksum");
         return o;
     }
     if (o.files.empty()) throw UsageError("virtualize: no FILE given");
@@ -140,8 +146,8 @@ void write_array(const std::shared_ptr<zarr3::icechunk::IcechunkSession>& sessio
 }
 
 // Everything the plan holds, staged in `session`.
-Written stage(const std::shared_ptr<zarr3::icechunk::IcechunkSession>& session, const Plan& plan,
-              bool with_group) {
+Written stage(const std::shared_ptr<zarr3::icechunk::IcechunkSession>& session, const Options& o,
+              const Plan& plan, bool with_group) {
     if (with_group) {
         const std::string g =
             json{{"zarr_format", 3}, {"node_type", "group"}, {"attributes", plan.group_attributes}}
@@ -151,7 +157,7 @@ Written stage(const std::shared_ptr<zarr3::icechunk::IcechunkSession>& session, 
     }
     std::vector<int64_t> mtimes;
     for (const auto& f : plan.files)
-        mtimes.push_back(f.mtime);
+        mtimes.push_back(o.no_checksum ? 0 : f.mtime);
     Written w;
     for (const auto& a : plan.arrays)
         write_array(session, plan, a, mtimes, w);
@@ -173,6 +179,7 @@ void report(std::ostream& out, const Options& o, const Plan& plan, const Written
     out << "): " << w.refs << " chunk reference(s), " << w.copied << " chunk(s) copied";
     for (const auto& [why, n] : w.reasons)
         out << "\n  copied " << n << ": " << why;
+    if (o.no_checksum) out << "\n  no modification time recorded (--no-checksum)";
     out << "\n  stored natively: ";
     for (size_t i = 0; i < plan.natives.size(); ++i)
         out << (i ? ", " : "") << plan.natives[i].name;
@@ -197,7 +204,7 @@ int create(const Options& o, std::ostream& out) {
         zarr3::icechunk::create_repository(storage);
         zarr3::icechunk::declare_virtual_container(*storage, container_of(plan.urls[0]));
         auto session = zarr3::icechunk::IcechunkSession::open(storage, "main");
-        const Written w = stage(session, plan, true);
+        const Written w = stage(session, o, plan, true);
         const std::string id = session->commit(default_message(o, plan));
         if (o.branch != "main") zarr3::icechunk::create_branch(*storage, o.branch, id);
         fs::rename(tmp, final_path);
@@ -333,7 +340,7 @@ int append(const Options& o, std::ostream& out) {
     const auto declared = zarr3::icechunk::declared_virtual_containers(*storage);
     if (std::find(declared.begin(), declared.end(), container) == declared.end())
         zarr3::icechunk::declare_virtual_container(*storage, container);
-    const Written w = stage(session, plan, false);
+    const Written w = stage(session, o, plan, false);
     const std::string id = session->commit(default_message(o, plan));
     report(out, o, plan, w, id);
     return 0;

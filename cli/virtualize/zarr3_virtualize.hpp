@@ -1,5 +1,6 @@
-// `zarr3 virtualize` (zarr3_virtualize.cpp): a verb of the zarr3 program only,
-// as it links libhdf5 (the plugin and zarr3cli do not).
+// `zarr3 virtualize` (zarr3_virtualize.cpp): library zarr3virt, which links
+// libhdf5: the zarr3 program, and the plugin on GDAL >= 3.12 (`gdal driver
+// zarr3 virtualize`); zarr3cli and the core do not.
 #pragma once
 
 #include <ostream>

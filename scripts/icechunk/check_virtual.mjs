@@ -4,15 +4,17 @@
 // chunks read from the NetCDF files, copied chunks and coordinates from the repository), which
 // autotest/test_icechunk_interop.py::test_virtualize_* reads with GDAL and compares with the
 // netCDF driver.
-// usage: node check_virtual.mjs REPO PREFIX OUTDIR  -> {snapshot id: number of keys} on stdout
+// usage: node check_virtual.mjs REPO PREFIX OUTDIR [tip]  -> {snapshot id: number of keys} on stdout
+//   tip: the tip of main only (the relocated sample, whose earlier snapshot names another container)
 import { mkdirSync, writeFileSync } from 'node:fs'
 import { dirname, join } from 'node:path'
 import { Repository, Storage } from './repo_dump.mjs'
 
-const [dir, prefix, outdir] = process.argv.slice(2)
+const [dir, prefix, outdir, only] = process.argv.slice(2)
 const repo = await Repository.open(await Storage.newLocalFilesystem(dir), null, { [prefix]: null })
 const out = {}
-for (const s of await repo.ancestry({ branch: 'main' })) {
+const ancestry = await repo.ancestry({ branch: 'main' })
+for (const s of only === 'tip' ? ancestry.slice(0, 1) : ancestry) {
   const store = (await repo.readonlySession({ snapshotId: s.id })).store
   let n = 0
   for (const key of await store.list()) {

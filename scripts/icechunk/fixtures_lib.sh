@@ -58,7 +58,8 @@ _icechunk_changes_written() {
 #   4. zarr3 virtualize: virtual_repo.sh writes OUT/virtual (4 NetCDF-4 files, then a 5th with
 #      --append), check_virtual.mjs dumps every key of each snapshot as Icechunk reads it into
 #      OUT/virtual/read/<id>/ (test_icechunk_interop.py::test_virtualize_* compares them with the
-#      netCDF driver);
+#      netCDF driver), and the tip of the committed data/archive.icechunk (relocated onto copies of
+#      its files) into OUT/virtual/sample_read/<id>/;
 #   5. the fault tests (IcechunkFaults.*: a full disk at each step of a commit, two writers and a
 #      reader) leave their repositories in OUT/faults; check_open.mjs opens them with Icechunk, checks
 #      the branches and reads every snapshot of main.
@@ -107,6 +108,9 @@ icechunk_check_written() {
     "$out/virtual" || { cat "$out/virtual.log" >&2; return 1; }
   step icechunk-virtual-read in_chroot "$root" node "$node/check_virtual.mjs" "$out/virtual/repo.icechunk" \
     "file://$out/virtual/nc/" "$out/virtual/read" >"$out/virtual/read.json" || return 1
+  # The committed sample data/archive.icechunk (zarr3 virtualize), relocated onto copies of its files.
+  step icechunk-sample-read in_chroot "$root" node "$node/check_virtual.mjs" "$out/virtual/sample.icechunk" \
+    "file://$out/virtual/sample_nc/" "$out/virtual/sample_read" tip >"$out/virtual/sample_read.json" || return 1
   ZARR3_ICECHUNK_FAULTS_OUT=$out/faults step icechunk-faults-write "$tests" --gtest_brief=1 \
     --gtest_filter='IcechunkFaults.*' >&2 || return 1
   step icechunk-faults-open in_chroot "$root" node "$node/check_open.mjs" "$out/faults" >&2 || return 1

@@ -6,8 +6,8 @@ SRC holds the source values (check_samples.py source). Writes OUT/archive/t2m_20
 -03.nc: t2m(time, lat, lon) float32 of 31, 28, 31 days, HDF5 chunks of one month x 16 lat x 32 lon,
 shuffle + zlib level 4, with the source's coordinates and CRS (a `spatial_ref` grid-mapping variable),
 and OUT/archive/chunks.json: each file's HDF5 chunks of t2m (element offset, byte offset, stored size,
-from h5py's get_chunk_info through make_netcdf.chunk_table) that write_samples.mjs turns into Icechunk
-virtual references.
+from h5py's get_chunk_info through make_netcdf.chunk_table), kept in the stage as a record: the
+archive's virtual references are written by `zarr3 virtualize` on the host (make_samples.sh).
 """
 import json
 import sys

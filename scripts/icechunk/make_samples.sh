@@ -9,14 +9,17 @@
 #   data/archive/t2m_2023-0{1,2,3}.nc   the same 90 days as three monthly NetCDF-4 files (zlib+shuffle)
 #   data/archive.icechunk      one virtual rectilinear array /t2m (time chunks [31,28,31]) whose chunks
 #                              are references into file:///tmp/gdal-zarr3-archive/t2m_2023-0M.nc, plus
-#                              native coordinates (copy data/archive/*.nc there before reading).
+#                              native coordinates (copy data/archive/*.nc there before reading),
+#                              written on the host by `zarr3 virtualize` (the tool beside the plugin;
+#                              --no-checksum: a git checkout does not keep the files' times).
 #
 # usage: sudo scripts/icechunk/make_samples.sh        (replaces those paths in data/)
 # Steps: the source values are read on the host (GDAL + this plugin: GDAL_DRIVER_PATH, default
-# build/); make_sample_netcdf.py (netCDF4 + h5py: the HDF5 chunk offsets) and write_samples.mjs
-# (Icechunk) run in the chroot; check_samples.py checks, on the host, every commit bit-exact against
-# the source through the plugin and every virtual reference against the HDF5 chunks of the files
-# committed in data/archive/.  environment:
+# build/); make_sample_netcdf.py (netCDF4) and write_samples.mjs (Icechunk: t2m_2023q1) run in the
+# chroot; `zarr3 virtualize` writes archive.icechunk on the host (the same command README's worked
+# example runs); check_samples.py checks, on the host, every commit and the virtual array bit-exact
+# against the source through the plugin. The real Icechunk reads the committed archive in the
+# interop leg (scripts/icechunk/virtual_repo.sh, test_icechunk_interop.py).  environment:
 #   SAMPLES_CHROOT  a chroot to reuse (kept; made by an earlier run with SAMPLES_KEEP_CHROOT=1);
 #                   default: a fresh one in /tmp/zarr3-trixie-samples-$$, removed afterwards
 #   COMPAT_MIRROR   Debian mirror for a fresh chroot (default: the host's)
@@ -39,6 +42,7 @@ if [ "${_SAMPLES_INNER:-0}" != 1 ]; then
   [ "$(id -u)" = 0 ] || { clog "needs root (chroot, mount)"; exit 2; }
   export GDAL_DRIVER_PATH=${GDAL_DRIVER_PATH:-$REPO/build}
   [ -f "$GDAL_DRIVER_PATH/gdal_Zarr3.so" ] || { clog "no plugin in $GDAL_DRIVER_PATH (set GDAL_DRIVER_PATH)"; exit 2; }
+  [ -x "$GDAL_DRIVER_PATH/zarr3" ] || { clog "no zarr3 tool in $GDAL_DRIVER_PATH (make build)"; exit 2; }
   STAGE=$(mktemp -d /tmp/zarr3-samples-XXXXXX)
   # shellcheck disable=SC2034 # read by chroot_release
   KEEP=0
@@ -55,6 +59,11 @@ if [ "${_SAMPLES_INNER:-0}" != 1 ]; then
   step source-values /usr/bin/python3 "$HERE/check_samples.py" source "$REPO/data/daily_t2m_2023.zarr" "$STAGE/src"
   _SAMPLES_INNER=1 ROOT="$ROOT" STAGE="$STAGE" COMPAT_MIRROR="$MIRROR" \
     unshare --mount --propagation private bash "$0" "$@"
+  # The virtual archive: zarr3 virtualize (issue 42), its references under the sample's container.
+  step virtualize "$GDAL_DRIVER_PATH/zarr3" virtualize "$STAGE/out/archive.icechunk" \
+    "$STAGE/out/archive"/t2m_2023-0[123].nc --concat-dim time \
+    --container file:///tmp/gdal-zarr3-archive/ --no-checksum \
+    --message "virtual /t2m: 3 monthly NetCDF-4 files (zarr3 virtualize)"
   # Into data/: replace the previous samples, then check what is committed there.
   rm -rf "$REPO/data/t2m_2023q1.icechunk" "$REPO/data/archive.icechunk" "$REPO/data/archive"/t2m_2023-0?.nc
   mkdir -p "$REPO/data/archive"

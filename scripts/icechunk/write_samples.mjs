@@ -2,13 +2,11 @@
 // @earthmover/icechunk) in the Debian 13 chroot after make_sample_netcdf.py.
 //
 // usage: node write_samples.mjs SRC OUT
-//   SRC: the source values (check_samples.py source); OUT/archive/: the NetCDF files + chunks.json.
-// Writes OUT/t2m_2023q1.icechunk (three monthly commits, tag january, branch qc with a correction),
-// OUT/archive.icechunk (virtual /t2m into file:///tmp/gdal-zarr3-archive/t2m_2023-0M.nc, native
-// coordinates) and OUT/samples.json (snapshots, the correction, every virtual reference) for the
-// host-side check.  Every virtual reference is read back through Icechunk (from copies in the
-// chroot's own /tmp/gdal-zarr3-archive/) and compared with the file's bytes at its offset.
-import { copyFileSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
+//   SRC: the source values (check_samples.py source).
+// Writes OUT/t2m_2023q1.icechunk (three monthly commits, tag january, branch qc with a correction)
+// and OUT/samples.json (snapshots, the correction) for the host-side check. data/archive.icechunk is
+// not written here: make_samples.sh runs `zarr3 virtualize` on the NetCDF files (issue 42).
+import { readFileSync, writeFileSync } from 'node:fs'
 import { createRequire } from 'node:module'
 import { dirname, join } from 'node:path'
 import { gzipSync } from 'node:zlib'
@@ -18,13 +16,10 @@ import { extractBlock, leBytes } from './zarr_encode.mjs'
 const require = createRequire(import.meta.url)
 const { Storage, Repository } = require('@earthmover/icechunk')
 
-const ARCHIVE_PREFIX = 'file:///tmp/gdal-zarr3-archive/'
-const ARCHIVE_DIR = '/tmp/gdal-zarr3-archive'
 const json = (o) => Buffer.from(JSON.stringify(o, null, 1))
 const BYTES_LE = { name: 'bytes', configuration: { endian: 'little' } }
 const SHUFFLE4 = { name: 'numcodecs.shuffle', configuration: { elementsize: 4 } }
 const Q1_CODECS = [BYTES_LE, SHUFFLE4, { name: 'gzip', configuration: { level: 6 } }]
-const HDF5_CODECS = [BYTES_LE, SHUFFLE4, { name: 'numcodecs.zlib', configuration: { level: 4 } }]
 const COORD_CODECS = [BYTES_LE, { name: 'gzip', configuration: { level: 6 } }]
 const SPATIAL = [[16, 16], [32, 32]] // lat, lon chunks of /t2m (the NetCDF files' HDF5 chunks)
 // branch qc: one correction of the February chunk (lat 0-15, lon 0-31) on 2023-02-14
@@ -139,62 +134,14 @@ async function writeQ1(out, doc, arrays) {
     qc: QC }
 }
 
-async function writeArchive(out, doc, arrays) {
-  const table = JSON.parse(readFileSync(join(out, 'archive', 'chunks.json'), 'utf8'))
-  const months = table.files.map((f) => f.ndays)
-  const config = { virtualChunkContainers: { [ARCHIVE_PREFIX]: { urlPrefix: ARCHIVE_PREFIX,
-    store: { type: 'LocalFileSystem', field0: ARCHIVE_DIR } } } }
-  const dir = join(out, 'archive.icechunk')
-  const repo = await Repository.create(await Storage.newLocalFilesystem(dir), config, 2)
-  await repo.saveConfig()
-  const s = await repo.writableSession('main')
-  await s.store.set('zarr.json', groupMeta({ ...doc.group_attributes,
-    title: 'Monthly NetCDF-4 files 2023-01..03 as one virtual array (gdal-zarr3 Icechunk sample)',
-    source: 'scripts/icechunk/make_samples.sh: data/archive/t2m_2023-0{1,2,3}.nc' }))
-  await setNodes(s.store, doc, months, HDF5_CODECS, ['t2m', 'time', 'lat', 'lon', 'spatial_ref'])
-  await setCoords(s.store, arrays, months)
-  const refs = []
-  for (const [m, f] of table.files.entries())
-    for (const c of f.chunks) {
-      const [, y0, x0] = c.chunk_offset
-      const key = `t2m/c/${m}/${y0 / 16}/${x0 / 32}`
-      const url = `${ARCHIVE_PREFIX}${f.name}`
-      await s.store.setVirtualRef(key, url, c.byte_offset, c.size, null, null, true)
-      refs.push({ key, url, offset: c.byte_offset, length: c.size,
-        region: [[f.first_day, f.ndays], [y0, 16], [x0, 32]] })
-    }
-  const id = await s.commit(`virtual /t2m: ${refs.length} chunk references into 3 monthly NetCDF-4 files` +
-    ` (time chunks ${months.join(', ')})`)
-  await verifyRefs(dir, out, refs)
-  console.log(`  archive ${id}: ${refs.length} virtual references`)
-  return { snapshot: id, prefix: ARCHIVE_PREFIX, refs }
-}
-
-// Icechunk follows each reference (to copies in the chroot's /tmp) to the bytes at its offset.
-async function verifyRefs(dir, out, refs) {
-  mkdirSync(ARCHIVE_DIR, { recursive: true })
-  for (const f of new Set(refs.map((r) => r.url.slice(ARCHIVE_PREFIX.length))))
-    copyFileSync(join(out, 'archive', f), join(ARCHIVE_DIR, f))
-  const repo = await Repository.open(await Storage.newLocalFilesystem(dir), null, { [ARCHIVE_PREFIX]: null })
-  const store = (await repo.readonlySession({ branch: 'main' })).store
-  for (const r of refs) {
-    const got = Buffer.from(await store.get(r.key))
-    const file = readFileSync(join(out, 'archive', r.url.slice(ARCHIVE_PREFIX.length)))
-    if (!got.equals(file.subarray(r.offset, r.offset + r.length)))
-      throw new Error(`archive: ${r.key} read through Icechunk differs from ${r.url} at ${r.offset}+${r.length}`)
-  }
-  rmSync(ARCHIVE_DIR, { recursive: true })
-}
-
 async function main() {
   const [src, out] = process.argv.slice(2)
   if (!src || !out) throw new Error('usage: node write_samples.mjs SRC OUT')
   const { doc, arrays } = loadSource(src)
   const q1 = await writeQ1(out, doc, arrays)
-  const archive = await writeArchive(out, doc, arrays)
   const version = JSON.parse(readFileSync(join(dirname(require.resolve('@earthmover/icechunk')), 'package.json'),
     'utf8')).version
-  writeFileSync(join(out, 'samples.json'), JSON.stringify({ icechunk: version, t2m_2023q1: q1, archive }, null, 1))
+  writeFileSync(join(out, 'samples.json'), JSON.stringify({ icechunk: version, t2m_2023q1: q1 }, null, 1))
   console.log(`samples written with @earthmover/icechunk ${version}`)
 }
 

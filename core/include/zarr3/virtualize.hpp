@@ -66,8 +66,11 @@ std::vector<double> concatenate_time(const std::vector<TimePiece>& pieces);
 
 // `prefix` + `name` ("file:///data/era5/" + "t2m_2023-01.nc"): the URL of a
 // virtual reference. Error naming the file when the name holds a character
-// the reader refuses in a reference (control characters, '\\', '%') or a
-// dot segment, or when `prefix` is no "scheme://..." ending in '/'.
+// the reader refuses in a reference (control characters, '\\', '%'), '?' or
+// '#' (a query or fragment to URL parsers) or a dot segment; error naming the
+// container when `prefix` is no "scheme://..." ending in '/' or the URL breaks
+// the reader's rule (icechunk::check_virtual_url: dot and empty segments,
+// /vsi paths, relative file URLs).
 std::string reference_url(const std::string& prefix, const std::string& name);
 
 } // namespace zarr3::virtualize

@@ -2,6 +2,7 @@
 #include "zarr3/virtualize.hpp"
 
 #include "zarr3/cf_time.hpp"
+#include "zarr3/icechunk_virtual.hpp"
 
 #include <cmath>
 
@@ -141,11 +142,22 @@ std::string reference_url(const std::string& prefix, const std::string& name) {
         if (static_cast<unsigned char>(c) < 0x20 || c == '\\' || c == '%')
             throw Error(name + ": the file name holds a control character, a backslash or a "
                                "percent sign, which virtual references cannot name");
+    if (name.find_first_of("?#") != std::string::npos)
+        throw Error(name + ": the file name holds '?' or '#', which URL readers (Icechunk's "
+                           "among them) take as the start of a query or fragment: rename the file");
     if (name.empty() || name == "." || name == ".." || name.starts_with("./") ||
         name.starts_with("../") || name.find("/./") != std::string::npos ||
         name.find("/../") != std::string::npos || name.starts_with("/"))
         throw Error(name + ": not a plain file name under the container");
-    return prefix + name;
+    if (prefix.find_first_of("?#") != std::string::npos)
+        throw Error("container '" + prefix +
+                    "': holds '?' or '#' (a query or fragment, not a folder)");
+    // The reader's own rule (dot and empty segments, /vsi paths, relative file
+    // URLs, escapes): a reference written here is one it follows, inside the
+    // container the user named.
+    const std::string url = prefix + name;
+    icechunk::check_virtual_url(url, "container '" + prefix + "'");
+    return url;
 }
 
 } // namespace zarr3::virtualize

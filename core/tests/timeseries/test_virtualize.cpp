@@ -142,6 +142,29 @@ TEST(VirtualizeUrl, PlainNamesUnderAPrefix) {
     EXPECT_THROW(reference_url("file:///data/", "../x.nc"), Error);
 }
 
+// A reference the tool writes is one the reader follows: the container is
+// checked like a reference (no dot or empty segment, no /vsi path, a file URL
+// names an absolute path), and a '?' or '#' in a file name, which URL parsers
+// read as a query or fragment, is refused naming the file.
+TEST(VirtualizeUrl, ContainersOutsideWhatTheUserNamedAreRefused) {
+    for (const char* bad :
+         {"file:///data/../etc/", "file:///data/./era5/", "file:///data//era5/", "file:////data/",
+          "file:///vsicurl/http://127.0.0.1/", "file:///VSIMEM/x/", "file://data/",
+          "s3://bucket/a/../b/", "file:///data?x=1/", "ftp://host/data/", "file:///data/%2e%2e/"}) {
+        EXPECT_THROW(reference_url(bad, "t2m.nc"), Error) << bad;
+    }
+    EXPECT_EQ(reference_url("s3://bucket/era5/", "2023/t2m.nc"), "s3://bucket/era5/2023/t2m.nc");
+    EXPECT_EQ(reference_url("file:///data/", "a b&c=d'e\"f.nc"), "file:///data/a b&c=d'e\"f.nc");
+    for (const char* name : {"a?b.nc", "a#b.nc", "x/y?z=1.nc"}) {
+        try {
+            reference_url("file:///data/", name);
+            ADD_FAILURE() << name;
+        } catch (const Error& e) {
+            EXPECT_NE(std::string(e.what()).find(name), std::string::npos) << e.what();
+        }
+    }
+}
+
 TEST(VirtualizeRepository, VirtualReferencesAndContainersAreCommitted) {
     auto storage = std::make_shared<MemoryStore>();
     icechunk::create_repository(storage);

@@ -9,6 +9,7 @@ import os
 import re
 import shutil
 import subprocess
+import time
 from pathlib import Path
 
 import numpy as np
@@ -118,6 +119,29 @@ def test_a_concurrent_append_waits_for_the_trim(cube, exe, run_tool, driver_path
         out, err = trim.communicate(timeout=60)
     assert trim.returncode == 0, err
     # The append read the length after the trim: day 5 is band 5, not band 7.
+    check_days(cube, 5)
+
+
+def test_an_append_waiting_for_the_trim_also_waits_for_its_clean_up(cube, exe, run_tool, driver_path):
+    """The trim removes the chunk folders it emptied under the array's lock: unlocked, it removed a
+    folder of ovr_2x that the append which had waited for the trim was creating ("cannot create the
+    folder (No such file or directory)", seen under load)."""
+    mark = cube.parent / "tidy-paused"
+    env = dict(os.environ, GDAL_DRIVER_PATH=driver_path, ZARR3_TEST_PAUSE_AT="trim-tidy",
+               ZARR3_TEST_PAUSE_MS="3000", ZARR3_TEST_PAUSE_MARK=str(mark))
+    trim = subprocess.Popen([str(exe), "trim", str(cube / "cube"), "--dim", "time", "--length", "4"],
+                            env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        wait_for_pause(trim, mark)  # trimmed, the clean-up about to start, the lock held
+        paused = time.monotonic()
+        p = append(run_tool, day_tif(cube.parent / "c5.tif", 5), cube)
+        waited = time.monotonic() - paused
+        assert p.returncode == 0, p.stderr
+    finally:
+        out, err = trim.communicate(timeout=60)
+    assert trim.returncode == 0, err
+    # The append waited for the rest of the 3 s pause: the clean-up held the lock.
+    assert waited >= 2.5, waited
     check_days(cube, 5)
 
 

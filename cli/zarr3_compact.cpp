@@ -1,5 +1,6 @@
 // `zarr3 compact`: argument handling, the time coordinate for monthly edges,
 // and removing the empty folders the old chunks leave (zarr3_run.cpp).
+#include "zarr3/array_lock.hpp"
 #include "zarr3/compact.hpp"
 #include "zarr3/hierarchy.hpp"
 #include "zarr3/icechunk_write.hpp"
@@ -334,7 +335,12 @@ int cmd_compact(const std::string& path, const std::vector<std::string>& opts, s
             << res.old_axis.dump() << "); nothing to do, nothing written\n";
         return 0;
     }
-    remove_empty_chunk_folders(dir);
+    {
+        // Under the array's lock again: an append that waited for the
+        // compaction creates chunk folders meanwhile.
+        const auto lock = zarr3::lock_array(*store, "");
+        remove_empty_chunk_folders(dir);
+    }
     out << path << ": axis " << axis << " (" << a.dim << ") " << res.old_axis.dump() << " -> "
         << res.new_axis.dump() << "; " << res.old_chunks << " chunks -> " << res.new_chunks
         << written(res) << "\n";

@@ -1,5 +1,6 @@
 // zarr3 trim / zarr3 reset: undoing appends (trim.hpp) and moving an
 // Icechunk branch back to an earlier snapshot (reset_branch).
+#include "zarr3/array_lock.hpp"
 #include "zarr3/hierarchy.hpp"
 #include "zarr3/icechunk_write.hpp"
 #include "zarr3/trim.hpp"
@@ -121,9 +122,17 @@ int cmd_trim(const std::string& path, const std::vector<std::string>& args, std:
     const fs::path root = store_root(dir);
     auto store = std::make_shared<zarr3::FileStore>(root.string(), true);
     const std::string apath = fs::relative(dir, root).generic_string();
-    const auto r = zarr3::trim_array(store, apath == "." ? "" : apath, dim, length);
-    for (const auto& a : r.arrays)
-        remove_empty_folders(root / a / "c");
+    const std::string node = apath == "." ? "" : apath;
+    const auto r = zarr3::trim_array(store, node, dim, length);
+    {
+        // Under the array's lock again: an append that waited for the trim
+        // holds it while it creates chunk folders (of the levels and the
+        // coordinate too), which an unlocked clean-up removed under it.
+        const auto lock = zarr3::lock_array(*store, node);
+        zarr3::test_pause_point("trim-tidy");
+        for (const auto& a : r.arrays)
+            remove_empty_folders(root / a / "c");
+    }
     out << path << ": " << describe(r) << " " << dim << " " << r.old_length << " -> "
         << r.new_length << "; " << r.erased << " chunk(s) past the end deleted\n";
     return 0;

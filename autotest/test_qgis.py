@@ -27,7 +27,7 @@ qgis_core = pytest.importorskip("qgis.core")
 from osgeo import gdal, osr  # noqa: E402
 
 from app_stores import two_variable_store  # noqa: E402
-from virtual_months import virtualize, write_months  # noqa: E402
+from virtual_months import virtual_months_archive  # noqa: E402
 from icechunk_samples import (ARCHIVE_DIR, ARCHIVE_GROUP, DATA, NC_FILES, between, days_and_qc,  # noqa: E402
                               history, netcdf_months, placed_archive_files, zarr3_log)
 from qgis.core import (  # noqa: E402
@@ -379,12 +379,8 @@ def test_virtual_archive_in_qgis(qgs, archive, how):
 # ------------------------------------------------------------------ zarr3 virtualize (issue 42, done-when)
 @pytest.fixture(scope="module")
 def virtual_months(tmp_path_factory, exe):
-    """The done-when archive: 4 monthly NetCDF-4 files (31/28/31/30 days; packed int16 sp, shuffle +
-    deflate t2m, tp in 10-day chunks) virtualized by `zarr3 virtualize` in this module's folder."""
-    d = tmp_path_factory.mktemp("virtual_months")
-    files = write_months(d / "nc")
-    virtualize(exe, d / "v.icechunk", files)
-    return d / "v.icechunk", files
+    """The done-when archive (virtual_months.virtual_months_archive) in this module's folder."""
+    return virtual_months_archive(tmp_path_factory.mktemp("virtual_months"), exe)
 
 
 def netcdf_band_date(name):

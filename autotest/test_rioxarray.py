@@ -29,7 +29,7 @@ from osgeo import gdal  # noqa: E402
 
 from app_stores import geotiff as make_geotiff, two_variable_store  # noqa: E402
 from icechunk_samples import DATA, between, days_and_qc, history, zarr3_log  # noqa: E402
-from virtual_months import virtualize, write_months  # noqa: E402
+from virtual_months import virtual_months_archive  # noqa: E402
 
 gdal.UseExceptions()
 
@@ -217,12 +217,8 @@ def test_icechunk_repository_versions(exe, q1, which):
 # ------------------------------------------------------------------ zarr3 virtualize (issue 42, done-when)
 @pytest.fixture(scope="module")
 def virtual_months(tmp_path_factory, exe):
-    """The done-when archive: 4 monthly NetCDF-4 files (31/28/31/30 days; packed int16 sp, shuffle +
-    deflate t2m, tp in 10-day chunks) virtualized by `zarr3 virtualize` in this module's folder."""
-    d = tmp_path_factory.mktemp("virtual_months")
-    files = write_months(d / "nc")
-    virtualize(exe, d / "v.icechunk", files)
-    return d / "v.icechunk", files
+    """The done-when archive (virtual_months.virtual_months_archive) in this module's folder."""
+    return virtual_months_archive(tmp_path_factory.mktemp("virtual_months"), exe)
 
 
 @pytest.mark.parametrize("mask_and_scale", [False, True])

@@ -84,6 +84,15 @@ def virtualize(exe, repo, files, *opts):
     return r.stdout
 
 
+def virtual_months_archive(folder, exe):
+    """The done-when archive: the 4 monthly files (31/28/31/30 days; packed int16 sp, shuffle + deflate
+    t2m, tp in 10-day chunks) written in folder/nc and virtualized by `zarr3 virtualize` into
+    folder/v.icechunk: (repository, files)."""
+    files = write_months(folder / "nc")
+    virtualize(exe, folder / "v.icechunk", files)
+    return folder / "v.icechunk", files
+
+
 def netcdf_values(files, var):
     """The variable of the files as GDAL's netCDF driver reads them, concatenated on time."""
     return np.concatenate([gdal.Open(f'NETCDF:"{f}":{var}').ReadAsArray() for f in files])

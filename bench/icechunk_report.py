@@ -5,6 +5,7 @@ JSON (imported by report.py; also run alone by `scripts/bench.sh
     icechunk_report.py ICE.json RESULTS.md
 """
 import json
+import os
 import re
 import sys
 
@@ -151,6 +152,19 @@ def run_and_print(a, bench, section_of):
         with open(a.json, "w") as f:
             json.dump(res, f, indent=1)
     return 1 if "error" in res else 0
+
+
+def report_or_plugin(ap, a, section_of, title):
+    """The common start of a bench's main(): with --report JSON RESULTS_MD, writes that section and
+    returns True (main returns 0); else requires --plugin-dir and sets a.env (GDAL_DRIVER_PATH)."""
+    if a.report:
+        with open(a.report[0]) as f:
+            write_section(a.report[1], section_of(json.load(f)), title)
+        return True
+    if not a.plugin_dir:
+        ap.error("--plugin-dir is required")
+    a.env = dict(os.environ, GDAL_DRIVER_PATH=os.path.abspath(a.plugin_dir))
+    return False
 
 
 def main():

@@ -23,7 +23,7 @@ import sys
 import tempfile
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from icechunk_report import run_and_print, write_section  # noqa: E402
+from icechunk_report import report_or_plugin, run_and_print  # noqa: E402
 
 TITLE = "Many groups"
 
@@ -146,13 +146,8 @@ def main():
     ap.add_argument("--prepare-only", action="store_true")
     ap.add_argument("--report", nargs=2, metavar=("JSON", "RESULTS_MD"))
     a = ap.parse_args()
-    if a.report:
-        with open(a.report[0]) as f:
-            write_section(a.report[1], section(json.load(f)), TITLE)
+    if report_or_plugin(ap, a, section, TITLE):
         return 0
-    if not a.plugin_dir:
-        ap.error("--plugin-dir is required")
-    a.env = dict(os.environ, GDAL_DRIVER_PATH=os.path.abspath(a.plugin_dir))
     with tempfile.TemporaryDirectory(prefix="zarr3-groups-") as tmp:
         a.work = a.work or tmp
         os.makedirs(a.work, exist_ok=True)

@@ -60,8 +60,7 @@ def test_row_by_row_writes_store_every_value(tmp_path, layout, threads):
 # raised in the dataset's destructor, which Python can only print.
 @pytest.mark.filterwarnings("ignore::pytest.PytestUnraisableExceptionWarning")
 def test_queued_blocks_that_cannot_be_stored_fail_flush_and_keep_old_bytes(tmp_path):
-    disk = Tmpfs(tmp_path / "disk", "1536k")
-    try:
+    with Tmpfs(tmp_path / "disk", "1536k") as disk:
         path = os.path.join(disk.path, "s.zarr")
         old = np.arange(128 * 128, dtype="float64").reshape(128, 128)
         create_store(path, old, ("BLOCKSIZE=64,64", "COMPRESS=NONE"))
@@ -86,8 +85,6 @@ def test_queued_blocks_that_cannot_be_stored_fail_flush_and_keep_old_bytes(tmp_p
             ds = None
             gdal.PopErrorHandler()
         np.testing.assert_array_equal(read_all(path), old)
-    finally:
-        disk.close()
 
 
 # ------------------------------------------------ issue 33 #9: storing errors
@@ -124,8 +121,7 @@ def test_blocks_that_cannot_be_stored_never_read_back_old_as_success(tmp_path, t
     no read returns old values as success, and FlushCache and close fail
     (stickily) once a block was lost."""
     from test_store_safety import fill_disk
-    disk = Tmpfs(tmp_path / "disk", "1536k")
-    try:
+    with Tmpfs(tmp_path / "disk", "1536k") as disk:
         path = os.path.join(disk.path, "s.zarr")
         h, w = 256, 512  # 4 x 8 blocks of 64x64
         old = np.arange(h * w, dtype="float64").reshape(h, w)
@@ -165,8 +161,6 @@ def test_blocks_that_cannot_be_stored_never_read_back_old_as_success(tmp_path, t
                 blk = got[y:y + 64, x:x + 64]
                 assert (np.array_equal(blk, old[y:y + 64, x:x + 64]) or
                         np.array_equal(blk, new[y:y + 64, x:x + 64])), (y, x)
-    finally:
-        disk.close()
 
 
 def _md_array(path, n):
@@ -181,8 +175,7 @@ def test_multidim_partial_chunks_that_cannot_be_stored_fail_every_flush_and_clos
     FlushCache fails, and keeps failing, and so does close (issue 33 #9),
     also when the array handle was released before."""
     from test_store_safety import fill_disk
-    disk = Tmpfs(tmp_path / "disk", "1536k")
-    try:
+    with Tmpfs(tmp_path / "disk", "1536k") as disk:
         path = os.path.join(disk.path, "m.zarr")
         n = 65536
         ds = gdal.GetDriverByName(DRV).CreateMultiDimensional(path)
@@ -214,8 +207,6 @@ def test_multidim_partial_chunks_that_cannot_be_stored_fail_every_flush_and_clos
             chunk, was = got[k:k + 4096], old[k:k + 4096]
             merged = np.concatenate([np.full(2048, -1, dtype="int32"), was[2048:]])
             assert np.array_equal(chunk, was) or np.array_equal(chunk, merged), k
-    finally:
-        disk.close()
 
 
 @pytest.mark.parametrize("threads", ["1", "ALL_CPUS"])
@@ -224,8 +215,7 @@ def test_gdaladdo_fails_when_the_levels_cannot_be_stored(tmp_path, threads):
     (the flush of the overview levels used to be ignored), and the full resolution is untouched."""
     import subprocess
     from test_store_safety import fill_disk
-    disk = Tmpfs(tmp_path / "disk", "1536k")
-    try:
+    with Tmpfs(tmp_path / "disk", "1536k") as disk:
         path = os.path.join(disk.path, "s.zarr")
         rng = np.random.default_rng(7)
         data = rng.random((256, 256), dtype=np.float32)  # incompressible: chunks need their size
@@ -243,5 +233,3 @@ def test_gdaladdo_fails_when_the_levels_cannot_be_stored(tmp_path, threads):
         os.remove(filler)
         ds = gdal.Open(path)
         np.testing.assert_array_equal(ds.GetRasterBand(1).ReadAsArray(), data)
-    finally:
-        disk.close()

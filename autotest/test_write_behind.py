@@ -37,8 +37,7 @@ def test_one_thread_copy_stores_every_chunk(tmp_path, layout):
 
 
 def test_one_thread_copy_onto_a_full_disk_names_the_chunk(tmp_path):
-    disk = Tmpfs(tmp_path / "disk", "1m")
-    try:
+    with Tmpfs(tmp_path / "disk", "1m") as disk:
         path = os.path.join(disk.path, "big.zarr")
         src = gdal.GetDriverByName("MEM").Create("", 512, 512, 1, gdal.GDT_Float64)
         src.GetRasterBand(1).WriteArray(noise(512, 512, 2))  # 2 MiB: does not fit
@@ -55,8 +54,6 @@ def test_one_thread_copy_onto_a_full_disk_names_the_chunk(tmp_path):
         assert "No space left on device" in msg, msg
         assert "big.zarr" in msg and "/c/" in msg, msg
         assert not glob.glob(f"{disk.path}/**/*.tmp.*", recursive=True)
-    finally:
-        disk.close()
 
 
 def test_one_thread_window_write_on_a_full_disk_keeps_chunks_whole(small_disk):

@@ -9,6 +9,7 @@
 
 #include <filesystem>
 #include <gtest/gtest.h>
+#include <map>
 
 namespace icetest {
 
@@ -53,6 +54,39 @@ inline std::vector<std::string> names(const std::vector<zarr3::icechunk::Ref>& r
     for (const auto& r : refs)
         out.push_back(r.name);
     return out;
+}
+
+// name -> snapshot id of `refs` (branches or tags).
+inline std::map<std::string, std::string> refs_of(const std::vector<zarr3::icechunk::Ref>& refs) {
+    std::map<std::string, std::string> out;
+    for (const auto& r : refs)
+        out[r.name] = r.snapshot;
+    return out;
+}
+
+// The interop legs' reports ({"snapshots": {id: {key: hex bytes}}}, what the
+// real Icechunk read): every key of every snapshot holds the same bytes here.
+// The number of keys compared.
+inline size_t expect_snapshot_keys(const std::shared_ptr<zarr3::Store>& repo,
+                                   const nlohmann::json& snapshots) {
+    static const char* digits = "0123456789abcdef";
+    size_t keys = 0;
+    for (const auto& [id, values] : snapshots.items()) {
+        auto store = zarr3::icechunk::IcechunkStore::open(repo, {.snapshot = id});
+        for (const auto& [key, hexed] : values.items()) {
+            auto v = store->get(key);
+            EXPECT_TRUE(v) << id << " " << key;
+            if (!v) continue;
+            std::string hex;
+            for (uint8_t b : *v) {
+                hex += digits[b >> 4];
+                hex += digits[b & 15];
+            }
+            EXPECT_EQ(hex, hexed.get<std::string>()) << id << " " << key;
+            ++keys;
+        }
+    }
+    return keys;
 }
 
 // Expects `f` to throw a zarr3::Error whose message holds every one of `parts`.

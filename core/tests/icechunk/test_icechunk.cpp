@@ -313,4 +313,4 @@ TEST(Icechunk, OpeningCostsTwoRequestsAndNeedsNoListing) {
               std::vector<int8_t>(5, 84));
 }
 
-}  // namespace ut_icechunk_test_icechunk
+} // namespace ut_icechunk_test_icechunk

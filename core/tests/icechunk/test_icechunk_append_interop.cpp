@@ -75,4 +75,4 @@ TEST(IcechunkAppendInterop, Check) {
     EXPECT_EQ(icetest::read_all<float>(store, "t"), days(0, 4));
 }
 
-}  // namespace ut_icechunk_test_icechunk_append_interop
+} // namespace ut_icechunk_test_icechunk_append_interop

@@ -374,4 +374,4 @@ TEST(IcechunkBuilt, CompressedVirtualLocations) {
     expect_error([&] { s7->get("a/c/1"); }, {"manifests/", "unknown location compression 7"});
 }
 
-}  // namespace ut_icechunk_test_icechunk_built
+} // namespace ut_icechunk_test_icechunk_built

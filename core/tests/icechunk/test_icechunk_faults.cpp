@@ -265,4 +265,4 @@ TEST(IcechunkFaults, TwoWritersAndAReaderLoseNothing) {
     keep_for_icechunk(dir.str(), "two-writers");
 }
 
-}  // namespace ut_icechunk_test_icechunk_faults
+} // namespace ut_icechunk_test_icechunk_faults

@@ -215,4 +215,4 @@ TEST(IcechunkHostile, CorruptManifestNamedAndRetried) {
     EXPECT_EQ(s->manifests_loaded(), 1u);
 }
 
-}  // namespace ut_icechunk_test_icechunk_hostile
+} // namespace ut_icechunk_test_icechunk_hostile

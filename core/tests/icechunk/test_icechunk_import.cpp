@@ -71,4 +71,4 @@ TEST(StoreCopy, ReplacesABranchInOneCommitAndKeepsTheOldSnapshot) {
     EXPECT_EQ(text_of(before.get("a/c/1")), "yz");
 }
 
-}  // namespace ut_icechunk_test_icechunk_import
+} // namespace ut_icechunk_test_icechunk_import

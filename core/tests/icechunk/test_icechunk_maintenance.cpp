@@ -318,26 +318,11 @@ TEST(IcechunkMaintenance, InteropCheck) {
     const auto j = nlohmann::json::parse(bytes.begin(), bytes.end());
     auto st = std::make_shared<FileStore>(dir, false);
     auto before = std::make_shared<FileStore>(std::string(dir) + ".before", false);
-    size_t keys = 0;
-    for (const auto& [id, values] : j["snapshots"].items()) {
-        auto store = IcechunkStore::open(st, {.snapshot = id});
-        for (const auto& [key, hexed] : values.items()) {
-            auto v = store->get(key);
-            ASSERT_TRUE(v) << id << " " << key;
-            std::string hex;
-            for (uint8_t b : *v) {
-                hex += "0123456789abcdef"[b >> 4];
-                hex += "0123456789abcdef"[b & 15];
-            }
-            EXPECT_EQ(hex, hexed.get<std::string>()) << id << " " << key;
-            ++keys;
-        }
-    }
+    const size_t keys = icetest::expect_snapshot_keys(st, j["snapshots"]);
     EXPECT_GT(keys, 400u); // the daily tag alone holds 360 chunks of t2m
     auto repo = Repository::open(st);
-    std::map<std::string, std::string> tags, seen = j["branches"];
-    for (const auto& t : repo->tags())
-        tags[t.name] = t.snapshot;
+    const std::map<std::string, std::string> tags = icetest::refs_of(repo->tags()),
+                                             seen = j["branches"];
     EXPECT_EQ(tags, j["tags"].get<decltype(tags)>());
     for (const auto& [name, hist] : j["history"].items()) {
         std::vector<std::string> theirs, ours;

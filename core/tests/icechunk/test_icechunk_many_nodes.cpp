@@ -163,4 +163,4 @@ TEST(IcechunkManyNodes, ListingNamesAncestorsThatAreNoNodes) {
     EXPECT_TRUE(store->list_dir("nothing").empty());
 }
 
-}  // namespace ut_icechunk_test_icechunk_many_nodes
+} // namespace ut_icechunk_test_icechunk_many_nodes

@@ -110,4 +110,4 @@ TEST(IcechunkMemory, ManyLargeManifestsStayWithinTheAddressSpace) {
     EXPECT_LE(store->repository()->cached_bytes(), uint64_t(64 << 20));
 }
 
-}  // namespace ut_icechunk_test_icechunk_memory
+} // namespace ut_icechunk_test_icechunk_memory

@@ -120,4 +120,4 @@ TEST(IcechunkMoveInterop, Check) {
     EXPECT_THROW(Array::open(rebased, "g/a"), Error);
 }
 
-}  // namespace ut_icechunk_test_icechunk_move_interop
+} // namespace ut_icechunk_test_icechunk_move_interop

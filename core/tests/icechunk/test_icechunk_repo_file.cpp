@@ -53,4 +53,4 @@ TEST(IcechunkRepoFile, DamagedBytesNameTheRepoFile) {
     icetest::expect_error([&] { Repository::open(store, bad); }, {store->uri() + "/repo"});
 }
 
-}  // namespace ut_icechunk_test_icechunk_repo_file
+} // namespace ut_icechunk_test_icechunk_repo_file

@@ -17,36 +17,6 @@ namespace ut_icechunk_test_icechunk_tools_interop {
 using namespace zarr3;
 using namespace zarr3::icechunk;
 
-namespace {
-
-std::string hex(const Bytes& v) {
-    static const char* digits = "0123456789abcdef";
-    std::string out;
-    out.reserve(v.size() * 2);
-    for (uint8_t b : v) {
-        out += digits[b >> 4];
-        out += digits[b & 15];
-    }
-    return out;
-}
-
-std::map<std::string, std::string> refs_of(const std::vector<Ref>& refs) {
-    std::map<std::string, std::string> out;
-    for (const auto& r : refs)
-        out[r.name] = r.snapshot;
-    return out;
-}
-
-std::vector<float> read_all(std::shared_ptr<Store> store, const std::string& path) {
-    auto a = Array::open(store, path);
-    const auto& m = a->metadata();
-    std::vector<float> v(checked_product(m.shape, "size"));
-    a->read(Selection::all(m.shape), v.data());
-    return v;
-}
-
-} // namespace
-
 TEST(IcechunkWrite, ToolsInteropCheck) {
     const char* repo_dir = std::getenv("ZARR3_ICECHUNK_TOOLS_REPO");
     const char* report = std::getenv("ZARR3_ICECHUNK_TOOLS_CHECK");
@@ -55,22 +25,13 @@ TEST(IcechunkWrite, ToolsInteropCheck) {
     const auto j = nlohmann::json::parse(bytes.begin(), bytes.end());
     auto st = std::make_shared<FileStore>(repo_dir, false);
     // Every key of every snapshot Icechunk read: the same bytes here.
-    size_t keys = 0;
-    for (const auto& [id, values] : j["snapshots"].items()) {
-        auto store = IcechunkStore::open(st, {.snapshot = id});
-        for (const auto& [key, hexed] : values.items()) {
-            auto v = store->get(key);
-            ASSERT_TRUE(v) << id << " " << key;
-            EXPECT_EQ(hex(*v), hexed.get<std::string>()) << id << " " << key;
-            ++keys;
-        }
-    }
+    const size_t keys = icetest::expect_snapshot_keys(st, j["snapshots"]);
     EXPECT_GT(keys, 400u); // the daily snapshot alone holds 360 chunks of t2m
     // Icechunk saw the tools' references and histories as this library does.
     auto repo = Repository::open(st);
-    EXPECT_EQ(refs_of(repo->tags()), j["tags"].get<decltype(refs_of({}))>());
-    auto branches = refs_of(repo->branches());
-    const auto seen = j["branches"].get<decltype(refs_of({}))>();
+    EXPECT_EQ(icetest::refs_of(repo->tags()), j["tags"].get<decltype(icetest::refs_of({}))>());
+    auto branches = icetest::refs_of(repo->branches());
+    const auto seen = j["branches"].get<decltype(icetest::refs_of({}))>();
     EXPECT_EQ(branches.size(), seen.size());
     for (const auto& [name, id] : seen)
         if (name != "main") {
@@ -107,7 +68,8 @@ TEST(IcechunkWrite, ToolsInteropCheck) {
     EXPECT_EQ(*h[0].parent, seen.at("main"));
     auto now = IcechunkStore::open(st, {.branch = "main"});
     auto before = IcechunkStore::open(st, {.snapshot = seen.at("main")});
-    const auto a = read_all(now, "t2m"), b = read_all(before, "t2m");
+    const auto a = icetest::read_all<float>(now, "t2m"),
+               b = icetest::read_all<float>(before, "t2m");
     ASSERT_EQ(a.size(), b.size());
     const size_t day = a.size() / 90;
     EXPECT_EQ(std::memcmp(a.data(), b.data() + 59 * day, 31 * day * sizeof(float)), 0);
@@ -117,4 +79,4 @@ TEST(IcechunkWrite, ToolsInteropCheck) {
               true);
 }
 
-}  // namespace ut_icechunk_test_icechunk_tools_interop
+} // namespace ut_icechunk_test_icechunk_tools_interop

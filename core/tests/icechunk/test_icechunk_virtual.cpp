@@ -121,4 +121,4 @@ TEST(IcechunkVirtual, PrefixListsSplitOnCommasAndSpaces) {
     EXPECT_TRUE(split_prefix_list("").empty());
 }
 
-}  // namespace ut_icechunk_test_icechunk_virtual
+} // namespace ut_icechunk_test_icechunk_virtual

@@ -296,8 +296,10 @@ class ForwardingStore : public Store {
         return inner_->read(request);
     }
     void put(const std::string& key, ByteView value) override { inner_->put(key, value); }
+    // A read-only adapter (writable false) refuses, as Store::put_if does.
     PutResult put_if(const std::string& key, ByteView value,
                      const Precondition& condition) override {
+        if (!capabilities().writable) return Store::put_if(key, value, condition);
         return inner_->put_if(key, value, condition);
     }
     void erase(const std::string& key) override { inner_->erase(key); }

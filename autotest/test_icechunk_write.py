@@ -1,6 +1,7 @@
 """Writing Icechunk repositories through GDAL (issue 30, driver side): update access commits when the
 dataset closes, -co ICECHUNK=YES / ICECHUNK: outputs create a repository whose first commit holds the
-whole copy, killed copies leave the branch where it was, object stores are refused.
+whole copy, killed copies leave the branch where it was, object stores without a checked
+condition are refused (commits on /vsis3/: test_icechunk_object_storage.py).
 
 The repository format is checked by core's gtests (test_icechunk_write.cpp); here the values, the
 history (`zarr3 log`) and the files beside the repository are checked through GDAL and its tools."""
@@ -577,7 +578,10 @@ def test_repository_in_vsimem(tmp_path):
 
 
 # ------------------------------------------------------------------ step 4: object stores
-def test_object_stores_are_refused_before_anything_is_written(tmp_path):
+def test_object_stores_without_a_checked_condition_are_refused_before_anything_is_written(tmp_path):
+    """/vsis3/ commits with If-Match (test_icechunk_object_storage.py), after a probe that the storage
+    honours it: a storage that cannot be probed (nothing answers here) is refused, nothing written;
+    /vsigs/ (no conditional write through GDAL yet) is refused outright."""
     src = source_tif(tmp_path / "src.tif")
     env = dict(ENV, AWS_NO_SIGN_REQUEST="YES", AWS_S3_ENDPOINT="127.0.0.1:9", AWS_HTTPS="NO",
                CPL_VSIL_CURL_ALLOWED_EXTENSIONS="none", GDAL_HTTP_MAX_RETRY="0")
@@ -586,9 +590,14 @@ def test_object_stores_are_refused_before_anything_is_written(tmp_path):
     assert p.returncode != 0
     assert "/vsis3/bucket/x.icechunk" in p.stderr and "conditional" in p.stderr, p.stderr
     assert "nothing was written" in p.stderr
+    p = run("gdal_translate", "-q", "-of", "Zarr3", "-co", "ICECHUNK=YES", src, "/vsigs/bucket/x.icechunk",
+            env=dict(env, GS_NO_SIGN_REQUEST="YES", CPL_GS_ENDPOINT="http://127.0.0.1:9/"), check=False)
+    assert p.returncode != 0
+    assert "/vsigs/bucket/x.icechunk" in p.stderr and "conditional" in p.stderr, p.stderr
+    assert "nothing was written" in p.stderr
     errs = errors_of(lambda: gdal.GetDriverByName("Zarr3").CreateMultiDimensional(
-        "/vsis3/bucket/y.icechunk", options=["ICECHUNK=YES"]))
-    assert any("conditional" in e and "/vsis3/bucket/y.icechunk" in e for e in errs), errs
+        "/vsigs/bucket/y.icechunk", options=["ICECHUNK=YES"]))
+    assert any("conditional" in e and "/vsigs/bucket/y.icechunk" in e for e in errs), errs
 
 
 # ------------------------------------------------------------------ step 3: appends as commits

@@ -95,9 +95,10 @@ std::shared_ptr<zarr3::Store> WritableRepositoryStorage(const std::string& root)
     if (!storage->can_compare_and_swap())
         throw zarr3::Error(root +
                            ": cannot write an Icechunk repository here: committing needs a "
-                           "conditional update of the 'repo' file, which this storage does not "
-                           "offer through GDAL (object stores: no conditional write); nothing "
-                           "was written");
+                           "conditional update of the 'repo' file: a lock shared by the writers "
+                           "(local folders, /vsimem/) or a storage that takes If-Match with a "
+                           "PUT (/vsis3/, /vsiaz/); this storage offers neither through GDAL; "
+                           "nothing was written");
     return storage;
 }
 

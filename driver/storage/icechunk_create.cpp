@@ -31,7 +31,8 @@ std::shared_ptr<zarr3::Store> RepositoryStorage(const std::string& root) {
     if (Exists(root + "/zarr.json"))
         throw zarr3::Error(root + ": a plain Zarr store is there, not an Icechunk repository; "
                                   "delete it first or choose another name");
-    if (!Exists(root) && VSIMkdir(root.c_str(), 0755) != 0 &&
+    // Object stores have no folders (a mkdir there writes a marker object).
+    if (!IsRemoteVSIPath(root) && !Exists(root) && VSIMkdir(root.c_str(), 0755) != 0 &&
         VSIMkdirRecursive(root.c_str(), 0755) != 0)
         throw zarr3::Error(root + ": cannot create the folder");
     zarr3::icechunk::create_repository(storage);

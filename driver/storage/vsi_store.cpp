@@ -1,6 +1,8 @@
 // VSIStore: the Zarr key/value store over GDAL VSI file handles.
 #include "storage/vsi_store.hpp"
 
+#include "storage/conditional_put.hpp"
+
 #include "zarr3/chunk_cache.hpp"
 #include "zarr3/limits.hpp"
 
@@ -362,6 +364,7 @@ zarr3::StoreCapabilities VSIStore::capabilities() const {
     c.writable = writable_;
     c.request_threads = true;
     c.locks = writable_ && (guard_.active() || is_vsimem());
+    c.conditional_put = conditional_put();
     if (http_)
         c.max_in_flight = static_cast<size_t>(
             std::clamp(atoi(CPLGetConfigOption("ZARR3_HTTP_MAX_IN_FLIGHT", "128")), 1, 1024));
@@ -495,6 +498,47 @@ void VSIStore::put(const std::string& key, zarr3::ByteView value) {
         if (const std::string err = write_file(path, value); !err.empty())
             throw zarr3::Error(path + ": write failed (" + err + ")");
     }
+}
+
+bool VSIStore::conditional_put() const {
+    return writable_ && http_ && TakesConditionalPut(root_);
+}
+
+zarr3::PutResult VSIStore::put_if(const std::string& key, zarr3::ByteView value,
+                                  const zarr3::Precondition& condition) {
+    if (!conditional_put()) return zarr3::Store::put_if(key, value, condition);
+    const std::string path = path_of(key);
+    const auto header = ConditionHeader(root_, condition);
+    if (!header)
+        throw zarr3::Error(path + ": cannot replace it conditionally: the version read (" +
+                           condition.version.token + ") holds no ETag; nothing was written");
+    if (value.size() > SinglePutLimit(root_))
+        throw zarr3::Error(path + ": a conditional write of " + std::to_string(value.size()) +
+                           " bytes is above the single-request limit of GDAL's upload (" +
+                           std::to_string(SinglePutLimit(root_)) +
+                           " bytes: VSIS3_CHUNK_SIZE / VSIAZ_CHUNK_SIZE); nothing was written");
+    CheckConditionsHonoured(root_);
+    const zarr3::ChunkCache::WriteNote note{key};
+    forget_meta(key);
+    const std::string error = PutWithCondition(path, value, *header);
+    if (error.empty()) return zarr3::PutResult::Written;
+    return resolve_failed_put(key, value, condition, error);
+}
+
+zarr3::PutResult VSIStore::resolve_failed_put(const std::string& key, zarr3::ByteView value,
+                                              const zarr3::Precondition& condition,
+                                              const std::string& error) {
+    zarr3::ObjectVersion now_version;
+    const auto now = get_fresh(key, zarr3::kMaxChunkBytes, now_version);
+    const bool ours =
+        now && now->size() == value.size() && std::equal(value.begin(), value.end(), now->begin());
+    const bool held = condition.kind == zarr3::Precondition::Kind::Absent
+                          ? !now
+                          : now && now_version == condition.version;
+    if (held)
+        throw zarr3::Error(path_of(key) + ": conditional write failed (" + error +
+                           "); nothing was written");
+    return ours ? zarr3::PutResult::Written : zarr3::PutResult::PreconditionFailed;
 }
 
 void VSIStore::erase(const std::string& key) {

@@ -76,11 +76,22 @@ class VSIStore : public zarr3::Store {
     // their rename left there. Local stores never write through a symbolic
     // link leading outside the root (PathGuard).
     void put(const std::string& key, zarr3::ByteView value) override;
+    // Local and /vsimem/ stores: under lock() (zarr3::Store::put_if). Object
+    // storages that take conditions with a PUT (TakesConditionalPut: /vsis3/,
+    // /vsiaz/): one PUT with If-None-Match: * or If-Match: <ETag read>, after
+    // a once-per-process probe that the storage honours both
+    // (CheckConditionsHonoured). A PUT that failed is resolved by a fresh
+    // read: the value stored is ours (a lost answer): Written; another value:
+    // PreconditionFailed; the condition still holds: Error with GDAL's text.
+    // Elsewhere Error (no lock, no condition).
+    zarr3::PutResult put_if(const std::string& key, zarr3::ByteView value,
+                            const zarr3::Precondition& condition) override;
     void erase(const std::string& key) override;
     // Local stores: an fcntl lock on "<key>.lock" beside the value (removed
     // on release); /vsimem/: a lock among this process's threads
     // (zarr3::lock_in_process); nullptr elsewhere (object stores: the last
-    // writer wins, and compare_and_swap is refused).
+    // writer of a plain put wins; put_if and compare_and_swap use the
+    // storage's conditions where it takes them, and are refused elsewhere).
     std::unique_ptr<zarr3::StoreLock> lock(const std::string& key) override;
     std::vector<std::string> list_dir(const std::string& prefix) override;
 
@@ -88,8 +99,13 @@ class VSIStore : public zarr3::Store {
 
   private:
     bool is_vsimem() const;
-    std::optional<zarr3::ReadResult> read_value(const std::string& key, uint64_t limit,
-                                                bool fresh);
+    bool conditional_put() const;
+    // Written or PreconditionFailed after a conditional PUT that failed with
+    // `error`, from what is stored now; Error when the condition still holds.
+    zarr3::PutResult resolve_failed_put(const std::string& key, zarr3::ByteView value,
+                                        const zarr3::Precondition& condition,
+                                        const std::string& error);
+    std::optional<zarr3::ReadResult> read_value(const std::string& key, uint64_t limit, bool fresh);
     std::optional<zarr3::ReadResult> read_ranges(const std::string& key,
                                                  const std::vector<zarr3::ByteRange>& ranges);
     std::optional<uint64_t> read_size(const std::string& key);

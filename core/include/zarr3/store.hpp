@@ -157,10 +157,33 @@ struct StoreCapabilities {
     // (processes and threads): compare_and_swap is made atomic with it.
     // False where lock() gives none (object stores).
     bool locks = false;
+    // put_if is checked by the storage itself, atomically against every
+    // writer anywhere, at no extra request (object stores' If-Match /
+    // If-None-Match: *). Stores with `locks` check it under their lock.
+    bool conditional_put = false;
 };
 
-// A key/value store: eight virtual functions (read, put, erase, list_dir,
-// lock, run_requests, uri, capabilities); everything else is a non-virtual
+// The condition of a conditional write (Store::put_if): the key is absent,
+// or its stored version is `version` (a token read from this store). Stores
+// that check it under their lock compare the stored bytes with `value` when
+// it is given (some file systems' versions are too coarse: /vsimem/ keeps
+// seconds), the version otherwise.
+struct Precondition {
+    enum class Kind { Absent, Matches };
+    Kind kind = Kind::Absent;
+    ObjectVersion version;      // Kind::Matches
+    std::optional<Bytes> value; // Kind::Matches: the value read with `version`
+    static Precondition absent() { return {}; }
+    static Precondition matches(ObjectVersion v, std::optional<Bytes> read = std::nullopt) {
+        return {Kind::Matches, std::move(v), std::move(read)};
+    }
+};
+
+// What a conditional write did.
+enum class PutResult { Written, PreconditionFailed };
+
+// A key/value store: nine virtual functions (read, put, put_if, erase,
+// list_dir, lock, run_requests, uri, capabilities); everything else is a non-virtual
 // helper over read() and capabilities(). Adapters derive from
 // ForwardingStore and override only what they change.
 class Store {
@@ -175,6 +198,16 @@ class Store {
     virtual std::optional<ReadResult> read(const ReadRequest& request) = 0;
     // Atomic: a reader sees the old value or the new one, never a mix.
     virtual void put(const std::string& key, ByteView value) = 0;
+    // Conditional write: `value` is stored at `key` only while `condition`
+    // holds (absent, or the stored version is the one given), atomically
+    // against every other put_if of the key; PreconditionFailed, writing
+    // nothing, otherwise. The default checks it under lock(key) with a fresh
+    // read of the version; object stores send it to the storage
+    // (capabilities().conditional_put). Error naming the store and key when
+    // the store can do neither (no lock, no conditional write), or when a
+    // Matches condition has an unknown version, rather than risking a lost
+    // update.
+    virtual PutResult put_if(const std::string& key, ByteView value, const Precondition& condition);
     virtual void erase(const std::string& key) = 0;
     // Names of the immediate children of a "directory" prefix ("" = root).
     virtual std::vector<std::string> list_dir(const std::string& prefix) = 0;
@@ -227,19 +260,30 @@ class Store {
     size_t max_in_flight() const { return capabilities().max_in_flight; }
     bool has_request_threads() const { return capabilities().request_threads; }
     bool writable() const { return capabilities().writable; }
+    // put_if (and compare_and_swap over it) is atomic against the store's
+    // other writers: a lock shared by them, or the storage's own check.
     bool can_compare_and_swap() const {
         const auto c = capabilities();
-        return c.writable && c.locks;
+        return c.writable && (c.locks || c.conditional_put);
     }
     // Conditional replacement: writes `value` at `key` only while the stored
-    // value equals `expected` (nullopt: absent), under lock(key): read,
-    // compare, put. Atomic against every other compare_and_swap of the key
-    // on this host (a plain put does not take the lock). Returns false,
-    // writing nothing, when the stored value differs. Error naming the store
-    // and key when the store has no locks (object stores), rather than
-    // risking a lost update.
+    // value equals `expected` (nullopt: absent): a fresh read of the value
+    // and its version, a comparison, then put_if on that version (or
+    // absent). Atomic against every other compare_and_swap / put_if of the
+    // key (a plain put is not). Returns false, writing nothing, when the
+    // stored value differs or changed meanwhile. Error naming the store and
+    // key when the store cannot put conditionally (can_compare_and_swap),
+    // rather than risking a lost update. Test hook: ZARR3_TEST_LOSE_RESPONSE
+    // set to the key throws once per process after a write that succeeded
+    // (an answer lost on its way back).
     bool compare_and_swap(const std::string& key, const std::optional<Bytes>& expected,
                           ByteView value);
+    // put_if(key, value, absent) that fails with Error naming the key when it
+    // exists, where the storage checks conditions itself
+    // (capabilities().conditional_put); a plain put elsewhere (objects named
+    // by a random id: a lock per object on local folders would cost more than
+    // the collision it guards against).
+    void put_new(const std::string& key, ByteView value);
 };
 
 // Passes every call to `inner`: an adapter derives from it and overrides only
@@ -252,6 +296,12 @@ class ForwardingStore : public Store {
         return inner_->read(request);
     }
     void put(const std::string& key, ByteView value) override { inner_->put(key, value); }
+    // A read-only adapter (writable false) refuses, as Store::put_if does.
+    PutResult put_if(const std::string& key, ByteView value,
+                     const Precondition& condition) override {
+        if (!capabilities().writable) return Store::put_if(key, value, condition);
+        return inner_->put_if(key, value, condition);
+    }
     void erase(const std::string& key) override { inner_->erase(key); }
     std::vector<std::string> list_dir(const std::string& prefix) override {
         return inner_->list_dir(prefix);

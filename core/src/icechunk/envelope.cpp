@@ -126,6 +126,12 @@ Bytes read_file(Store& storage, const std::string& key) {
     if (!v) throw NotFound(join_key(storage.uri(), key) + ": Icechunk file not found");
     return std::move(*v);
 }
+Bytes read_file_fresh(Store& storage, const std::string& key) {
+    ObjectVersion ignored;
+    auto v = storage.get_fresh(key, kMaxFileBytes, ignored);
+    if (!v) throw NotFound(join_key(storage.uri(), key) + ": Icechunk file not found");
+    return std::move(*v);
+}
 } // namespace detail
 
 } // namespace zarr3::icechunk

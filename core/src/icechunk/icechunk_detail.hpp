@@ -42,5 +42,7 @@ inline std::string str_of(const flatbuffers::String* s) {
 // Reads storage `key` (at most kMaxFileBytes); Error naming the file when
 // absent.
 Bytes read_file(Store& storage, const std::string& key);
+// read_file() of what is stored now, past every cache (Store::get_fresh).
+Bytes read_file_fresh(Store& storage, const std::string& key);
 
 } // namespace zarr3::icechunk::detail

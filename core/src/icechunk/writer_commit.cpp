@@ -111,7 +111,7 @@ void write_manifest(Impl& s, NodeOut& n, const RefList& refs, std::vector<Manife
     const Id12 mid = random_id12();
     const std::string mtext = encode_id(ByteView(mid.data(), mid.size()));
     const Bytes file = manifest_file(mid, n.id, refs);
-    s.storage->put("manifests/" + mtext, file);
+    s.storage->put_new("manifests/" + mtext, file);
     written.push_back({mtext, file.size(), uint32_t(refs.size())});
     n.manifests.push_back(extent_of(mtext, refs));
 }
@@ -177,8 +177,8 @@ std::string write_commit_files(Impl& s, const std::string& message, uint64_t at)
             }
     const Id12 id = random_id12();
     const std::string text = encode_id(ByteView(id.data(), id.size()));
-    s.storage->put("transactions/" + text, txlog_file(id, ch));
-    s.storage->put("snapshots/" + text, snapshot_file(id, nodes, at, message, used, false));
+    s.storage->put_new("transactions/" + text, txlog_file(id, ch));
+    s.storage->put_new("snapshots/" + text, snapshot_file(id, nodes, at, message, used, false));
     kill_point("icechunk-snapshot");
     return text;
 }
@@ -352,6 +352,30 @@ void move_branch(Impl& s, generated::RepoT& repo, const std::string& id, uint64_
     push_update(repo, std::move(u));
 }
 
+// Whether the `repo` stored now lists snapshot `built`.
+bool snapshot_landed(Impl& s, const std::string& built, const std::string& where) {
+    return snapshot_index(*load_repo(detail::read_file_fresh(*s.storage, "repo"), where), built) >=
+           0;
+}
+
+// Replaces `repo` by `next` (old: the bytes read); also true when the write
+// failed or its answer was lost (a PUT answered 412 on a retry of its own
+// request, a timeout) but the `repo` read back holds snapshot `built`: its
+// id is random, so only this writer's update put it there (Icechunk design
+// note 017: never rebase a commit that landed). Other errors propagate.
+bool replace_or_landed(Impl& s, const Bytes& old, generated::RepoT& next, const std::string& built,
+                       const std::string& where) {
+    try {
+        if (replace_repo(*s.storage, old, next)) return true;
+    } catch (const CommitConflict&) {
+        throw;
+    } catch (const Error&) {
+        if (!snapshot_landed(s, built, where)) throw;
+        return true;
+    }
+    return snapshot_landed(s, built, where);
+}
+
 } // namespace
 
 std::string IcechunkSession::commit(const std::string& message, int max_rebases) {
@@ -362,7 +386,7 @@ std::string IcechunkSession::commit(const std::string& message, int max_rebases)
     std::string built;
     int rebases = 0;
     for (int attempt = 0; attempt < 1000; ++attempt) {
-        const Bytes old = detail::read_file(*s.storage, "repo");
+        const Bytes old = detail::read_file_fresh(*s.storage, "repo");
         auto repo = load_repo(old, where);
         require_online(*repo, where, "commit on branch '" + s.branch + "'");
         const auto tip = branch_tip(*repo, s.branch);
@@ -384,7 +408,7 @@ std::string IcechunkSession::commit(const std::string& message, int max_rebases)
         const uint64_t at = now_us();
         if (built.empty()) built = write_commit_files(s, message, at);
         move_branch(s, *repo, built, at, message);
-        if (replace_repo(*s.storage, old, *repo)) {
+        if (replace_or_landed(s, old, *repo, built, where)) {
             s.meta.clear();
             s.new_ids.clear();
             s.chunks.clear();

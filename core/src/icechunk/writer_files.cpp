@@ -237,7 +237,7 @@ bool replace_repo(Store& storage, const Bytes& old_bytes, generated::RepoT& next
     const uint64_t y3000_ms = 32503680000000ull;
     const std::string backup = "repo." + std::to_string(y3000_ms - now_us() / 1000) + "." +
                                encode_id(ByteView(random_id12().data(), 12));
-    storage.put("overwritten/" + backup, old_bytes);
+    storage.put_new("overwritten/" + backup, old_bytes);
     if (next.latest_updates.size() >= 2) next.latest_updates[1]->backup_path = backup;
     kill_point("icechunk-repo");
     return storage.compare_and_swap("repo", old_bytes, pack_repo(next));

@@ -270,7 +270,7 @@ void IcechunkSession::put(const std::string& key, ByteView value) {
     ref.kind = ChunkRef::Kind::Native;
     ref.chunk_id = encode_id(ByteView(id.data(), id.size()));
     ref.length = value.size();
-    impl_->storage->put("chunks/" + ref.chunk_id, value);
+    impl_->storage->put_new("chunks/" + ref.chunk_id, value);
     std::lock_guard lk(impl_->mu);
     impl_->chunks[path][coords] = std::move(ref);
 }

@@ -121,9 +121,16 @@ std::shared_ptr<Repository> create_repository(std::shared_ptr<Store> storage) {
     const Id12 id = *decode_id12(kInitialSnapshotId);
     const uint64_t at = now_us();
     const std::string message = "Repository initialized";
-    storage->put(std::string("snapshots/") + kInitialSnapshotId,
-                 snapshot_file(id, {}, at, message, {}, true));
-    storage->put(std::string("transactions/") + kInitialSnapshotId, txlog_file(id, {}));
+    // Conditional, so that a storage that cannot honour conditions refuses
+    // before anything is written; a file of a killed earlier creation is
+    // replaced.
+    auto put_initial = [&](const std::string& key, const Bytes& value) {
+        if (storage->put_if(key, value, Precondition::absent()) != PutResult::Written)
+            storage->put(key, value);
+    };
+    put_initial(std::string("snapshots/") + kInitialSnapshotId,
+                snapshot_file(id, {}, at, message, {}, true));
+    put_initial(std::string("transactions/") + kInitialSnapshotId, txlog_file(id, {}));
     generated::RepoT repo;
     repo.spec_version = 2;
     repo.status = std::make_unique<generated::RepoStatusT>();

@@ -5,8 +5,10 @@
 #include "zarr3/path_guard.hpp"
 #include "zarr3/store.hpp"
 
+#include <atomic>
 #include <cerrno>
 #include <condition_variable>
+#include <cstdlib>
 #include <cstring>
 #include <fcntl.h>
 #include <filesystem>
@@ -141,19 +143,62 @@ std::unique_ptr<StoreLock> MemoryStore::lock(const std::string& key) {
     return lock_in_process(uri_ + "\n" + key);
 }
 
+namespace {
+[[noreturn]] void refuse_conditional(const Store& store, const std::string& key,
+                                     const std::string& why) {
+    throw Error(join_key(store.uri(), key) + ": this store cannot replace a value conditionally (" +
+                why + "), so a concurrent writer's update could be lost; refusing to write it");
+}
+
+// ZARR3_TEST_LOSE_RESPONSE=<key>: the first write of `key` in this process
+// that succeeded reports a failure, as when the storage's answer is lost.
+void lose_response_point(const std::string& key) {
+    static std::atomic<bool> lost{false};
+    const char* at = std::getenv("ZARR3_TEST_LOSE_RESPONSE");
+    if (!at || key != at || lost.exchange(true)) return;
+    throw Error(key + ": the answer to the write was lost (ZARR3_TEST_LOSE_RESPONSE)");
+}
+} // namespace
+
+PutResult Store::put_if(const std::string& key, ByteView value, const Precondition& condition) {
+    auto held = capabilities().writable && capabilities().locks ? lock(key) : nullptr;
+    if (!held) refuse_conditional(*this, key, "no lock shared by its writers");
+    if (condition.kind == Precondition::Kind::Absent) {
+        if (size(key)) return PutResult::PreconditionFailed;
+    } else if (condition.value) {
+        ObjectVersion ignored;
+        if (get_fresh(key, kMaxChunkBytes, ignored) != condition.value)
+            return PutResult::PreconditionFailed;
+    } else {
+        ReadRequest probe = ReadRequest::byte_ranges(key, {});
+        probe.fresh = true;
+        const auto now = read(probe);
+        if (!condition.version.known() || (now && !now->version.known()))
+            refuse_conditional(*this, key, "the version of the stored value is unknown");
+        if (!now || now->version != condition.version) return PutResult::PreconditionFailed;
+    }
+    put(key, value);
+    return PutResult::Written;
+}
+
 bool Store::compare_and_swap(const std::string& key, const std::optional<Bytes>& expected,
                              ByteView value) {
-    auto held = can_compare_and_swap() ? lock(key) : nullptr;
-    if (!held)
-        throw Error(
-            join_key(uri(), key) +
-            ": this store cannot replace a value conditionally (no compare-and-swap: no lock "
-            "shared by its writers), so a concurrent writer's update could be lost; refusing to "
-            "write it");
-    const auto now = get(key);
+    if (!can_compare_and_swap()) refuse_conditional(*this, key, "no compare-and-swap");
+    ObjectVersion version;
+    const auto now = get_fresh(key, kMaxChunkBytes, version);
     if (now != expected) return false;
-    put(key, value);
+    const Precondition condition =
+        now ? Precondition::matches(std::move(version), now) : Precondition::absent();
+    if (put_if(key, value, condition) != PutResult::Written) return false;
+    lose_response_point(key);
     return true;
+}
+
+void Store::put_new(const std::string& key, ByteView value) {
+    if (!capabilities().conditional_put) return put(key, value);
+    if (put_if(key, value, Precondition::absent()) != PutResult::Written)
+        throw Error(join_key(uri(), key) +
+                    ": already exists (an object that must be new); nothing was replaced");
 }
 
 } // namespace zarr3

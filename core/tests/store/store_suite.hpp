@@ -374,6 +374,32 @@ TEST_P(StoreSuite, CompareAndSwapFollowsItsCapability) {
     EXPECT_EQ(s().get("cas"), bytes({101}));
 }
 
+// put_if follows the same capability: absent, then the version (and bytes)
+// read; an existing key or a replaced value fails and writes nothing.
+TEST_P(StoreSuite, PutIfFollowsItsCapability) {
+    if (!s().can_compare_and_swap()) {
+        try {
+            s().put_if("pif", bytes({1}), zarr3::Precondition::absent());
+            FAIL() << "a store without locks or conditions wrote conditionally";
+        } catch (const zarr3::Error& e) {
+            EXPECT_NE(std::string(e.what()).find("pif"), std::string::npos) << e.what();
+        }
+        EXPECT_FALSE(w().get("pif"));
+        return;
+    }
+    using zarr3::Precondition;
+    using zarr3::PutResult;
+    EXPECT_EQ(s().put_if("pif", bytes({1}), Precondition::absent()), PutResult::Written);
+    EXPECT_EQ(s().put_if("pif", bytes({2}), Precondition::absent()), PutResult::PreconditionFailed);
+    zarr3::ObjectVersion v;
+    const auto first = s().get_fresh("pif", 16, v);
+    ASSERT_EQ(first, bytes({1}));
+    EXPECT_EQ(s().put_if("pif", bytes({3}), Precondition::matches(v, first)), PutResult::Written);
+    EXPECT_EQ(s().put_if("pif", bytes({4}), Precondition::matches(v, first)),
+              PutResult::PreconditionFailed);
+    EXPECT_EQ(w().get("pif"), bytes({3}));
+}
+
 TEST_P(StoreSuite, AdapterForwardsTheRest) {
     if (!GetParam().wrap) GTEST_SKIP() << "not an adapter";
     EXPECT_EQ(forwarding_problems(GetParam().wrap, GetParam().read_only_view), "");

@@ -4,6 +4,7 @@
 
 #include "zarr3/array.hpp"
 #include "zarr3/icechunk.hpp"
+#include "zarr3/metadata.hpp"
 
 #include "test_util.hpp"
 
@@ -54,6 +55,19 @@ inline std::vector<std::string> names(const std::vector<zarr3::icechunk::Ref>& r
     for (const auto& r : refs)
         out.push_back(r.name);
     return out;
+}
+
+// A 1-D array of `n` elements of `dtype` in chunks of `chunk`, fill value -1,
+// little-endian bytes.
+inline zarr3::ArrayMetadata vector_meta(uint64_t n, const std::string& dtype, uint64_t chunk) {
+    const std::string text =
+        R"({"zarr_format":3,"node_type":"array","shape":[)" + std::to_string(n) +
+        R"(],"data_type":")" + dtype +
+        R"(","chunk_grid":{"name":"regular","configuration":{"chunk_shape":[)" +
+        std::to_string(chunk) +
+        R"(]}},"chunk_key_encoding":{"name":"default"},"fill_value":-1,
+        "codecs":[{"name":"bytes","configuration":{"endian":"little"}}]})";
+    return zarr3::parse_array_metadata(zarr3::parse_json_text(text, "test"), "test");
 }
 
 // name -> snapshot id of `refs` (branches or tags).

@@ -54,12 +54,7 @@ class ObjectStoreLike : public MemoryStore {
 const std::string kGroup = R"({"zarr_format":3,"node_type":"group","attributes":{}})";
 
 ArrayMetadata meta_of(uint64_t n) {
-    const std::string text = R"({"zarr_format":3,"node_type":"array","shape":[)" +
-                             std::to_string(n) +
-                             R"(],"data_type":"float32","chunk_grid":{"name":"regular",
-        "configuration":{"chunk_shape":[2]}},"chunk_key_encoding":{"name":"default"},
-        "fill_value":-1,"codecs":[{"name":"bytes","configuration":{"endian":"little"}}]})";
-    return parse_array_metadata(parse_json_text(text, "test"), "test");
+    return icetest::vector_meta(n, "float32", 2);
 }
 
 void write_at(const std::shared_ptr<Store>& s, uint64_t start, float v) {

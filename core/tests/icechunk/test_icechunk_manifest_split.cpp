@@ -19,12 +19,7 @@ using namespace zarr3::icechunk;
 namespace {
 
 ArrayMetadata meta_of(uint64_t n) {
-    const std::string text = R"({"zarr_format":3,"node_type":"array","shape":[)" +
-                             std::to_string(n) +
-                             R"(],"data_type":"int16","chunk_grid":{"name":"regular",
-        "configuration":{"chunk_shape":[1]}},"chunk_key_encoding":{"name":"default"},
-        "fill_value":-1,"codecs":[{"name":"bytes","configuration":{"endian":"little"}}]})";
-    return parse_array_metadata(parse_json_text(text, "test"), "test");
+    return icetest::vector_meta(n, "int16", 1);
 }
 
 const std::string kGroup = R"({"zarr_format":3,"node_type":"group","attributes":{}})";

@@ -19,3 +19,22 @@ TEST_PACKAGES=(pkg-config python3-pytest python3-pytest-xdist libgtest-dev libbe
 # shellcheck source=apt_install.sh
 source "$(dirname "${BASH_SOURCE[0]}")/apt_install.sh"
 apt_install_missing deps "${PACKAGES[@]}"
+
+# Azurite (npm `azurite`, the Azure Blob emulator) for the Azure cases of
+# autotest/test_icechunk_object_storage.py: into $ZARR3_BUILD_DIR/azurite (default build/azurite),
+# where autotest/azurite_fixture.py finds it. Installed when missing (a fresh clone: every CI run;
+# about 45 s); without npm it is left out and those tests skip, saying why.
+AZURITE_VERSION=3.35.0
+if [ "${1:-}" != --demo ]; then
+  AZURITE_DIR=${ZARR3_BUILD_DIR:-$(dirname "${BASH_SOURCE[0]}")/../build}/azurite
+  if [ -x "$AZURITE_DIR/node_modules/.bin/azurite-blob" ]; then
+    echo "deps: azurite present ($AZURITE_DIR)"
+  elif command -v npm >/dev/null; then
+    echo "deps: installing azurite $AZURITE_VERSION into $AZURITE_DIR"
+    mkdir -p "$AZURITE_DIR"
+    npm install --prefix "$AZURITE_DIR" --no-audit --no-fund --loglevel=error "azurite@$AZURITE_VERSION" ||
+      echo "deps: npm install of azurite failed: the Azure commit tests will skip" >&2
+  else
+    echo "deps: no npm: azurite not installed, the Azure commit tests will skip" >&2
+  fi
+fi

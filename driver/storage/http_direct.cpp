@@ -131,6 +131,7 @@ struct Response {
     std::string content_range; // "bytes a-b/T", "bytes */T" or empty
     std::string content_type;
     std::string etag, last_modified; // validators of the object's version
+    std::string generation;          // GCS's x-goog-generation (its conditions' version)
     bool timed_out = false;          // no answer within the timeouts
 };
 
@@ -189,6 +190,7 @@ Response fetch(const std::string& url, const RequestSetup& setup, const std::str
     if (r->pszContentType) out.content_type = r->pszContentType;
     out.etag = header(r, "ETag");
     out.last_modified = header(r, "Last-Modified");
+    out.generation = header(r, "x-goog-generation");
     if (out.status == 200 && (!out.content_range.empty() ||
                               out.content_type.find("multipart/byteranges") != std::string::npos))
         out.status = 206;
@@ -207,13 +209,22 @@ Response fetch(const std::string& url, const RequestSetup& setup, const std::str
                                (r.status ? "HTTP " + std::to_string(r.status) : r.error));
 }
 
-// The object's version as the answer `r` tells it: ETag, else Last-Modified,
-// plus the object size; empty when either is missing.
+// The object's version as the answer `r` tells it: GCS's generation, else
+// the ETag, else Last-Modified, plus the object size; empty when both are
+// missing. The validator named first is the one conditional writes take
+// (ConditionDialect::version_field).
 zarr3::ObjectVersion version_of(const Response& r, std::optional<uint64_t> total) {
-    if (!total || (r.etag.empty() && r.last_modified.empty())) return {};
-    return zarr3::ObjectVersion{
-        "http:" + (r.etag.empty() ? "lm:" + r.last_modified : "etag:" + r.etag) + "|" +
-        std::to_string(*total)};
+    if (!total) return {};
+    std::string validator;
+    if (!r.generation.empty())
+        validator = "gen:" + r.generation;
+    else if (!r.etag.empty())
+        validator = "etag:" + r.etag;
+    else if (!r.last_modified.empty())
+        validator = "lm:" + r.last_modified;
+    else
+        return {};
+    return zarr3::ObjectVersion{"http:" + validator + "|" + std::to_string(*total)};
 }
 
 bool absent(const Response& r) {

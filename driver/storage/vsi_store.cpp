@@ -511,16 +511,17 @@ zarr3::PutResult VSIStore::put_if(const std::string& key, zarr3::ByteView value,
     const auto header = ConditionHeader(root_, condition);
     if (!header)
         throw zarr3::Error(path + ": cannot replace it conditionally: the version read (" +
-                           condition.version.token + ") holds no ETag; nothing was written");
+                           condition.version.token +
+                           ") holds no validator the storage takes a condition on (ETag, "
+                           "generation); nothing was written");
     if (value.size() > SinglePutLimit(root_))
         throw zarr3::Error(path + ": a conditional write of " + std::to_string(value.size()) +
-                           " bytes is above the single-request limit of GDAL's upload (" +
-                           std::to_string(SinglePutLimit(root_)) +
-                           " bytes: VSIS3_CHUNK_SIZE / VSIAZ_CHUNK_SIZE); nothing was written");
+                           " bytes is above what one PUT of this storage takes (" +
+                           std::to_string(SinglePutLimit(root_)) + " bytes); nothing was written");
     CheckConditionsHonoured(root_);
     const zarr3::ChunkCache::WriteNote note{key};
     forget_meta(key);
-    const std::string error = PutWithCondition(path, value, *header);
+    const std::string error = PutWithCondition(root_, path, value, *header);
     if (error.empty()) return zarr3::PutResult::Written;
     return resolve_failed_put(key, value, condition, error);
 }

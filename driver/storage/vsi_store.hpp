@@ -78,11 +78,13 @@ class VSIStore : public zarr3::Store {
     void put(const std::string& key, zarr3::ByteView value) override;
     // Local and /vsimem/ stores: under lock() (zarr3::Store::put_if). Object
     // storages that take conditions with a PUT (TakesConditionalPut: /vsis3/,
-    // /vsiaz/): one PUT with If-None-Match: * or If-Match: <ETag read>, after
-    // a once-per-process probe that the storage honours both
+    // /vsiaz/, /vsigs/): one PUT to GDAL's signed URL with the storage's
+    // condition header (If-None-Match: * / If-Match: <ETag read>; GCS:
+    // x-goog-if-generation-match: 0 / <generation read>), after a
+    // once-per-process probe that the storage honours both
     // (CheckConditionsHonoured). A PUT that failed is resolved by a fresh
     // read: the value stored is ours (a lost answer): Written; another value:
-    // PreconditionFailed; the condition still holds: Error with GDAL's text.
+    // PreconditionFailed; the condition still holds: Error with the answer.
     // Elsewhere Error (no lock, no condition).
     zarr3::PutResult put_if(const std::string& key, zarr3::ByteView value,
                             const zarr3::Precondition& condition) override;

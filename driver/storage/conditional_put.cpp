@@ -27,11 +27,11 @@ namespace {
 constexpr uint64_t kGiB = 1ull << 30;
 constexpr ConditionDialect kDialects[] = {
     {"/vsis3/", "If-None-Match: *", "If-Match", "etag", "\"0123456789abcdef0123456789abcdef\"", "",
-     5 * kGiB},
+     5 * kGiB, true},
     {"/vsiaz/", "If-None-Match: *", "If-Match", "etag", "\"0x8D0123456789ABC\"",
-     "x-ms-blob-type: BlockBlob", 5000ull << 20},
+     "x-ms-blob-type: BlockBlob", 5000ull << 20, true},
     {"/vsigs/", "x-goog-if-generation-match: 0", "x-goog-if-generation-match", "gen",
-     "1234567890123456", "", 5 * kGiB},
+     "1234567890123456", "", 5 * kGiB, false},
 };
 
 bool StartsWithText(const std::string& s, const char* prefix) {
@@ -184,7 +184,8 @@ const ConditionDialect* DialectOf(const std::string& root) {
 }
 
 bool TakesConditionalPut(const std::string& root) {
-    return DialectOf(root) != nullptr;
+    const ConditionDialect* d = DialectOf(root);
+    return d != nullptr && d->signed_url_takes_condition;
 }
 
 std::optional<std::string> ConditionHeader(const std::string& root,
@@ -248,7 +249,8 @@ void CheckConditionsHonoured(const std::string& root) {
     auto it = probed.find(root);
     if (it == probed.end()) {
         const ConditionDialect* d = DialectOf(root);
-        if (d == nullptr) throw zarr3::Error(root + ": this storage takes no conditional write");
+        if (d == nullptr || !TakesConditionalPut(root))
+            throw zarr3::Error(root + ": this storage takes no conditional write");
         const std::string key = ".zarr3-condition-probe." + RandomHex();
         std::string ignored;
         try {

@@ -30,6 +30,12 @@ struct ConditionDialect {
     const char* made_up_version; // a version no object has (the probe)
     const char* extra_header;    // a header line every PUT sends ("" for none)
     uint64_t max_single_put;     // the largest value one PUT may carry
+    // GDAL's signed URL for a PUT lets the condition header through. Not for
+    // GCS: GDAL signs it in the V2 form, whose signature covers every x-goog-*
+    // header and the Content-Type (it signs none), so GCS would refuse the
+    // request; committing there would need the plugin to sign GCS requests
+    // itself, a second code path. /vsigs/ stays refused until then.
+    bool signed_url_takes_condition;
 };
 
 // The dialect of the object storage under `root` (S3 and S3-compatible
@@ -37,7 +43,8 @@ struct ConditionDialect {
 // system; nullptr elsewhere.
 const ConditionDialect* DialectOf(const std::string& root);
 
-// The storage under `root` takes conditions with its PUT (DialectOf).
+// The storage under `root` takes conditions with its PUT (DialectOf, and its
+// signed URLs let the condition through).
 bool TakesConditionalPut(const std::string& root);
 
 // The header line that carries `condition` for the storage of `root`

@@ -35,6 +35,8 @@ TEST(ConditionHeaders, AzureTakesTheETagAndSendsItsBlobType) {
               (std::vector<std::string>{"If-None-Match: *", "x-ms-blob-type: BlockBlob"}));
 }
 
+// GCS: the headers are data of the same path, but GDAL's V2-signed URLs do
+// not let an x-goog-* header through: /vsigs/ is not committed to yet.
 TEST(ConditionHeaders, GcsTakesTheGenerationZeroForAbsent) {
     EXPECT_EQ(ConditionHeader("/vsigs/b/r", Precondition::absent()),
               "x-goog-if-generation-match: 0");
@@ -55,8 +57,9 @@ TEST(ConditionHeaders, AVersionWithoutTheValidatorMakesNoCondition) {
 }
 
 TEST(ConditionHeaders, OnlyTheObjectStoragesThemselvesTakeConditions) {
-    for (const char* root : {"/vsis3/b", "/vsiaz/c", "/vsigs/b"})
+    for (const char* root : {"/vsis3/b", "/vsiaz/c"})
         EXPECT_TRUE(zarr3drv::TakesConditionalPut(root)) << root;
+    EXPECT_FALSE(zarr3drv::TakesConditionalPut("/vsigs/b")); // GDAL's V2 signature, see the header
     for (const char* root : {"/vsizip//vsis3/b/x.zip", "/vsicurl/http://h/r", "/vsimem/r", "/tmp/r",
                              "/vsiadls/c", "/vsioss/b"}) {
         EXPECT_FALSE(zarr3drv::TakesConditionalPut(root)) << root;

@@ -120,3 +120,24 @@ def test_a_worker_lost_mid_window_leaves_the_branch_at_a_valid_snapshot(moto, cl
     assert job.read(repo, config).tobytes() == src.tobytes()
     hist = history(moto, bucket, tmp_path / "again")
     assert len(hist) == 10 and set(hist[:8]) == messages(src, wins), hist
+
+
+def test_windows_sharing_a_chunk_conflict_and_the_later_commit_is_refused(moto, tmp_path):  # noqa: F811
+    from osgeo import gdal
+
+    bucket, repo, config = new_repo(moto)
+    src = job.source(H, W, seed=11)
+    with job._Config(config):
+        opened = [gdal.OpenEx(repo, gdal.OF_RASTER | gdal.OF_UPDATE, open_options=[f"COMMIT_MESSAGE={m}"])
+                  for m in ("first", "second")]
+        opened[0].GetRasterBand(1).WriteArray(src[0:128, 0:256], 0, 0)
+        opened[1].GetRasterBand(1).WriteArray(src[64:192, 0:256], 0, 64)  # half in the same chunks
+        first, second = [opened.pop(0)], [opened.pop(0)]
+        job._close(first, "first")
+        with pytest.raises(RuntimeError) as e:
+            job._close(second, "second")
+    assert repo in str(e.value) and "conflict" in str(e.value) and "chunk (0,0)" in str(e.value), e.value
+    got = job.read(repo, config)
+    assert got[0:128, 0:256].tobytes() == src[0:128, 0:256].tobytes()
+    assert (got[128:, :] == job.NODATA).all() and (got[:, 256:] == job.NODATA).all()
+    assert history(moto, bucket, tmp_path) == ["first", f"job: create {H}x{W}", "Repository initialized"]

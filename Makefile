@@ -11,7 +11,7 @@ ABS_BUILD_DIR = $(abspath $(BUILD_DIR))
 PYTEST_JOBS ?= 2
 PYTEST_PAR = $(shell [ "$(PYTEST_JOBS)" -gt 1 ] 2>/dev/null && $(PYTHON) -c 'import xdist' 2>/dev/null && echo "-n $(PYTEST_JOBS) --dist loadgroup")
 
-.PHONY: all deps deps-demo configure configure-demo build test ctest pytest demo install package test-package sample test-compat test-compat-sid test-interop test-sanitize test-tsan fuzz bench bench-icechunk bench-append bench-pan bench-virtualize clean
+.PHONY: all deps deps-demo configure configure-demo build test ctest pytest demo install package test-package sample test-compat test-compat-sid test-interop test-sanitize test-tsan fuzz bench bench-icechunk bench-append bench-pan bench-virtualize bench-writers clean
 
 all: build
 
@@ -112,6 +112,10 @@ bench-pan:
 # Only zarr3 virtualize of 100 daily NetCDF-4 files and the virtual array's full read against GDAL's netCDF driver (issue 42).
 bench-virtualize:
 	bash scripts/bench.sh --virtualize-only
+
+# Only the many-writers rows (issue 43; moto_server and python3-distributed; see scripts/bench.sh).
+bench-writers:
+	bash scripts/bench.sh --writers-only
 
 clean:
 	rm -rf $(BUILD_DIR)

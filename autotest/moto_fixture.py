@@ -8,6 +8,7 @@ most 60 s), and is stopped by its process group at the end of the module.
 `ConditionProxy` sits between GDAL and moto (a thread of the test process, 127.0.0.1): it records
 each request's method, path and condition headers, and can drop If-Match headers, which makes a
 storage that ignores the precondition a commit needs (Debian 13's moto 5.1 is one)."""
+import contextlib
 import http.client
 import os
 import shlex
@@ -88,12 +89,19 @@ def honours_if_match(port):
     return r.stdout.strip() == "HONOURED"
 
 
-@pytest.fixture(scope="module")
-def moto():
+class NoServer(Exception):
+    """No S3 server here, or one that ignores If-Match (the message says which and what to do)."""
+
+
+@contextlib.contextmanager
+def running_moto():
+    """A moto server on 127.0.0.1 (a `Moto`) while the block runs, stopped by its process group
+    after; NoServer when there is none or it ignores If-Match. The fixture below and
+    bench/many_writers.py use it."""
     cmd = moto_command()
     if not cmd:
-        pytest.skip("no S3 server: set ZARR3_MOTO_SERVER (e.g. 'chroot /work/chroot-sid moto_server') "
-                    "or put moto_server (Debian's python3-moto) on PATH")
+        raise NoServer("no S3 server: set ZARR3_MOTO_SERVER (e.g. 'chroot /work/chroot-sid moto_server') "
+                       "or put moto_server (Debian's python3-moto) on PATH")
     port = free_port()
     log = open(os.devnull, "w")
     proc = subprocess.Popen(cmd + ["-H", "127.0.0.1", "-p", str(port)], stdout=log, stderr=log,
@@ -109,8 +117,8 @@ def moto():
                     raise RuntimeError(f"{cmd}: the S3 server did not answer on 127.0.0.1:{port}")
                 time.sleep(0.2)
         if not honours_if_match(port):
-            pytest.skip(f"{' '.join(cmd)} ignores If-Match on PutObject (Debian 13's moto 5.1 does): "
-                        "the commit tests need a server that honours it (sid's moto 5.2)")
+            raise NoServer(f"{' '.join(cmd)} ignores If-Match on PutObject (Debian 13's moto 5.1 does): "
+                           "the commit tests need a server that honours it (sid's moto 5.2)")
         yield Moto(port)
     finally:
         try:
@@ -120,6 +128,16 @@ def moto():
             os.killpg(proc.pid, signal.SIGKILL)
             proc.wait(timeout=10)
         log.close()
+
+
+@pytest.fixture(scope="module")
+def moto():
+    with contextlib.ExitStack() as stack:
+        try:
+            server = stack.enter_context(running_moto())
+        except NoServer as e:
+            pytest.skip(str(e))
+        yield server
 
 
 class ConditionProxy:

@@ -4,7 +4,8 @@
 # Benchmark kernels and the end-to-end GDAL runs, prints the ratio table with its
 # targets and writes bench/RESULTS.md.
 #
-# usage: scripts/bench.sh [--icechunk-only | --append-only | --groups-only | --pan-only | --virtualize-only]
+# usage: scripts/bench.sh [--icechunk-only | --append-only | --groups-only | --pan-only | --virtualize-only |
+#                          --writers-only]
 #   --icechunk-only: only the Icechunk rows (bench/icechunk_e2e.py), replacing only the section
 #                    "Icechunk" of bench/RESULTS.md
 #   --append-only:   only the daily appends into a plain store and an Icechunk repository and their
@@ -24,6 +25,13 @@
 #                    on the same files, as ratios (bench/virtualize.py, issue 42), replacing only the
 #                    section "Virtual archives" of bench/RESULTS.md. BENCH_VIRTUALIZE_ARGS (e.g.
 #                    "--files 4 --nlat 20 --nlon 40 --chunk 10") shrinks it for a quick check
+#   --writers-only:  only the many-writers rows (bench/many_writers.py, issue 43): a dask.distributed
+#                    job of 8 disjoint windows of a 4096x4096 float32 array committed into an Icechunk
+#                    repository on moto (127.0.0.1) with 1 and 2 worker processes, against one
+#                    process writing a plain store on the same server, as ratios; replaces the
+#                    section "Many writers" of bench/RESULTS.md. Needs moto_server (or
+#                    ZARR3_MOTO_SERVER) and python3-distributed. BENCH_WRITERS_ARGS (e.g. "--size 256
+#                    --block 64 --window 64x128") shrinks it for a quick check
 # environment: BENCH_BUILD_DIR (default <repo>/build-bench), BENCH_REPS (default 5),
 #              BENCH_JOBS (default 2), BENCH_KEEP=1 keeps the data folder,
 #              BENCH_PLUGIN_DIR (default: the build folder) where gdal_Zarr3.so is loaded from,
@@ -51,20 +59,23 @@ ONLY_APPEND=0
 ONLY_GROUPS=0
 ONLY_PAN=0
 ONLY_VIRT=0
+ONLY_WRITERS=0
 case "${1:-}" in
   --icechunk-only) ONLY_ICE=1 ;;
   --append-only) ONLY_APPEND=1 ;;
   --groups-only) ONLY_GROUPS=1 ;;
   --pan-only) ONLY_PAN=1 ;;
   --virtualize-only) ONLY_VIRT=1 ;;
+  --writers-only) ONLY_WRITERS=1 ;;
   "") ;;
-  *) echo "usage: $0 [--icechunk-only | --append-only | --groups-only | --pan-only | --virtualize-only]" >&2
+  *) echo "usage: $0 [--icechunk-only | --append-only | --groups-only | --pan-only | --virtualize-only |" \
+    "--writers-only]" >&2
      exit 2 ;;
 esac
 
 cmake -S "$REPO" -B "$BUILD" -DZARR3_BUILD_BENCH=ON \
   -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
-if [ "$ONLY_ICE" = 1 ] || [ "$ONLY_GROUPS" = 1 ] || [ "$ONLY_PAN" = 1 ]; then
+if [ "$ONLY_ICE" = 1 ] || [ "$ONLY_GROUPS" = 1 ] || [ "$ONLY_PAN" = 1 ] || [ "$ONLY_WRITERS" = 1 ]; then
   cmake --build "$BUILD" -j"$JOBS" --target gdal_Zarr3
 elif [ "$ONLY_APPEND" = 1 ] || [ "$ONLY_VIRT" = 1 ]; then
   cmake --build "$BUILD" -j"$JOBS" --target gdal_Zarr3 zarr3
@@ -120,6 +131,15 @@ virtualize_rows() {
     ${BENCH_VIRTUALIZE_ARGS:-} || echo "== Virtual archives FAILED (the section says why)" >&2
 }
 
+# writers_rows OUT.json: the dask job of disjoint windows committed into a repository on moto with 1
+# and 2 workers against one process writing a plain store there (bench/many_writers.py).
+writers_rows() {
+  echo "== Many writers: dask job into a repository on moto, 1 and 2 workers, vs one plain writer"
+  # shellcheck disable=SC2086
+  $PY "$REPO/bench/many_writers.py" --plugin-dir "$PLUGIN_DIR" --reps "$REPS" --json "$1" \
+    ${BENCH_WRITERS_ARGS:-} || echo "== Many writers FAILED (the section says why)" >&2
+}
+
 # pan_rows: the pan rows of the plugin (and of GDAL 3.13's own driver in BENCH_SID_CHROOT, on a
 # copy of the same stores); its section of RESULTS.md.
 pan_rows() {
@@ -158,6 +178,13 @@ if [ "$ONLY_VIRT" = 1 ]; then
   virtualize_rows "$DATA/virtualize.json"
   $PY "$REPO/bench/virtualize.py" --report "$DATA/virtualize.json" "$REPO/bench/RESULTS.md" >/dev/null
   echo "(total $(($(date +%s) - START)) s; section Virtual archives of bench/RESULTS.md replaced)"
+  exit 0
+fi
+
+if [ "$ONLY_WRITERS" = 1 ]; then
+  writers_rows "$DATA/writers.json"
+  $PY "$REPO/bench/many_writers.py" --report "$DATA/writers.json" "$REPO/bench/RESULTS.md" >/dev/null
+  echo "(total $(($(date +%s) - START)) s; section Many writers of bench/RESULTS.md replaced)"
   exit 0
 fi
 
@@ -230,6 +257,7 @@ if icechunk_rows "$DATA/icechunk.json"; then ICE_JSON=$DATA/icechunk.json; fi
 append_rows "$DATA/append.json"
 groups_rows "$DATA/groups.json"
 virtualize_rows "$DATA/virtualize.json"
+writers_rows "$DATA/writers.json"
 
 echo "== ratios"
 $PY "$REPO/bench/report.py" "$DATA/kernels.json" "$DATA/e2e.json" "$REPO/bench/RESULTS.md" \
@@ -241,5 +269,7 @@ $PY "$REPO/bench/report.py" "$DATA/kernels.json" "$DATA/e2e.json" "$REPO/bench/R
   $PY "$REPO/bench/many_groups.py" --report "$DATA/groups.json" "$REPO/bench/RESULTS.md"
 [ -f "$DATA/virtualize.json" ] &&
   $PY "$REPO/bench/virtualize.py" --report "$DATA/virtualize.json" "$REPO/bench/RESULTS.md"
+[ -f "$DATA/writers.json" ] &&
+  $PY "$REPO/bench/many_writers.py" --report "$DATA/writers.json" "$REPO/bench/RESULTS.md"
 pan_rows
 echo "(total $(($(date +%s) - START)) s; written bench/RESULTS.md)"

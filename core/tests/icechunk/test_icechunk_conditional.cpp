@@ -170,4 +170,39 @@ TEST(IcechunkConditional, LostAnswerIsResolvedByReadingTheRepoBack) {
     EXPECT_EQ(read_r(st)[0], 6);
 }
 
+// Many writers of one array (a dask job's windows): every session opens the
+// same base and writes its own chunks, the commits land in another order,
+// each rebasing over those before it. Manifests are split every 3 chunks, so
+// the merge keeps, rewrites and adds manifests: no chunk of a writer or of
+// the base is lost, and the history has one commit per writer.
+TEST(IcechunkConditional, ManyWritersOfOneArrayKeepEveryChunk) {
+    ::setenv("ZARR3_ICECHUNK_SPLIT_CHUNKS", "3", 1);
+    auto st = std::make_shared<ObjectStoreLike>();
+    create_repository(st);
+    std::vector<float> expected(32);
+    for (size_t i = 0; i < expected.size(); ++i)
+        expected[i] = float(i);
+    auto first = IcechunkSession::open(st);
+    first->put("zarr.json",
+               ByteView(reinterpret_cast<const uint8_t*>(kGroup.data()), kGroup.size()));
+    Array::create(first, "r", meta_of(32), true)->write(Selection::all({32}), expected.data());
+    first->commit("first");
+    constexpr size_t kWriters = 8; // writer i: chunk 2i (elements 4i, 4i+1)
+    std::vector<std::shared_ptr<IcechunkSession>> writers;
+    for (size_t i = 0; i < kWriters; ++i) {
+        writers.push_back(IcechunkSession::open(st));
+        const std::vector<float> v(2, 100.0f + float(i));
+        Array::open(writers[i], "r")->write(Selection{{4 * i}, {2}, {}}, v.data());
+        expected[4 * i] = expected[4 * i + 1] = 100.0f + float(i);
+    }
+    std::vector<std::string> messages = {"first", "Repository initialized"};
+    for (size_t i : {3, 0, 7, 1, 6, 2, 5, 4}) {
+        writers[i]->commit("window " + std::to_string(i));
+        messages.insert(messages.begin(), "window " + std::to_string(i));
+    }
+    ::unsetenv("ZARR3_ICECHUNK_SPLIT_CHUNKS");
+    EXPECT_EQ(read_r(st), expected);
+    EXPECT_EQ(history(st), messages);
+}
+
 } // namespace ut_icechunk_test_icechunk_conditional

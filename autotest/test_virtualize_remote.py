@@ -52,7 +52,7 @@ def served(nginx, tmp_path):  # noqa: F811
     """The 4 monthly files written locally and copied under the server (a folder of their own):
     (local files, the served folder's name)."""
     files = write_months(tmp_path / "nc")
-    name = f"arch-{tmp_path.name}"
+    name = "arch-" + tmp_path.name.replace("_", "-").lower()  # also a bucket name (/vsis3/)
     (nginx.root / name).mkdir()
     for f in files:
         shutil.copy2(f, nginx.root / name / f.name)

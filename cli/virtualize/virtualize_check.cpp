@@ -57,19 +57,21 @@ void check_first_chunk(const Plan& p, const ArrayPlan& a, size_t file) {
     std::vector<uint64_t> count;
     for (size_t d = 0; d < chunk.size(); ++d)
         count.push_back(std::min(chunk[d], v.shape[d] - h->origin[d]));
-    std::string why;
+    const std::string head =
+        f.path + ": variable " + a.name + ": its chunk at " + json(h->origin).dump() + " ";
+    const std::string codecs = a.metadata["codecs"].dump();
+    const std::string tail =
+        " (a filter GDAL's raw block information does not name?); nothing written";
+    const zarr3::Bytes stored = f.reader->read_bytes(f.path, c->address, c->size);
+    zarr3::Bytes decoded;
     try {
-        const auto stored = f.reader->read_bytes(f.path, c->address, c->size);
-        if (decode_chunk(a, v, stored, chunk, count) == f.read_region(a.name, h->origin, count))
-            return;
-        why = "decodes to other values";
+        decoded = decode_chunk(a, v, stored, chunk, count);
     } catch (const std::exception& e) {
-        why = std::string("does not decode (") + e.what() + ")";
+        throw Error(head + "does not decode through " + codecs + " (" + e.what() + ")" + tail);
     }
-    throw Error(f.path + ": variable " + a.name + ": its chunk at " + json(h->origin).dump() + " " +
-                why + " through " + a.metadata["codecs"].dump() +
-                " than GDAL reads there (a filter GDAL's raw block information does not name?); "
-                "nothing written");
+    if (decoded != f.read_region(a.name, h->origin, count))
+        throw Error(head + "decodes through " + codecs + " to other values than GDAL reads there" +
+                    tail);
 }
 
 } // namespace

@@ -180,6 +180,7 @@ def test_virtualize_contiguous_is_one_chunk_per_file(exe, tmp_path):
 def test_virtualize_refuses_remote_sources_and_existing_repositories(exe, months, tmp_path):
     r = run(exe, "virtualize", tmp_path / "r.icechunk", "/vsis3/bucket/a.nc", "--concat-dim", "time")
     assert r.returncode == 1 and "/vsis3/bucket/a.nc" in r.stderr and "remote" in r.stderr, r.stderr
+    assert "gdal driver zarr3 virtualize" in r.stderr, r.stderr  # what reads them (GDAL >= 3.12)
     repo = tmp_path / "v.icechunk"
     virtualize(exe, repo, months)
     r = run(exe, "virtualize", repo, *months, "--concat-dim", "time")

@@ -33,6 +33,12 @@ class CPLWorkerThreadPool {
 #define ZARR3_HAVE_DRIVER_ALGORITHMS 0
 #endif
 
+// ---- GDALMDArray::GetRawBlockInfo (GDAL 3.12): where a block of an array is
+// stored (file, offset, size, filters). The remote sources of `gdal driver
+// zarr3 virtualize` (driver/virtualize_gdal_reader.cpp; the algorithms, and so
+// the zarr3virt library, come with the same version).
+#define ZARR3_HAVE_RAW_BLOCK_INFO ZARR3_HAVE_DRIVER_ALGORITHMS
+
 // ---- GDALDataset::Close (RFC 91, GDAL 3.7): GDALClose, gdal_translate and
 // Python's Dataset.Close() report what closing a dataset returns.
 #define ZARR3_HAVE_DATASET_CLOSE ZARR3_GDAL_AT_LEAST(3, 7)

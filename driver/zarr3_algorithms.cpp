@@ -3,13 +3,15 @@
 // the verb's arguments for GDAL and turns them back into the tool's command
 // line: the work is done by zarr3cli::run, the `zarr3` program's own code, and
 // for `virtualize` by zarr3virt::run (cli/virtualize/, libhdf5: linked into
-// the plugin on GDAL >= 3.12 only, see CMakeLists.txt).
+// the plugin on GDAL >= 3.12 only, see CMakeLists.txt), remote files read
+// through GDAL (virtualize_gdal_reader.cpp).
 #include "zarr3_algorithms.hpp"
 
 #include "gdal_compat.hpp"
 
 #if ZARR3_HAVE_DRIVER_ALGORITHMS
 
+#include "virtualize_gdal_reader.hpp"
 #include "zarr3_cli.hpp"
 #include "zarr3_virtualize.hpp"
 
@@ -106,7 +108,9 @@ class VirtualizeAlgorithm final : public ToolAlgorithm {
         AddArg("repository", 0, "Icechunk repository to create (or add to, with --append)", &repo_)
             .SetPositional()
             .SetRequired();
-        AddArg("input", 0, "NetCDF-4 files, in the order of the dimension", &files_)
+        AddArg("input", 0,
+               "NetCDF-4 files (local, /vsis3/ or /vsicurl/), in the order of the dimension",
+               &files_)
             .SetPositional();
         AddArg("concat-dim", 0, "dimension the files are concatenated along", &text_[0]);
         AddArg("variables", 0, "data variables, comma-separated (default: all)", &text_[1]);
@@ -139,7 +143,8 @@ class VirtualizeAlgorithm final : public ToolAlgorithm {
             args.insert(args.end(), relocate_.begin(), relocate_.end());
         }
         std::ostringstream out, err;
-        const int rc = zarr3virt::run(args, out, err);
+        // Remote files (/vsis3/, /vsicurl/) through GDAL's raw block information.
+        const int rc = zarr3virt::run(args, out, err, GdalRemoteNcReader());
         return Finish(rc, out, err);
     }
 

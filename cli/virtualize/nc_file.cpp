@@ -61,25 +61,6 @@ std::string zarr_type_of(hid_t type, size_t& size, bool& big_endian) {
     return "";
 }
 
-// A number of type `zarr_type` at `p` (host order) as Zarr fill value JSON.
-nlohmann::json number_json(const std::string& zarr_type, const void* p) {
-    auto real = [](double v) -> nlohmann::json {
-        if (std::isnan(v)) return "NaN";
-        if (std::isinf(v)) return v > 0 ? "Infinity" : "-Infinity";
-        return v;
-    };
-    if (zarr_type == "float32") return real(*static_cast<const float*>(p));
-    if (zarr_type == "float64") return real(*static_cast<const double*>(p));
-    if (zarr_type == "int8") return *static_cast<const int8_t*>(p);
-    if (zarr_type == "int16") return *static_cast<const int16_t*>(p);
-    if (zarr_type == "int32") return *static_cast<const int32_t*>(p);
-    if (zarr_type == "int64") return *static_cast<const int64_t*>(p);
-    if (zarr_type == "uint8") return *static_cast<const uint8_t*>(p);
-    if (zarr_type == "uint16") return *static_cast<const uint16_t*>(p);
-    if (zarr_type == "uint32") return *static_cast<const uint32_t*>(p);
-    return *static_cast<const uint64_t*>(p);
-}
-
 hid_t native_of(const std::string& zarr_type) {
     if (zarr_type == "float32") return H5T_NATIVE_FLOAT;
     if (zarr_type == "float64") return H5T_NATIVE_DOUBLE;
@@ -267,6 +248,30 @@ herr_t collect_name(hid_t, const char* name, const H5L_info_t*, void* data) {
 }
 
 } // namespace
+
+nlohmann::json number_json(const std::string& zarr_type, const void* p) {
+    auto real = [](double v) -> nlohmann::json {
+        if (std::isnan(v)) return "NaN";
+        if (std::isinf(v)) return v > 0 ? "Infinity" : "-Infinity";
+        return v;
+    };
+    if (zarr_type == "float32") return real(*static_cast<const float*>(p));
+    if (zarr_type == "float64") return real(*static_cast<const double*>(p));
+    if (zarr_type == "int8") return *static_cast<const int8_t*>(p);
+    if (zarr_type == "int16") return *static_cast<const int16_t*>(p);
+    if (zarr_type == "int32") return *static_cast<const int32_t*>(p);
+    if (zarr_type == "int64") return *static_cast<const int64_t*>(p);
+    if (zarr_type == "uint8") return *static_cast<const uint8_t*>(p);
+    if (zarr_type == "uint16") return *static_cast<const uint16_t*>(p);
+    if (zarr_type == "uint32") return *static_cast<const uint32_t*>(p);
+    return *static_cast<const uint64_t*>(p);
+}
+
+zarr3::Bytes NcFile::read_region(const std::string& var, const std::vector<uint64_t>& start,
+                                 const std::vector<uint64_t>& count) const {
+    return reader ? reader->read_region(path, var, start, count)
+                  : zarr3virt::read_region(path, var, start, count);
+}
 
 const NcVar* NcFile::find(const std::string& name) const {
     for (const auto& v : vars)

@@ -113,10 +113,8 @@ void check_files(const std::vector<NcFile>& files, const Selection& s) {
                                 " has one); nothing written");
                 check_same(*first.find(name), *b, first, f, along);
                 if (!along && b->dimension_scale &&
-                    read_region(first.path, name, std::vector<uint64_t>(b->shape.size(), 0),
-                                b->shape) != read_region(f.path, name,
-                                                         std::vector<uint64_t>(b->shape.size(), 0),
-                                                         b->shape))
+                    first.read_region(name, std::vector<uint64_t>(b->shape.size(), 0), b->shape) !=
+                        f.read_region(name, std::vector<uint64_t>(b->shape.size(), 0), b->shape))
                     throw Error(f.path + ": coordinate " + name + " holds other values than in " +
                                 first.path + "; nothing written");
             }
@@ -270,7 +268,23 @@ void plan_file_chunks(ArrayPlan& a, const NcVar& v, size_t file, uint64_t t0, ui
     }
 }
 
+// The reference URL of each file: under `container`, or by default under the
+// folder (bucket prefix, server folder) holding them all.
 std::vector<std::string> urls_of(const std::vector<NcFile>& files, const std::string& container) {
+    std::vector<std::string> remote;
+    for (const auto& f : files)
+        if (auto u = vz::remote_source_url(f.path)) remote.push_back(*u);
+    if (!remote.empty()) {
+        if (remote.size() != files.size())
+            throw Error(files[0].path + ", " + files.back().path +
+                        ": local and remote files together (virtualize them separately)");
+        const std::string common = vz::common_url_prefix(remote);
+        std::vector<std::string> out;
+        for (const auto& u : remote)
+            out.push_back(
+                vz::reference_url(container.empty() ? common : container, u.substr(common.size())));
+        return out;
+    }
     fs::path common = fs::absolute(files[0].path).lexically_normal().parent_path();
     for (const auto& f : files) {
         const fs::path dir = fs::absolute(f.path).lexically_normal().parent_path();
@@ -301,7 +315,7 @@ NativeArray time_array(const std::vector<NcFile>& files, const std::string& name
                           text_attr(meta["attributes"], "calendar")});
     for (const auto& f : files) {
         const NcVar& v = *f.find(name);
-        pieces.push_back({f.path, as_doubles(read_region(f.path, name, {0}, v.shape), v.zarr_type),
+        pieces.push_back({f.path, as_doubles(f.read_region(name, {0}, v.shape), v.zarr_type),
                           text_attr(v.attributes, "units"), text_attr(v.attributes, "calendar")});
     }
     const auto values = vz::concatenate_time(pieces);
@@ -321,7 +335,7 @@ NativeArray static_array(const NcFile& f, const std::string& name) {
     const NcVar& v = *f.find(name);
     NativeArray out{name,
                     base_metadata(v, v.shape, regular(v.shape), native_codecs(v.element_size)),
-                    read_region(f.path, name, std::vector<uint64_t>(v.shape.size(), 0), v.shape)};
+                    f.read_region(name, std::vector<uint64_t>(v.shape.size(), 0), v.shape)};
     return out;
 }
 
@@ -382,12 +396,25 @@ ArrayPlan data_array(const std::vector<NcFile>& files, const std::string& name,
     return a;
 }
 
+// A file through libhdf5, or a remote one through the caller's reader.
+NcFile open_file(const std::string& path, const Options& opt) {
+    if (!vz::remote_source_url(path)) return read_nc(path);
+    if (!opt.remote)
+        throw Error(path + ": remote NetCDF files (/vsis3/, /vsicurl/) are read by `gdal driver "
+                           "zarr3 virtualize` on GDAL >= 3.12 only; with the zarr3 program, copy "
+                           "them locally and give --container the URL prefix where they are "
+                           "served");
+    NcFile f = opt.remote->read(path);
+    f.reader = opt.remote;
+    return f;
+}
+
 } // namespace
 
 Plan make_plan(const Options& opt, const std::optional<Existing>& existing) {
     Plan p;
     for (const auto& f : opt.files)
-        p.files.push_back(read_nc(f));
+        p.files.push_back(open_file(f, opt));
     const Selection s = select_vars(p.files[0], opt);
     check_files(p.files, s);
     p.urls = urls_of(p.files, opt.container);
@@ -403,6 +430,7 @@ Plan make_plan(const Options& opt, const std::optional<Existing>& existing) {
     if (!existing)
         for (const auto& name : s.statics)
             p.natives.push_back(static_array(p.files[0], name));
+    check_remote_chunks(p);
     return p;
 }
 

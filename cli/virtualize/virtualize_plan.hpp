@@ -23,6 +23,9 @@ struct Options {
     bool append = false;
     bool no_checksum = false; // references record no modification time
     std::string relocate_from, relocate_to;
+    // Reads remote files (/vsis3/, /vsicurl/): the plugin's on GDAL >= 3.12;
+    // null (the zarr3 program) refuses them.
+    std::shared_ptr<const NcReader> remote;
 };
 
 // One chunk of a virtualized array.
@@ -71,6 +74,12 @@ struct Plan {
 // Error naming the file and the difference when the files cannot form one
 // repository.
 Plan make_plan(const Options& opt, const std::optional<Existing>& existing);
+
+// Remote files (read by Options::remote): the first referenced chunk of each
+// array in each file, decoded through the array's codecs, holds the values
+// the reader reads there. Error naming the file and the variable otherwise
+// (GDAL's raw block information names no filter it does not know).
+void check_remote_chunks(const Plan& plan);
 
 // The chunk key of `coords` ("t2m/c/0/1/2").
 std::string chunk_key(const std::string& array, const std::vector<uint64_t>& coords);

@@ -38,8 +38,10 @@ constexpr const char* kUsage =
     "Creates the Icechunk repository REPO (or, with --append, adds one commit to it) whose\n"
     "arrays reference the HDF5 chunks of the NetCDF-4 FILEs in place, concatenated along DIM\n"
     "(files of different lengths: a rectilinear axis). Coordinates and the chunks that cannot be\n"
-    "referenced are copied. --container: the URL prefix the references name (default: file://\n"
-    "of the files' folder). --no-checksum: the references record no modification time (files\n"
+    "referenced are copied. Remote FILEs (/vsis3/BUCKET/KEY, /vsicurl/http(s)://...) are read\n"
+    "by `gdal driver zarr3 virtualize` on GDAL >= 3.12 only. --container: the URL prefix the\n"
+    "references name (default: file:// of the files' folder, or the remote files' URL\n"
+    "folder). --no-checksum: the references record no modification time (files\n"
     "copied without their times; a changed file is then read unnoticed). --relocate: rewrites\n"
     "every reference under OLD_PREFIX.\n";
 
@@ -97,16 +99,10 @@ Options parse(const std::vector<std::string>& args) {
     return o;
 }
 
-void require_local_paths(const Options& o) {
-    for (const std::string* p : {&o.repo}) {
-        if (p->rfind("/vsi", 0) == 0 || p->find("://") != std::string::npos)
-            throw Error(*p + ": zarr3 virtualize writes local repositories only");
-    }
-    for (const auto& f : o.files)
-        if (f.rfind("/vsi", 0) == 0 || f.find("://") != std::string::npos)
-            throw Error(f + ": remote NetCDF files (/vsis3/, /vsicurl/, URLs) are not read by "
-                            "zarr3 virtualize yet: copy them locally and give --container the "
-                            "URL prefix where they are served");
+// Remote files are checked when the plan opens them (open_file in virtualize_plan.cpp).
+void require_local_repository(const Options& o) {
+    if (o.repo.rfind("/vsi", 0) == 0 || o.repo.find("://") != std::string::npos)
+        throw Error(o.repo + ": zarr3 virtualize writes local repositories only");
 }
 
 struct Written {
@@ -123,8 +119,15 @@ void write_native(const std::shared_ptr<zarr3::Store>& session, const NativeArra
     a->flush();
 }
 
+// The checksum a reference records: the file's modification time, and a
+// remote file's ETag (none with --no-checksum).
+struct Checksum {
+    int64_t mtime = 0;
+    std::string etag;
+};
+
 void write_array(const std::shared_ptr<zarr3::icechunk::IcechunkSession>& session, const Plan& plan,
-                 const ArrayPlan& a, const std::vector<int64_t>& mtimes, Written& w) {
+                 const ArrayPlan& a, const std::vector<Checksum>& sums, Written& w) {
     const std::string text = a.metadata.dump();
     session->put(a.name + "/zarr.json",
                  zarr3::ByteView(reinterpret_cast<const uint8_t*>(text.data()), text.size()));
@@ -132,12 +135,12 @@ void write_array(const std::shared_ptr<zarr3::icechunk::IcechunkSession>& sessio
     for (const ChunkPlan& c : a.chunks) {
         if (!c.copy) {
             session->put_virtual(chunk_key(a.name, c.coords), plan.urls[c.file], c.address, c.size,
-                                 uint32_t(mtimes[c.file]));
+                                 uint32_t(sums[c.file].mtime), sums[c.file].etag);
             ++w.refs;
             continue;
         }
         if (!array) array = zarr3::Array::open(session, a.name);
-        const auto values = read_region(plan.files[c.file].path, a.name, c.file_start, c.count);
+        const auto values = plan.files[c.file].read_region(a.name, c.file_start, c.count);
         array->write(zarr3::Selection{c.array_start, c.count, {}}, values.data());
         ++w.copied;
         ++w.reasons[c.reason];
@@ -155,12 +158,12 @@ Written stage(const std::shared_ptr<zarr3::icechunk::IcechunkSession>& session, 
         session->put("zarr.json",
                      zarr3::ByteView(reinterpret_cast<const uint8_t*>(g.data()), g.size()));
     }
-    std::vector<int64_t> mtimes;
+    std::vector<Checksum> sums;
     for (const auto& f : plan.files)
-        mtimes.push_back(o.no_checksum ? 0 : f.mtime);
+        sums.push_back(o.no_checksum ? Checksum{} : Checksum{f.mtime, f.etag});
     Written w;
     for (const auto& a : plan.arrays)
-        write_array(session, plan, a, mtimes, w);
+        write_array(session, plan, a, sums, w);
     for (const auto& n : plan.natives)
         write_native(session, n);
     return w;
@@ -222,14 +225,16 @@ int create(const Options& o, std::ostream& out) {
 int append(const Options& o, std::ostream& out);
 int relocate(const Options& o, std::ostream& out);
 
-int run(const std::vector<std::string>& args, std::ostream& out, std::ostream& err) {
+int run(const std::vector<std::string>& args, std::ostream& out, std::ostream& err,
+        std::shared_ptr<const NcReader> remote) {
     try {
         if (!args.empty() && (args[0] == "--help" || args[0] == "-h")) {
             out << kUsage;
             return 0;
         }
-        const Options o = parse(args);
-        require_local_paths(o);
+        Options o = parse(args);
+        o.remote = std::move(remote);
+        require_local_repository(o);
         if (!o.relocate_from.empty()) return relocate(o, out);
         return o.append ? append(o, out) : create(o, out);
     } catch (const UsageError& e) {
@@ -311,7 +316,7 @@ void check_coordinates(const std::shared_ptr<zarr3::icechunk::IcechunkSession>& 
                             "length from the repository's; nothing written");
             zarr3::Bytes had(m.shape[0] * m.dtype.size);
             a->read(zarr3::Selection::all(m.shape), had.data());
-            if (read_region(f.path, name, {0}, v->shape) != had)
+            if (f.read_region(name, {0}, v->shape) != had)
                 throw Error(f.path + ": coordinate " + name +
                             " holds other values than the repository's; nothing written");
         }

@@ -3,13 +3,19 @@
 // zarr3 virtualize`); zarr3cli and the core do not.
 #pragma once
 
+#include <memory>
 #include <ostream>
 #include <string>
 #include <vector>
 
 namespace zarr3virt {
 
+class NcReader;
+
 // `zarr3 virtualize ARGS...` (ARGS after the verb); exit code as zarr3cli::run.
-int run(const std::vector<std::string>& args, std::ostream& out, std::ostream& err);
+// `remote` reads the /vsis3/ and /vsicurl/ files among ARGS (the plugin's
+// GDAL reader); without one they are refused naming the file.
+int run(const std::vector<std::string>& args, std::ostream& out, std::ostream& err,
+        std::shared_ptr<const NcReader> remote = nullptr);
 
 } // namespace zarr3virt

@@ -41,8 +41,9 @@ void create_branch(Store& storage, const std::string& name, const std::string& s
 
 // Declares virtual chunk container `url_prefix` in the repository's
 // configuration (replacing one with the same prefix), as Icechunk writes it:
-// a file:// prefix with a local_file_system store of its path, any other with
-// no store settings. Recorded as a ConfigChangedUpdate.
+// a file:// prefix with a local_file_system store of its path, s3:// and
+// http(s):// ones with no store settings (others refused). Recorded as a
+// ConfigChangedUpdate.
 void declare_virtual_container(Store& storage, const std::string& url_prefix);
 // The url_prefix of every container the repository declares.
 std::vector<std::string> declared_virtual_containers(Store& storage);

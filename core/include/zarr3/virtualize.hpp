@@ -37,6 +37,12 @@ std::optional<nlohmann::json> codecs_for_filters(const std::vector<Hdf5Filter>& 
                                                  size_t element_size, bool big_endian,
                                                  std::string* why = nullptr);
 
+// The fill value netCDF-4 gives a variable of Zarr type `zarr_type` that has
+// no _FillValue attribute (netcdf.h's NC_FILL_*; libnetcdf writes it as the
+// HDF5 dataset's fill value): 9.969209968386869e36 for float32 and float64,
+// -2147483647 for int32, ... (null for other types).
+nlohmann::json netcdf_default_fill(const std::string& zarr_type);
+
 // One file's chunks along the concatenated dimension: the file holds
 // `length` elements in HDF5 chunks of `chunk` elements (a contiguous
 // dataset: chunk == length). Zarr chunk edges are chunk, chunk, ..., and the
@@ -72,5 +78,18 @@ std::vector<double> concatenate_time(const std::vector<TimePiece>& pieces);
 // the reader's rule (icechunk::check_virtual_url: dot and empty segments,
 // /vsi paths, relative file URLs).
 std::string reference_url(const std::string& prefix, const std::string& name);
+
+// The URL a virtual reference names for a remote source file given as a GDAL
+// path: "/vsis3/bucket/key" -> "s3://bucket/key", "/vsicurl/http(s)://..."
+// -> that URL. nullopt for a local path (no /vsi prefix, no "scheme://").
+// Error naming the path for other GDAL file systems and URLs (no reader of a
+// repository could follow them) and for a bucket with no key.
+std::optional<std::string> remote_source_url(const std::string& path);
+
+// The longest prefix ending in '/' that every URL of `urls` starts with, at
+// least "scheme://host/" (a bucket or server): the container the references
+// of files in several folders share. Error naming two of the URLs when they
+// share no server or bucket.
+std::string common_url_prefix(const std::vector<std::string>& urls);
 
 } // namespace zarr3::virtualize

@@ -93,9 +93,12 @@ void write_container(flexbuffers::Builder& b, const std::string& prefix) {
                     b.Bool("requester_pays", false);
                 });
             });
+        } else if (prefix.rfind("http://", 0) == 0 || prefix.rfind("https://", 0) == 0) {
+            // Icechunk's HTTP object store: no settings of its own.
+            b.Map("store", [&] { b.Map("http", [] {}); });
         } else {
             throw Error("container '" + prefix +
-                        "': only file:// and s3:// containers can be declared");
+                        "': only file://, s3:// and http(s):// containers can be declared");
         }
         b.String("url_prefix", prefix);
     });

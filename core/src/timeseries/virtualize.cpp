@@ -60,6 +60,21 @@ std::optional<nlohmann::json> codecs_for_filters(const std::vector<Hdf5Filter>& 
     return out;
 }
 
+nlohmann::json netcdf_default_fill(const std::string& zarr_type) {
+    // NC_FILL_FLOAT is 9.9692099683868690e+36f: as a float32, widened.
+    if (zarr_type == "float32") return double(9.9692099683868690e+36f);
+    if (zarr_type == "float64") return 9.9692099683868690e+36;
+    if (zarr_type == "int8") return -127;
+    if (zarr_type == "uint8") return 255;
+    if (zarr_type == "int16") return -32767;
+    if (zarr_type == "uint16") return 65535;
+    if (zarr_type == "int32") return -2147483647;
+    if (zarr_type == "uint32") return 4294967295u;
+    if (zarr_type == "int64") return int64_t(-9223372036854775806LL);
+    if (zarr_type == "uint64") return uint64_t(18446744073709551614ULL);
+    return nullptr;
+}
+
 FileEdges file_edges(uint64_t length, uint64_t chunk) {
     if (chunk == 0) throw Error("an HDF5 chunk of 0 elements along the concatenated dimension");
     FileEdges out;
@@ -158,6 +173,47 @@ std::string reference_url(const std::string& prefix, const std::string& name) {
     const std::string url = prefix + name;
     icechunk::check_virtual_url(url, "container '" + prefix + "'");
     return url;
+}
+
+std::optional<std::string> remote_source_url(const std::string& path) {
+    const bool vsi = path.starts_with("/vsi");
+    if (!vsi && path.find("://") == std::string::npos) return std::nullopt;
+    if (path.starts_with("/vsis3/")) {
+        const std::string rest = path.substr(7);
+        const size_t slash = rest.find('/');
+        if (slash == 0 || slash == std::string::npos || slash + 1 == rest.size())
+            throw Error(path + ": expected /vsis3/BUCKET/KEY");
+        return "s3://" + rest;
+    }
+    for (const char* scheme : {"http://", "https://"}) {
+        const std::string vsicurl = std::string("/vsicurl/") + scheme;
+        if (path.starts_with(vsicurl) && path.size() > vsicurl.size()) return path.substr(9);
+    }
+    throw Error(path +
+                ": remote sources are read through /vsis3/BUCKET/KEY or /vsicurl/http(s)://... "
+                "only (the URLs virtual references can name, s3:// and http(s)://)");
+}
+
+std::string common_url_prefix(const std::vector<std::string>& urls) {
+    if (urls.empty()) throw Error("no URL");
+    // "scheme://host/": the part every reference of one container shares.
+    auto root_of = [](const std::string& u) {
+        const size_t scheme = u.find("://");
+        const size_t slash = scheme == std::string::npos ? scheme : u.find('/', scheme + 3);
+        if (slash == std::string::npos) throw Error(u + ": no path after the server or bucket");
+        return slash + 1;
+    };
+    std::string common = urls[0].substr(0, urls[0].rfind('/') + 1);
+    for (const auto& u : urls) {
+        size_t n = 0;
+        while (n < common.size() && n < u.size() && common[n] == u[n])
+            ++n;
+        common = common.substr(0, common.rfind('/', n == 0 ? 0 : n - 1) + 1);
+        if (n == 0 || common.size() < root_of(urls[0]) || common.size() < root_of(u))
+            throw Error(urls[0] + " and " + u +
+                        ": not on one server or bucket (virtualize them separately)");
+    }
+    return common;
 }
 
 } // namespace zarr3::virtualize

@@ -165,6 +165,55 @@ TEST(VirtualizeUrl, ContainersOutsideWhatTheUserNamedAreRefused) {
     }
 }
 
+// A remote source (`gdal driver zarr3 virtualize` on GDAL >= 3.12) is
+// referenced by the URL a repository's reader follows: /vsis3/ -> s3://,
+// /vsicurl/http(s):// -> the URL; other file systems and bare URLs refused
+// naming the path.
+TEST(VirtualizeUrl, RemoteSourcesAreNamedByTheirUrl) {
+    EXPECT_EQ(remote_source_url("/data/a.nc"), std::nullopt);
+    EXPECT_EQ(remote_source_url("a.nc"), std::nullopt);
+    EXPECT_EQ(remote_source_url("/vsis3/bucket/era5/a.nc"), "s3://bucket/era5/a.nc");
+    EXPECT_EQ(remote_source_url("/vsicurl/http://127.0.0.1:8080/x/a.nc"),
+              "http://127.0.0.1:8080/x/a.nc");
+    EXPECT_EQ(remote_source_url("/vsicurl/https://host/a.nc"), "https://host/a.nc");
+    for (const char* bad : {"/vsis3/bucket", "/vsis3/bucket/", "/vsis3//a.nc", "/vsigs/b/a.nc",
+                            "/vsimem/a.nc", "/vsizip//data/a.zip/a.nc", "/vsicurl/ftp://h/a.nc",
+                            "/vsicurl?url=http://h/a.nc", "http://host/a.nc", "s3://b/a.nc"}) {
+        try {
+            (void)remote_source_url(bad);
+            ADD_FAILURE() << bad;
+        } catch (const Error& e) {
+            EXPECT_NE(std::string(e.what()).find(bad), std::string::npos) << e.what();
+        }
+    }
+}
+
+TEST(VirtualizeUrl, CommonPrefixOfRemoteFilesIsOneServerOrBucket) {
+    EXPECT_EQ(common_url_prefix({"s3://b/era5/2023/a.nc", "s3://b/era5/2024/b.nc"}),
+              "s3://b/era5/");
+    EXPECT_EQ(common_url_prefix({"http://h:1/x/a.nc", "http://h:1/x/ab.nc"}), "http://h:1/x/");
+    EXPECT_EQ(common_url_prefix({"http://h/a.nc", "http://h/y/b.nc"}), "http://h/");
+    EXPECT_EQ(common_url_prefix({"s3://b/abc/a.nc", "s3://b/abd/a.nc"}), "s3://b/");
+    for (const std::vector<std::string>& bad :
+         {std::vector<std::string>{"s3://b1/a.nc", "s3://b2/a.nc"},
+          std::vector<std::string>{"http://h/a.nc", "s3://h/a.nc"},
+          std::vector<std::string>{"http://h:1/a.nc", "http://h:2/a.nc"}})
+        EXPECT_THROW(common_url_prefix(bad), Error) << bad[0] << " " << bad[1];
+}
+
+// A remote file's reader (GDAL's HDF5 driver) gives no fill value where the
+// variable has no _FillValue: the one libnetcdf stored (netcdf.h's NC_FILL_*),
+// as the libhdf5 path reads it from the dataset.
+TEST(VirtualizeFill, NetcdfDefaultFillValues) {
+    EXPECT_EQ(netcdf_default_fill("float32").get<double>(), double(9.96921e36f));
+    EXPECT_EQ(netcdf_default_fill("float64").get<double>(), 9.969209968386869e36);
+    EXPECT_EQ(netcdf_default_fill("int16"), json(-32767));
+    EXPECT_EQ(netcdf_default_fill("uint8"), json(255));
+    EXPECT_EQ(netcdf_default_fill("int32"), json(-2147483647));
+    EXPECT_EQ(netcdf_default_fill("uint64").get<uint64_t>(), 18446744073709551614ULL);
+    EXPECT_TRUE(netcdf_default_fill("string").is_null());
+}
+
 TEST(VirtualizeRepository, VirtualReferencesAndContainersAreCommitted) {
     auto storage = std::make_shared<MemoryStore>();
     icechunk::create_repository(storage);
@@ -173,7 +222,12 @@ TEST(VirtualizeRepository, VirtualReferencesAndContainersAreCommitted) {
     icechunk::declare_virtual_container(*storage, "file:///data/a/"); // no duplicate
     EXPECT_EQ(icechunk::declared_virtual_containers(*storage),
               (std::vector<std::string>{"file:///data/a/", "s3://bucket/b/"}));
-    EXPECT_THROW(icechunk::declare_virtual_container(*storage, "http://x/"), Error);
+    // http(s):// containers (remote sources served by a web server) are declared too.
+    icechunk::declare_virtual_container(*storage, "http://127.0.0.1:8080/x/");
+    EXPECT_EQ(icechunk::declared_virtual_containers(*storage),
+              (std::vector<std::string>{"file:///data/a/", "http://127.0.0.1:8080/x/",
+                                        "s3://bucket/b/"}));
+    EXPECT_THROW(icechunk::declare_virtual_container(*storage, "ftp://x/"), Error);
     auto s = icechunk::IcechunkSession::open(storage);
     const std::string a = R"({"zarr_format":3,"node_type":"array","shape":[4],
       "data_type":"uint8","chunk_grid":{"name":"regular","configuration":{"chunk_shape":[2]}},

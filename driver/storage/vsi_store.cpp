@@ -169,6 +169,7 @@ bool is_meta_key(const std::string& key) {
                            key[key.size() - name.size() - 1] == '/');
 }
 constexpr uint64_t kMetaCacheBytes = 16ull << 20;
+constexpr size_t kMaxWatchedVersions = 65536;
 } // namespace
 
 namespace {
@@ -218,12 +219,39 @@ std::shared_ptr<const zarr3::Bytes> VSIStore::cached_meta(const std::string& key
     }
     // Local and in-memory files: used only while a stat shows the version
     // it was read from. Remote: kept for the life of this store (one open).
-    if (!remote_ && stat_version(path_of(key), nullptr) != hit.version) {
+    const std::string path = path_of(key);
+    if (!remote_ && (guard_.active() ? local_version(path) != hit.version
+                                     : stat_version(path, nullptr) != hit.version)) {
         forget_meta(key);
         return nullptr;
     }
     if (version) *version = hit.version;
     return hit.bytes;
+}
+
+std::optional<zarr3::ObjectVersion> VSIStore::local_version(const std::string& path) {
+    auto& watch = zarr3::ChangeWatch::process();
+    {
+        std::lock_guard lk(watched_mu_);
+        const auto it = watched_.find(path);
+        if (it != watched_.end()) {
+            if (watch.unchanged(it->second.token)) return it->second.version;
+            watched_.erase(it);
+        }
+    }
+    // Armed before the stat: a change after it is reported.
+    const auto token = watch.arm(path);
+    // The guard's one lstat (a stat for a link it follows) is the version.
+    struct stat st {};
+    bool linked = false;
+    std::optional<zarr3::ObjectVersion> version;
+    if (guard_.check_read(path, &st, &linked)) version = file_version(st);
+    if (token && !linked && (!version || st.st_nlink == 1)) {
+        std::lock_guard lk(watched_mu_);
+        if (watched_.size() >= kMaxWatchedVersions) watched_.clear();
+        watched_[path] = WatchedVersion{*token, version};
+    }
+    return version;
 }
 
 void VSIStore::remember_meta(const std::string& key, const zarr3::Bytes& value,
@@ -296,11 +324,9 @@ VSIStore::read_ranges(const std::string& key, const std::vector<zarr3::ByteRange
         // No bytes (a version check before a cached decoded chunk or shard
         // index is used): a stat of local and /vsimem/ files, no open.
         if (guard_.active()) {
-            // A local file: the guard's one lstat (a stat for a link it
-            // follows) is the version.
-            struct stat st {};
-            if (!guard_.check_read(path, &st)) return std::nullopt;
-            return zarr3::ReadResult{{}, std::nullopt, file_version(st)};
+            auto local = local_version(path);
+            if (!local) return std::nullopt;
+            return zarr3::ReadResult{{}, std::nullopt, std::move(*local)};
         }
         const NoDirListingScope no_listing(root_);
         if (!guard_.check_read(path)) return std::nullopt;

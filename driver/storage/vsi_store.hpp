@@ -4,6 +4,7 @@
 
 #include "storage/http_direct.hpp"
 #include "storage/path_guard.hpp"
+#include "zarr3/change_watch.hpp"
 #include "zarr3/store.hpp"
 
 #include "cpl_vsi.h"
@@ -14,6 +15,7 @@
 #include <mutex>
 #include <set>
 #include <string>
+#include <unordered_map>
 
 class CPLConfigOptionSetter;
 
@@ -142,6 +144,17 @@ class VSIStore : public zarr3::Store {
         zarr3::ObjectVersion version;
     };
     void forget_meta(const std::string& key);
+    // Local files (guard_ active): the version of `path` now, nullopt when
+    // it is absent (or a folder). Reused without a stat while
+    // zarr3::ChangeWatch reports nothing for its folder or path (a file
+    // that is a symbolic link or has other hard links: a stat each time).
+    std::optional<zarr3::ObjectVersion> local_version(const std::string& path);
+    struct WatchedVersion {
+        zarr3::ChangeWatch::Token token;
+        std::optional<zarr3::ObjectVersion> version; // nullopt: absent
+    };
+    std::mutex watched_mu_;
+    std::unordered_map<std::string, WatchedVersion> watched_;
     void sweep_stale_temp_files(const std::string& dir);
     std::mutex swept_mu_;
     std::set<std::string> swept_dirs_;

@@ -30,8 +30,9 @@ class PathGuard {
     // or is not a regular file (FIFO, device, socket: opening one could
     // block for ever). True when it may be opened; then `file` (when given)
     // holds the stat of the regular file it leads to (a version check
-    // needs no second stat).
-    bool check_read(const std::string& path, struct stat* file = nullptr);
+    // needs no second stat), and `linked` (when given) whether `path` is a
+    // symbolic link.
+    bool check_read(const std::string& path, struct stat* file = nullptr, bool* linked = nullptr);
     // Before writing, erasing or locking `path`: zarr3::Error when the part
     // of its folder that exists resolves outside the root (a symbolic link
     // to another folder), so that nothing is created or changed out there.

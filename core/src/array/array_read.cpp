@@ -3,6 +3,7 @@
 #include "array/read_ahead.hpp"
 
 #include "codecs/cached_read.hpp"
+#include "zarr3/change_watch.hpp"
 #include "zarr3/chunk_cache.hpp"
 #include "zarr3/sharding.hpp"
 
@@ -83,6 +84,9 @@ void Array::read(const Selection& sel, void* out, const std::vector<int64_t>& ou
     const size_t elem = meta_.dtype.size;
     const PlannedSelection ps = plan_selection(sel, meta_.shape, out_strides, elem, describe());
     const std::vector<ChunkTask> tasks = plan_chunk_tasks(meta_.grid, ps);
+    // Local files' versions: the change events read once for this read.
+    std::optional<ChangeWatch::Pass> pass;
+    pass.emplace();
     // The cache of decoded chunks unless this read would only evict it.
     ReadOptions uncached;
     const bool cached = read_uses_cache(sel, tasks);
@@ -134,9 +138,11 @@ void Array::read(const Selection& sel, void* out, const std::vector<int64_t>& ou
                       [&](size_t i) { decode(i, nullptr); });
         }
     } catch (...) {
+        pass.reset();
         check_unchanged(); // a chunk of another layout: say the array changed
         throw;
     }
+    pass.reset(); // the layout check sees what changed during the read
     // After the chunks: a compaction or a shrink since the open is an
     // error, never the fill value or chunks of another grid. A read that
     // found a chunk absent asks for zarr.json as stored now (one request on

@@ -77,7 +77,7 @@ bool PathGuard::folder_inside(const std::string& dir) {
     return true;
 }
 
-bool PathGuard::check_read(const std::string& path, struct stat* file) {
+bool PathGuard::check_read(const std::string& path, struct stat* file, bool* linked) {
     if (!active_) return true;
     struct stat st {};
     if (::lstat(path.c_str(), &st) != 0) {
@@ -87,6 +87,7 @@ bool PathGuard::check_read(const std::string& path, struct stat* file) {
         throw Error(path + ": cannot stat (" + std::strerror(err) + ")");
     }
     std::lock_guard lk(mu_);
+    if (linked) *linked = S_ISLNK(st.st_mode);
     if (S_ISLNK(st.st_mode)) {
         const std::string real = real_path(path);
         if (real.empty()) throw_link_error(path, errno);

@@ -7,6 +7,7 @@ reserved waits for it and appends at the next step (APPEND_ORDER=ANY; STRICT ref
 day, clearly); a reservation left by a killed writer is taken over once its step is switched
 (at once) or once it stayed unchanged for ZARR3_APPEND_RESERVATION_TIMEOUT seconds.
 test_object_store_append.py covers a storage without conditional writes (nginx)."""
+import contextlib
 import subprocess
 import time
 
@@ -46,9 +47,9 @@ def new_store(tmp_path, moto, driver_path):  # noqa: F811
     return store, bucket
 
 
-def steps_of(moto, store):  # noqa: F811
-    """Per stored step: (the day its time value dates, the day its pixels are, bit-exact), read
-    through /vsis3/ in this process, nothing cached."""
+@contextlib.contextmanager
+def s3_config(moto):  # noqa: F811
+    """This process's GDAL configured for the server, nothing cached."""
     env = moto.env()
     keys = ("AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY", "AWS_S3_ENDPOINT", "AWS_HTTPS",
             "AWS_VIRTUAL_HOSTING", "AWS_REGION")
@@ -57,14 +58,21 @@ def steps_of(moto, store):  # noqa: F811
         for k in keys:
             gdal.SetConfigOption(k, env[k])
         gdal.VSICurlClearCache()
-        cube = gdal.Open(f'ZARR3:"{store}":cube').ReadAsArray()
-        md = gdal.OpenEx(store, gdal.OF_MULTIDIM_RASTER)
-        tv = md.GetRootGroup().OpenMDArray("time").ReadAsArray()
-        md = None
+        yield
     finally:
         for k, v in old.items():
             gdal.SetConfigOption(k, v)
         gdal.VSICurlClearCache()
+
+
+def steps_of(moto, store):  # noqa: F811
+    """Per stored step: (the day its time value dates, the day its pixels are, bit-exact), read
+    through /vsis3/ in this process, nothing cached."""
+    with s3_config(moto):
+        cube = gdal.Open(f'ZARR3:"{store}":cube').ReadAsArray()
+        md = gdal.OpenEx(store, gdal.OF_MULTIDIM_RASTER)
+        tv = md.GetRootGroup().OpenMDArray("time").ReadAsArray()
+        md = None
     if cube.ndim == 2:
         cube = cube[None]
     assert len(tv) >= cube.shape[0]
@@ -117,6 +125,9 @@ def test_append_after_a_killed_writer(tmp_path, moto, driver_path):  # noqa: F81
     store, bucket = new_store(tmp_path, moto, driver_path)
     env = env_of(moto, driver_path, ZARR3_APPEND_RESERVATION_TIMEOUT="3")
     reader = steps_of(moto, store)
+    with s3_config(moto):
+        earlier = gdal.Open(f'ZARR3:"{store}":cube')  # opened before both appends
+        before = earlier.ReadAsArray()
     p = subprocess.run(append_cmd(day_tif(tmp_path / "d2.tif", 2), store),
                        env=dict(env, ZARR3_TEST_KILL_AT="append-chunks"), capture_output=True,
                        text=True, timeout=120)
@@ -131,6 +142,10 @@ def test_append_after_a_killed_writer(tmp_path, moto, driver_path):  # noqa: F81
     assert p.returncode == 0, p.stderr
     assert 3 <= took < 3 + 30, took  # waited for the bound, not beyond it
     assert steps_of(moto, store) == [(1, 1), (3, 3)]
+    with s3_config(moto):
+        assert np.array_equal(earlier.ReadAsArray(), before)
+        assert np.array_equal(before, expected_day(1))
+    earlier = None
     assert reservations(moto, bucket) == []
 
 

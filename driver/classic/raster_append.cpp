@@ -4,6 +4,7 @@
 #include "classic/raster_append.hpp"
 #include "classic/append_steps.hpp"
 
+#include "classic/append_reserve.hpp"
 #include "classic/append_values.hpp"
 #include "classic/append_verify.hpp"
 #include "classic/overview_append.hpp"
@@ -372,8 +373,10 @@ void CheckCompatible(const Target& t, GDALDataset* src) {
 
 // Reads the source in row strips of whole chunk rows and writes them at
 // index `start` along axis 0 of `out` (metadata not written).
+// `before_strip` runs before each strip is written (a reservation renewed).
 void WritePixels(GDALDataset* src, zarr3::Array& out, uint64_t start, const AppendValues& values,
-                 GDALProgressFunc progress, void* progress_data) {
+                 GDALProgressFunc progress, void* progress_data,
+                 const std::function<void()>& before_strip) {
     const auto& m = out.metadata();
     const GDALDataType gt = GDALTypeFor(m.dtype);
     const size_t gsize = static_cast<size_t>(GDALGetDataTypeSizeBytes(gt));
@@ -398,6 +401,7 @@ void WritePixels(GDALDataset* src, zarr3::Array& out, uint64_t start, const Appe
             data = stored.data();
         }
         zarr3::Selection sel{{start, y0, 0}, {static_cast<uint64_t>(n), y1 - y0, W}, {}};
+        before_strip();
         out.write(sel, data);
         y0 = y1;
         if (!progress(static_cast<double>(y0) / static_cast<double>(H) * 0.9, "", progress_data))
@@ -621,18 +625,26 @@ void ExtendBandAttributes(nlohmann::json& attrs, GDALDataset* src, uint64_t old_
 // array's (its new length), each after checking that no other writer changed
 // either node since it was read; then the root's consolidated metadata,
 // rewritten from the nodes as stored (RefreshConsolidated).
+// `conditional`: each zarr.json replaced only while it is the one read
+// (put_if on its version: a storage's If-Match).
 void Switch(const FreshStoreFn& fresh, const Target& t, CoordinateStep& coord, zarr3::Array& out,
-            bool& switched) {
+            bool& switched, bool conditional) {
     zarr3::test_pause_point("append-switch");
     RequireUnchanged(fresh, t.array->path(), t.seen);
     if (coord.out) {
         RequireUnchanged(fresh, t.dim, coord.seen);
         zarr3::test_kill_point("append-coord-chunks");
-        coord.out->write_metadata();
+        if (conditional)
+            zarr3::switch_metadata_if(*coord.out, coord.seen, "append");
+        else
+            coord.out->write_metadata();
     }
     zarr3::test_kill_point("append-coord");
     RequireUnchanged(fresh, t.array->path(), t.seen);
-    out.write_metadata(); // last: the array's new length
+    if (conditional) // last: the array's new length
+        zarr3::switch_metadata_if(out, t.seen, "append");
+    else
+        out.write_metadata();
     switched = true;
     RefreshConsolidated(*t.store, t.array->path());
     zarr3::test_kill_point("append-meta");
@@ -671,10 +683,87 @@ void RemoveUnswitchedChunks(const Target& t, zarr3::Array& out, uint64_t start,
 
 namespace {
 
-// The append itself into the store `fresh` gives (the root's, or an
+// One attempt of the append into the store `fresh` gives (the root's, or an
 // Icechunk session); `root` names the store in errors. `verify_stored`:
-// re-read the step after the switch where no lock excludes other processes
-// (plain stores; a session's commit detects the other writers).
+// where no lock excludes other processes (plain stores; a session's commit
+// detects the other writers), the steps are reserved (object storage that
+// checks conditions) or re-read after the switch.
+std::unique_ptr<Zarr3RasterDataset> AppendOnce(const std::string& root, const FreshStoreFn& fresh,
+                                               GDALDataset* src, CSLConstList options,
+                                               bool verify_stored, GDALProgressFunc progress,
+                                               void* progress_data) {
+    const std::string dim = DimOf(options);
+    const std::string path = TargetPath(root, fresh(), dim, options);
+    auto store = fresh();
+    // Held across reading the length, writing and the switch: appends to
+    // this array (other processes on local stores, other threads of this
+    // process everywhere) wait for each other.
+    const auto lock = zarr3::lock_array(*store, path);
+    const Target t = OpenAppendTarget(store, path, dim);
+    CheckCompatible(t, src);
+    const auto values =
+        PlanAppendValues(Zarr3RasterDataset::Open(t.store, t.array, false, false, false).get(), src,
+                         t.array->metadata().dtype, options, t.array->describe());
+    const auto& m = t.array->metadata();
+    const uint64_t start = m.shape[0], n = static_cast<uint64_t>(src->GetRasterCount());
+    // Every check before anything is written: a refused append leaves the
+    // store as it was, without chunks past the array's end.
+    auto coord = PrepareCoordinate(t, src, options, start);
+    CheckAppendValues(src, values); // reads the source once when it converts
+    auto nm = zarr3::appended_metadata(m, 0, n, t.array->describe());
+    ExtendBandAttributes(nm.attributes, src, start, dim);
+    auto out = zarr3::Array::open(t.store, t.array->path(), nm);
+    ConfigureArray(*out);
+    AppendedOverviews ovr(t.store, *t.array, n);
+    const bool unlocked = verify_stored && !lock->across_processes();
+    Reservations held;
+    if (unlocked)
+        held = Reserve(fresh, t.store, {t.array->path(), t.seen},
+                       {coord.out ? t.dim : "", coord.seen}, start, n);
+    const bool reserved = held.active();
+    // No lock across processes nor reservation (an object store without
+    // conditional writes): another append may write the same step; checked
+    // before each write, and after the switch success only when ours is
+    // what is stored.
+    const bool shared = unlocked && !reserved;
+    const AppendedStep step{t.array->path(), coord.out ? t.dim : std::string(), start, n,
+                            &coord.values};
+    bool switched = false;
+    WriteClock written;
+    try {
+        if (shared) RequireUnchanged(fresh, t.array->path(), t.seen);
+        written.start();
+        WritePixels(src, *out, start, values, progress, progress_data, [&] { held.keep(); });
+        ovr.Write(out); // the levels' new steps, past their ends
+        zarr3::test_kill_point("append-chunks");
+        if (shared) RequireUnchanged(fresh, t.array->path(), t.seen);
+        coord.Write();
+        written.stop();
+        held.keep(true); // still this append's: no other writer wrote these steps
+        ovr.Switch();    // before the base's: a kill between leaves longer levels (tolerated)
+        Switch(fresh, t, coord, *out, switched, reserved);
+    } catch (const std::exception& e) {
+        if (!switched && (lock->across_processes() || (reserved && !held.lost())))
+            RemoveUnswitchedChunks(t, *out, start, ovr.WrittenKeys());
+        // Written, then another append switched: its step may be ours.
+        if (!shared || !written.started() ||
+            !StoredStep(fresh, step, src, values, written.settle()).empty())
+            throw;
+        CPLError(CE_Warning, CPLE_AppDefined, "%s; yet this append's step is stored at index %llu",
+                 e.what(), static_cast<unsigned long long>(start));
+    }
+    held.release();
+    if (shared && switched) // else checked above
+        if (const auto not_ours = StoredStep(fresh, step, src, values, written.settle());
+            !not_ours.empty())
+            throw zarr3::Error(not_ours);
+    auto ds = Zarr3RasterDataset::Open(t.store, out, false, false, false);
+    ds->SetDescription(root.c_str());
+    return ds;
+}
+
+// The append, run again (at most kMaxAppendAttempts times) while other appends
+// switch the steps it read before it could reserve them.
 GDALDataset* AppendWith(const std::string& root, const FreshStoreFn& fresh, GDALDataset* src,
                         CSLConstList options, bool verify_stored, GDALProgressFunc progress,
                         void* progress_data) {
@@ -682,66 +771,17 @@ GDALDataset* AppendWith(const std::string& root, const FreshStoreFn& fresh, GDAL
     std::unique_ptr<Zarr3RasterDataset> ds;
     const bool ok = ErrorBoundary(root, [&] {
         if (src->GetRasterCount() == 0) throw zarr3::Error("the source has no raster bands");
-        const std::string dim = DimOf(options);
-        const std::string path = TargetPath(root, fresh(), dim, options);
-        auto store = fresh();
-        // Held across reading the length, writing and the switch: appends
-        // to this array (other processes on local stores, other threads of
-        // this process everywhere) wait for each other.
-        const auto lock = zarr3::lock_array(*store, path);
-        const Target t = OpenAppendTarget(store, path, dim);
-        CheckCompatible(t, src);
-        const auto values =
-            PlanAppendValues(Zarr3RasterDataset::Open(t.store, t.array, false, false, false).get(),
-                             src, t.array->metadata().dtype, options, t.array->describe());
-        const auto& m = t.array->metadata();
-        const uint64_t start = m.shape[0];
-        // Every check before anything is written: a refused append leaves
-        // the store as it was, without chunks past the array's end.
-        auto coord = PrepareCoordinate(t, src, options, start);
-        CheckAppendValues(src, values); // reads the source once when it converts
-        auto nm = zarr3::appended_metadata(m, 0, static_cast<uint64_t>(src->GetRasterCount()),
-                                           t.array->describe());
-        ExtendBandAttributes(nm.attributes, src, start, dim);
-        auto out = zarr3::Array::open(t.store, t.array->path(), nm);
-        ConfigureArray(*out);
-        AppendedOverviews ovr(t.store, *t.array, static_cast<uint64_t>(src->GetRasterCount()));
-        // No lock across processes (an object store): another append may
-        // write the same step; checked before each write, and after the
-        // switch success only when ours is what is stored.
-        const bool shared = verify_stored && !lock->across_processes();
-        const AppendedStep step{t.array->path(), coord.out ? t.dim : std::string(), start,
-                                static_cast<uint64_t>(src->GetRasterCount()), &coord.values};
-        bool switched = false;
-        WriteClock written;
-        try {
-            if (shared) RequireUnchanged(fresh, t.array->path(), t.seen);
-            written.start();
-            WritePixels(src, *out, start, values, progress, progress_data);
-            ovr.Write(out); // the levels' new steps, past their ends
-            zarr3::test_kill_point("append-chunks");
-            if (shared) RequireUnchanged(fresh, t.array->path(), t.seen);
-            coord.Write();
-            written.stop();
-            ovr.Switch(); // before the base's: a kill between leaves longer levels (tolerated)
-            Switch(fresh, t, coord, *out, switched);
-        } catch (const std::exception& e) {
-            if (!switched && lock->across_processes())
-                RemoveUnswitchedChunks(t, *out, start, ovr.WrittenKeys());
-            // Written, then another append switched: its step may be ours.
-            if (!shared || !written.started() ||
-                !StoredStep(fresh, step, src, values, written.settle()).empty())
-                throw;
-            CPLError(CE_Warning, CPLE_AppDefined,
-                     "%s; yet this append's step is stored at index %llu", e.what(),
-                     static_cast<unsigned long long>(start));
+        for (int attempt = 1;; ++attempt) {
+            try {
+                ds = AppendOnce(root, fresh, src, options, verify_stored, progress, progress_data);
+                break;
+            } catch (const StepMoved& e) {
+                if (attempt >= kMaxAppendAttempts)
+                    throw zarr3::Error(std::string(e.what()) + "; gave up after " +
+                                       std::to_string(kMaxAppendAttempts) + " attempts");
+                CPLDebug("Zarr3", "%s; appending again at the new end", e.what());
+            }
         }
-        if (shared && switched) // else checked above
-            if (const auto not_ours = StoredStep(fresh, step, src, values, written.settle());
-                !not_ours.empty())
-                throw zarr3::Error(not_ours);
-        ds = Zarr3RasterDataset::Open(t.store, out, false, false, false);
-        ds->SetDescription(root.c_str());
         progress(1.0, "", progress_data);
     });
     return ok ? ds.release() : nullptr;

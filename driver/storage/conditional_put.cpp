@@ -263,10 +263,11 @@ void CheckConditionsHonoured(const std::string& root) {
         it = probed.emplace(root, ignored).first;
     }
     if (!it->second.empty())
-        throw zarr3::Error(root + ": this storage ignores the condition " + it->second +
-                           " that a safe commit needs (a concurrent writer's update could be "
-                           "silently lost); refusing to write; nothing was written to the "
-                           "repository");
+        throw zarr3::ConditionsIgnored(
+            root + ": this storage ignores the condition " + it->second +
+            " that a safe commit needs (a concurrent writer's update could be "
+            "silently lost); refusing to write; nothing was written to the "
+            "repository");
 }
 
 } // namespace zarr3drv

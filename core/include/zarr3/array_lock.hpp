@@ -62,6 +62,12 @@ std::shared_ptr<Array> open_array_fresh(std::shared_ptr<Store> store, const std:
 void require_node_unchanged(Store& store, const std::string& path, const NodeSnapshot& seen,
                             const std::string& what);
 
+// Writes `array`'s metadata as its zarr.json only while the stored one is
+// still the one `seen` read: put_if on that version (a storage's If-Match).
+// Error naming the zarr.json ("changed by another writer during this <what>")
+// when it changed meanwhile, nothing written.
+void switch_metadata_if(Array& array, const NodeSnapshot& seen, const std::string& what);
+
 // Rewrites the attributes of the array at `path` under its lock, every other
 // member of zarr.json (shape, grid, codecs) as stored now, never from a copy
 // read earlier (an update-mode dataset must not undo an append made since it

@@ -48,6 +48,15 @@ class NotFound : public Error {
     using Error::Error;
 };
 
+// Thrown by put_if (and the helpers over it) when the store found that its
+// storage ignores the conditions it sends (a probe it writes before its first
+// conditional write): nothing was written. A caller with another way to write
+// (an append keeping its unconditional scheme) may take it.
+class ConditionsIgnored : public Error {
+  public:
+    using Error::Error;
+};
+
 // Identity of the stored version a value was read from: a token that
 // changes whenever the value may have changed (local files: device, inode,
 // size, mtime and ctime in ns; HTTP: ETag or Last-Modified plus size;

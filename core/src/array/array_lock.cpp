@@ -95,6 +95,20 @@ void require_node_unchanged(Store& store, const std::string& path, const NodeSna
                 "object store, must be serialized by the caller)");
 }
 
+void switch_metadata_if(Array& array, const NodeSnapshot& seen, const std::string& what) {
+    const std::string key = join_key(array.path(), "zarr.json");
+    const std::string text = to_json(array.metadata()).dump(2);
+    Store& store = array.store();
+    const auto condition =
+        seen.bytes ? Precondition::matches(seen.version, seen.bytes) : Precondition::absent();
+    if (store.put_if(key, ByteView(reinterpret_cast<const uint8_t*>(text.data()), text.size()),
+                     condition) == PutResult::Written)
+        return;
+    throw Error(store.uri() + "/" + key + ": changed by another writer during this " + what +
+                "; this " + what + " is not stored (its zarr.json was not replaced): run the " +
+                what + " again");
+}
+
 ArrayMetadata set_array_attributes(const std::shared_ptr<Store>& store, const std::string& path,
                                    const nlohmann::json& attributes) {
     const auto lock = lock_array(*store, path);

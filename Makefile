@@ -37,7 +37,7 @@ test: deps build
 	@rc=0; \
 	( cd $(BUILD_DIR) && ctest --output-on-failure -j$(JOBS) ) 2>&1 | tee $(BUILD_DIR)/ctest.log; \
 	  [ $${PIPESTATUS[0]} -eq 0 ] || rc=1; \
-	ZARR3_BUILD_DIR=$(ABS_BUILD_DIR) GDAL_DRIVER_PATH=$(ABS_BUILD_DIR) $(PYTHON) -m pytest autotest -q -p no:cacheprovider $(PYTEST_PAR) 2>&1 | tee $(BUILD_DIR)/pytest.log; \
+	ZARR3_BUILD_DIR=$(ABS_BUILD_DIR) GDAL_DRIVER_PATH=$(ABS_BUILD_DIR) $(PYTHON) -m pytest autotest -q -p no:cacheprovider --durations=25 $(PYTEST_PAR) 2>&1 | tee $(BUILD_DIR)/pytest.log; \
 	  [ $${PIPESTATUS[0]} -eq 0 ] || rc=1; \
 	ct=$$(grep -E 'tests passed, [0-9]+ tests? failed out of [0-9]+' $(BUILD_DIR)/ctest.log | tail -1); \
 	ct_total=$$(sed -nE 's/.*out of ([0-9]+).*/\1/p' <<<"$$ct"); ct_failed=$$(sed -nE 's/.*, ([0-9]+) tests? failed.*/\1/p' <<<"$$ct"); \

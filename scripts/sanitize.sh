@@ -65,6 +65,10 @@ fi
 # code the GDAL tests here already run.
 APP_TESTS=(--ignore="$ROOT/autotest/test_qgis.py" --ignore="$ROOT/autotest/test_rasterio.py"
   --ignore="$ROOT/autotest/test_rioxarray.py" --ignore="$ROOT/autotest/test_dask.py")
+# The benchmarks' smoke tests (autotest/test_bench_*.py) check that each bench script runs and
+# prints its rows, at a tiny size: the plugin code they reach is the functional tests' (run here),
+# and under ASan they cost minutes of process starts and timing loops (`make test` runs them).
+for t in "$ROOT"/autotest/test_bench_*.py; do APP_TESTS+=(--ignore="$t"); done
 
 ASAN_RT=$(gcc -print-file-name=libasan.so)
 # libstdc++ must be loaded with the runtime: python itself does not link it, and
@@ -74,7 +78,7 @@ STDCXX_RT=$(gcc -print-file-name=libstdc++.so.6)
 # instrumented, hence no container-overflow checks across them.
 LD_PRELOAD="$ASAN_RT $STDCXX_RT" \
   ASAN_OPTIONS="detect_leaks=0:detect_container_overflow=0:log_path=$LOGDIR/asan-pytest" \
-  GDAL_DRIVER_PATH="$BUILD" "$PYTHON" -m pytest "$ROOT/autotest" -q -p no:cacheprovider $PYTEST_PAR "${APP_TESTS[@]}" "$@" \
+  GDAL_DRIVER_PATH="$BUILD" "$PYTHON" -m pytest "$ROOT/autotest" -q -p no:cacheprovider --durations=25 $PYTEST_PAR "${APP_TESTS[@]}" "$@" \
   2>&1 | tee "$BUILD/pytest.log"
 [ "${PIPESTATUS[0]}" -eq 0 ] || rc=1
 

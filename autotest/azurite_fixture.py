@@ -17,7 +17,6 @@ import hmac
 import os
 import shlex
 import shutil
-import signal
 import socket
 import subprocess
 import time
@@ -28,7 +27,7 @@ import xml.etree.ElementTree as ET
 
 import pytest
 
-from moto_fixture import free_port
+from moto_fixture import free_port, stop_group
 
 ACCOUNT = "devstoreaccount1"
 # The emulator's published development key (not a secret).
@@ -119,10 +118,5 @@ def azurite():
                 time.sleep(0.2)
         yield Azurite(port)
     finally:
-        try:
-            os.killpg(proc.pid, signal.SIGTERM)
-            proc.wait(timeout=10)
-        except (ProcessLookupError, subprocess.TimeoutExpired):
-            os.killpg(proc.pid, signal.SIGKILL)
-            proc.wait(timeout=10)
+        stop_group(proc)
         log.close()

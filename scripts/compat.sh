@@ -16,8 +16,10 @@
 #                  so the two-way tests with GDAL's driver fail instead of skipping
 #   COMPAT_JOBS    build/test parallelism (default: nproc)
 #   COMPAT_INTEROP=0  do not run the zarr-python interop tests in the chroot (default 1)
-#   COMPAT_UNIT=0  build only the plugin, the tool and the pytest helpers, no unit tests (the core
-#                  does not depend on GDAL: its tests under another compiler are the sid leg's)
+#   COMPAT_UNIT=0  build only the plugin, the tool and the pytest helpers, no unit tests
+#   COMPAT_UNIT=vsi  also the store suite over GDAL's VSI (zarr3_vsi_store_tests: the unit tests
+#                  that depend on GDAL's version), not the core's (no GDAL; the host, ASan and TSan
+#                  legs run them)
 #   COMPAT_PYTEST_ARGS  extra pytest arguments (e.g. "-k conformance")
 #   COMPAT_CMAKE_ARGS   extra cmake configure arguments
 #   COMPAT_LOG_DIR      where the step logs are copied at the end (default /tmp/zarr3-compat-logs-$$)
@@ -107,7 +109,11 @@ step configure _to_log "$ROOT/tmp/configure.log" in_chroot "$ROOT" cmake -S "$RE
 grep -E 'GDAL [0-9]' "$ROOT/tmp/configure.log" >&2 || true
 if [ $built = 1 ]; then
   targets=()
-  [ "${COMPAT_UNIT:-1}" = 1 ] || targets=(--target gdal_Zarr3 zarr3 zarr3_icechunk_build)
+  case "${COMPAT_UNIT:-1}" in
+  1) ;;
+  vsi) targets=(--target gdal_Zarr3 zarr3 zarr3_icechunk_build zarr3_vsi_store_tests) ;;
+  *) targets=(--target gdal_Zarr3 zarr3 zarr3_icechunk_build) ;;
+  esac
   step build _to_log "$ROOT/tmp/build.log" in_chroot "$ROOT" cmake --build "$BUILD" -j"$JOBS" "${targets[@]}" ||
     { built=0; grep -E -m 40 'error|Error' "$ROOT/tmp/build.log" >&2; tail -n 20 "$ROOT/tmp/build.log" >&2; }
 fi
@@ -124,9 +130,11 @@ print("Zarr3:", d.GetMetadataItem("DMD_LONGNAME"), "| built-in Zarr:", gdal.GetD
 ' || status=1
 
   CHROOT_ENV=()
-  if [ "${COMPAT_UNIT:-1}" = 1 ]; then
+  if [ "${COMPAT_UNIT:-1}" = 1 ] || [ "${COMPAT_UNIT:-1}" = vsi ]; then
+    only=()
+    [ "${COMPAT_UNIT:-1}" = vsi ] && only=(-L gdal) # the tests of zarr3_vsi_store_tests
     step ctest _to_log "$ROOT/tmp/ctest.log" in_chroot "$ROOT" ctest --test-dir "$BUILD" -j"$JOBS" \
-      --output-on-failure --output-junit "$BUILD/ctest.xml" || status=1
+      "${only[@]}" --output-on-failure --output-junit "$BUILD/ctest.xml" || status=1
     tail -n 3 "$ROOT/tmp/ctest.log" >&2
   fi
 
@@ -156,7 +164,7 @@ print_step_times
 clog "summary (GDAL $(in_chroot "$ROOT" gdal-config --version 2>/dev/null), $SUITE):"
 if [ $built = 1 ]; then
   results=("pytest=$ROOT$BUILD/pytest.xml")
-  [ "${COMPAT_UNIT:-1}" = 1 ] && results=("ctest=$ROOT$BUILD/ctest.xml" "${results[@]}")
+  [ "${COMPAT_UNIT:-1}" = 0 ] || results=("ctest=$ROOT$BUILD/ctest.xml" "${results[@]}")
   /usr/bin/python3 "$HERE/compat/summarize.py" "${results[@]}" >&2 || status=1
 else
   clog "build FAILED: 0 passed, 1 failed (see build.log / configure.log in the log dir)"

@@ -69,6 +69,9 @@ APP_TESTS=(--ignore="$ROOT/autotest/test_qgis.py" --ignore="$ROOT/autotest/test_
 # prints its rows, at a tiny size: the plugin code they reach is the functional tests' (run here),
 # and under ASan they cost minutes of process starts and timing loops (`make test` runs them).
 for t in "$ROOT"/autotest/test_bench_*.py; do APP_TESTS+=(--ignore="$t"); done
+# The README's examples (autotest/test_readme.py: every command of the README, `make demo` twice,
+# about two minutes of one worker under ASan): their plugin code is the functional tests'.
+APP_TESTS+=(--ignore="$ROOT/autotest/test_readme.py")
 
 ASAN_RT=$(gcc -print-file-name=libasan.so)
 # libstdc++ must be loaded with the runtime: python itself does not link it, and

@@ -1,5 +1,9 @@
 // Overflow-checked size arithmetic and the serial executor.
 #include "zarr3/common.hpp"
+#include "zarr3/random_hex.hpp"
+
+#include <cstdio>
+#include <random>
 
 namespace zarr3 {
 
@@ -20,6 +24,17 @@ std::string shape_text(const Shape& s) {
     for (size_t i = 0; i < s.size(); ++i)
         out += (i ? "," : "") + std::to_string(s[i]);
     return out + "]";
+}
+
+std::string random_hex() {
+    std::random_device rd;
+    std::string out;
+    for (int i = 0; i < 4; ++i) {
+        char buf[9];
+        std::snprintf(buf, sizeof buf, "%08x", rd());
+        out += buf;
+    }
+    return out;
 }
 
 uint64_t checked_product(const Shape& s, const std::string& what) {

@@ -2,6 +2,7 @@
 #include "storage/conditional_put.hpp"
 
 #include "storage/vsi_store.hpp"
+#include "zarr3/random_hex.hpp"
 
 #include "cpl_conv.h"
 #include "cpl_error.h"
@@ -16,7 +17,6 @@
 #include <map>
 #include <memory>
 #include <mutex>
-#include <random>
 
 namespace zarr3drv {
 
@@ -45,17 +45,6 @@ std::optional<std::string> ValidatorOf(const zarr3::ObjectVersion& v, const char
     const size_t bar = v.token.rfind('|');
     if (bar == std::string::npos || bar <= prefix.size()) return std::nullopt;
     return v.token.substr(prefix.size(), bar - prefix.size());
-}
-
-std::string RandomHex() {
-    std::random_device rd;
-    std::string out;
-    for (int i = 0; i < 4; ++i) {
-        char buf[9];
-        std::snprintf(buf, sizeof buf, "%08x", rd());
-        out += buf;
-    }
-    return out;
 }
 
 zarr3::ByteView Text(const std::string& s) {
@@ -251,7 +240,7 @@ void CheckConditionsHonoured(const std::string& root) {
         const ConditionDialect* d = DialectOf(root);
         if (d == nullptr || !TakesConditionalPut(root))
             throw zarr3::Error(root + ": this storage takes no conditional write");
-        const std::string key = ".zarr3-condition-probe." + RandomHex();
+        const std::string key = ".zarr3-condition-probe." + zarr3::random_hex();
         std::string ignored;
         try {
             ignored = ProbeConditions(root, key, *d);

@@ -1,5 +1,6 @@
 // Reservations of appended steps on object storage (step_reservation.hpp).
 #include "zarr3/step_reservation.hpp"
+#include "zarr3/random_hex.hpp"
 
 #include "zarr3/array_lock.hpp"
 #include "zarr3/metadata.hpp"
@@ -7,7 +8,6 @@
 #include <nlohmann/json.hpp>
 
 #include <atomic>
-#include <random>
 #include <thread>
 
 namespace zarr3 {
@@ -15,17 +15,6 @@ namespace zarr3 {
 namespace {
 
 constexpr uint64_t kMaxReservationBytes = 64 * 1024;
-
-std::string random_owner() {
-    std::random_device rd;
-    std::string out;
-    for (int i = 0; i < 4; ++i) {
-        char buf[9];
-        std::snprintf(buf, sizeof buf, "%08x", rd());
-        out += buf;
-    }
-    return out;
-}
 
 std::string seconds_text(std::chrono::milliseconds d) {
     return std::to_string(static_cast<double>(d.count()) / 1000.0) + " s";
@@ -102,8 +91,8 @@ std::unique_ptr<StepReservation> StepReservation::take(std::shared_ptr<Store> st
                                                        const ReservationTiming& timing) {
     const auto caps = store->capabilities();
     if (caps.locks || !caps.conditional_put || !caps.writable) return nullptr;
-    auto r = std::make_unique<StepReservation>(store, reservation_key(node), step, timing,
-                                               random_owner());
+    auto r =
+        std::make_unique<StepReservation>(store, reservation_key(node), step, timing, random_hex());
     const auto began = std::chrono::steady_clock::now();
     ObjectVersion seen;
     auto seen_since = began;

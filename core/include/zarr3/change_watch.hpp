@@ -63,8 +63,6 @@ class ChangeWatch {
 
     // Tests: as if the kernel's queue had overflowed (every token stale).
     void simulate_overflow();
-    // Watches in place (tests of the watch limit).
-    size_t watch_count();
 
     ChangeWatch(const ChangeWatch&) = delete;
     ChangeWatch& operator=(const ChangeWatch&) = delete;

@@ -320,9 +320,4 @@ void ChangeWatch::simulate_overflow() {
     s_->bump(s_->root);
 }
 
-size_t ChangeWatch::watch_count() {
-    std::lock_guard lk(s_->mu);
-    return s_->by_wd.size();
-}
-
 } // namespace zarr3

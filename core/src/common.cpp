@@ -1,7 +1,9 @@
 // Overflow-checked size arithmetic and the serial executor.
 #include "zarr3/common.hpp"
 #include "zarr3/random_hex.hpp"
+#include "zarr3/spare_bytes.hpp"
 
+#include <algorithm>
 #include <cstdio>
 #include <random>
 
@@ -52,6 +54,51 @@ Executor serial_executor() {
         for (size_t i = 0; i < n; ++i)
             task(i);
     };
+}
+
+namespace {
+// At most this many bytes in at most kMaxSpares buffers per thread.
+constexpr size_t kMaxSpareBytes = size_t(8) << 20;
+constexpr size_t kMaxSpares = 4;
+thread_local std::vector<Bytes> t_spares;
+} // namespace
+
+Bytes take_spare_bytes(size_t n) {
+    // The smallest spare that holds n.
+    auto best = t_spares.end();
+    for (auto it = t_spares.begin(); it != t_spares.end(); ++it)
+        if (it->capacity() >= n && (best == t_spares.end() || it->capacity() < best->capacity()))
+            best = it;
+    if (best == t_spares.end()) {
+        // Room for a quarter more: the next ranges of a shard differ a little in size.
+        Bytes out;
+        out.reserve(n + n / 4);
+        out.resize(n);
+        return out;
+    }
+    Bytes out = std::move(*best);
+    t_spares.erase(best);
+    out.resize(n); // no fill where it held bytes before
+    return out;
+}
+
+void keep_spare_bytes(Bytes&& b) {
+    size_t held = 0;
+    for (const auto& s : t_spares)
+        held += s.capacity();
+    if (b.capacity() == 0 || b.capacity() > kMaxSpareBytes) return;
+    // Room is made by dropping smaller spares; a full pool of larger ones keeps them.
+    while (!t_spares.empty() &&
+           (t_spares.size() >= kMaxSpares || held + b.capacity() > kMaxSpareBytes)) {
+        auto smallest =
+            std::min_element(t_spares.begin(), t_spares.end(), [](const Bytes& x, const Bytes& y) {
+                return x.capacity() < y.capacity();
+            });
+        if (smallest->capacity() >= b.capacity()) return;
+        held -= smallest->capacity();
+        t_spares.erase(smallest);
+    }
+    t_spares.push_back(std::move(b));
 }
 
 } // namespace zarr3

@@ -5,6 +5,7 @@
 
 #include "zarr3/chunk_cache.hpp"
 #include "zarr3/limits.hpp"
+#include "zarr3/spare_bytes.hpp"
 
 #include <mutex>
 
@@ -303,7 +304,7 @@ std::optional<zarr3::ReadResult> VSIStore::read_value(const std::string& key, ui
         if (!fp) return std::nullopt;
         const uint64_t n = file_size(fp.get(), path);
         if (n > limit) zarr3::throw_too_large(path, n, limit);
-        out.emplace(static_cast<size_t>(n));
+        out.emplace(zarr3::take_spare_bytes(static_cast<size_t>(n)));
         read_exact(fp.get(), 0, out->data(), n, path);
         version = stat_version(path, fp.get());
     }
@@ -357,7 +358,7 @@ VSIStore::read_ranges(const std::string& key, const std::vector<zarr3::ByteRange
     for (size_t i = 0; i < ranges.size(); ++i) {
         const auto& r = ranges[i];
         offsets[i] = zarr3::range_start(r, n, path);
-        out[i].resize(static_cast<size_t>(zarr3::range_length(r)));
+        out[i] = zarr3::take_spare_bytes(static_cast<size_t>(zarr3::range_length(r)));
     }
     if (ranges.size() == 1) {
         read_exact(fp.get(), offsets[0], out[0].data(), out[0].size(), path);

@@ -15,16 +15,21 @@ namespace zarr3 {
 
 // The bytes of one decoded chunk, allocated without being zeroed (a decode
 // writes every byte; zeroing a fresh 256 KiB buffer first cost a fifth of a
-// pan read's time).
+// pan read's time), from slabs that the kernel may back with huge pages and
+// that a later chunk reuses (core/src/array/chunk_arena.hpp: a fresh 4 KiB
+// page per fault cost more than the decode).
 class ChunkBuffer {
   public:
-    explicit ChunkBuffer(size_t n) : data_(new uint8_t[n]), size_(n) {}
-    uint8_t* data() { return data_.get(); }
-    const uint8_t* data() const { return data_.get(); }
+    explicit ChunkBuffer(size_t n);
+    ~ChunkBuffer();
+    ChunkBuffer(const ChunkBuffer&) = delete;
+    ChunkBuffer& operator=(const ChunkBuffer&) = delete;
+    uint8_t* data() { return data_; }
+    const uint8_t* data() const { return data_; }
     size_t size() const { return size_; }
 
   private:
-    std::unique_ptr<uint8_t[]> data_;
+    uint8_t* data_;
     size_t size_;
 };
 
@@ -61,6 +66,8 @@ class ChunkCache {
     // match), without its version checked: the caller confirms the version
     // with the store (one request for no bytes) before using it.
     std::optional<Entry> peek(const std::string& key, uint64_t nbytes);
+    // Whether peek() would give an entry now (nothing copied, marked or dropped).
+    bool holds(const std::string& key, uint64_t nbytes) const;
     // Whether get() would give an entry now (without marking or counting it).
     bool has(const std::string& key, const ObjectVersion& version, uint64_t nbytes) const;
     // Keeps `data` decoded from `version` (nothing when unknown, or when one

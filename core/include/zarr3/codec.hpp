@@ -59,10 +59,16 @@ class StoreByteSource : public ByteSource {
     std::optional<std::vector<Bytes>> read_ranges(const std::vector<ByteRange>& r,
                                                   std::optional<uint64_t>& total,
                                                   ObjectVersion& version) override {
+        if (!r.empty()) note_data_request();
         return store_.get_ranges_versioned(key_, r, total, version);
     }
+    // Requests for bytes made through any StoreByteSource of this process
+    // (not the version probes, which ask for none): a read during which
+    // none was made used only what it confirmed at its start.
+    static uint64_t data_requests();
 
   private:
+    static void note_data_request();
     Store& store_;
     std::string key_;
 };
@@ -201,6 +207,13 @@ class PartialReadCodec {
     // plans a further request (the inner chunks the index places).
     virtual bool absorb_prefetched(const ByteSource& src, const PlannedRequest& request,
                                    const BatchAnswer& answer, const ChunkSpec& spec) const = 0;
+    // Whether `cache` holds every part of `region` decoded (versions not
+    // confirmed): a read of it is copies only, not worth threads.
+    virtual bool region_held(const ByteSource& src, const ChunkSpec& spec, const Region& region,
+                             ChunkCache& cache) const {
+        (void)src, (void)spec, (void)region, (void)cache;
+        return false;
+    }
 };
 
 // Array->bytes codecs of variable-length (`string`) chunks: vlen-utf8, and

@@ -98,6 +98,9 @@ class ShardingCodec : public ArrayToBytesCodec, public PartialReadCodec {
     // (as read_partial would keep it).
     bool absorb_prefetched(const ByteSource& src, const PlannedRequest& request,
                            const BatchAnswer& answer, const ChunkSpec& spec) const override;
+    // Every inner chunk `region` needs is in `cache` (sharding_read.cpp).
+    bool region_held(const ByteSource& src, const ChunkSpec& spec, const Region& region,
+                     ChunkCache& cache) const override;
     // The cache of decoded shard indexes the partial reads use, keyed by
     // ByteSource::cache_key(): the process-wide one unless set; null: no
     // caching. Set before the codec is shared between threads.

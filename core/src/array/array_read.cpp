@@ -56,10 +56,13 @@ bool Array::read_uses_cache(const Selection& sel, const std::vector<ChunkTask>& 
 }
 
 bool Array::all_held(const std::vector<ChunkTask>& tasks) const {
-    if (meta_.codecs.supports_partial_read()) return false; // inner chunks: decode_tasks
+    const PartialReadCodec* partial = meta_.codecs.partial_reader();
     for (const ChunkTask& t : tasks) {
         const StoreByteSource src(*store_, chunk_key(t.idx));
-        if (!cached_chunk_held(*opt_.chunk_cache, src, meta_.chunk_spec(t.idx))) return false;
+        const ChunkSpec spec = meta_.chunk_spec(t.idx);
+        const bool held = partial ? partial->region_held(src, spec, t.region, *opt_.chunk_cache)
+                                  : cached_chunk_held(*opt_.chunk_cache, src, spec);
+        if (!held) return false;
     }
     return true;
 }
@@ -116,6 +119,7 @@ void Array::read(const Selection& sel, void* out, const std::vector<int64_t>& ou
         }
     };
     const size_t in_flight = store_->max_in_flight();
+    const uint64_t requests_before = StoreByteSource::data_requests();
     try {
         if (in_flight > 1 && tasks.size() > 1) {
             // A network store: many requests in flight, decoding meanwhile.
@@ -142,7 +146,11 @@ void Array::read(const Selection& sel, void* out, const std::vector<int64_t>& ou
         check_unchanged(); // a chunk of another layout: say the array changed
         throw;
     }
-    pass.reset(); // the layout check sees what changed during the read
+    // The layout check sees what changed during the read, unless no byte was
+    // read from the store meanwhile: every chunk came from the cache as
+    // confirmed at the read's start, and the layout is checked as of then too
+    // (one poll of the change events per repeated window, not two).
+    if (StoreByteSource::data_requests() != requests_before) pass.reset();
     // After the chunks: a compaction or a shrink since the open is an
     // error, never the fill value or chunks of another grid. A read that
     // found a chunk absent asks for zarr.json as stored now (one request on

@@ -2,6 +2,8 @@
 // and by this process's write epochs (chunk_cache.hpp).
 #include "zarr3/chunk_cache.hpp"
 
+#include "array/chunk_arena.hpp"
+
 #include <array>
 #include <functional>
 
@@ -29,6 +31,11 @@ std::atomic<uint64_t>& slot_of(std::string_view key) {
 
 } // namespace
 
+ChunkBuffer::ChunkBuffer(size_t n) : data_(chunk_arena::allocate(n)), size_(n) {}
+ChunkBuffer::~ChunkBuffer() {
+    chunk_arena::release(data_, size_);
+}
+
 uint64_t ChunkCache::write_epoch(std::string_view key) {
     return slot_of(key).load(std::memory_order_acquire);
 }
@@ -37,8 +44,8 @@ void ChunkCache::note_write(std::string_view key) {
     slot_of(key).fetch_add(1, std::memory_order_acq_rel);
 }
 
-std::shared_ptr<const ChunkBuffer> ChunkCache::get(const std::string& key, const ObjectVersion& version,
-                                             uint64_t nbytes) {
+std::shared_ptr<const ChunkBuffer> ChunkCache::get(const std::string& key,
+                                                   const ObjectVersion& version, uint64_t nbytes) {
     if (!version.known()) return nullptr;
     const uint64_t epoch = write_epoch(key);
     std::lock_guard lk(mu_);
@@ -62,6 +69,14 @@ bool ChunkCache::has(const std::string& key, const ObjectVersion& version, uint6
     if (it == map_.end()) return false;
     const Entry& e = it->second->entry;
     return e.version == version && e.epoch == epoch && e.data->size() == nbytes;
+}
+
+bool ChunkCache::holds(const std::string& key, uint64_t nbytes) const {
+    const uint64_t epoch = write_epoch(key);
+    std::lock_guard lk(mu_);
+    const auto it = map_.find(key);
+    return it != map_.end() && it->second->entry.epoch == epoch &&
+           it->second->entry.data->size() == nbytes;
 }
 
 std::optional<ChunkCache::Entry> ChunkCache::peek(const std::string& key, uint64_t nbytes) {

@@ -2,12 +2,13 @@
 #include "codecs/cached_read.hpp"
 
 #include "store/chunk_bounds.hpp"
+#include "zarr3/spare_bytes.hpp"
 
 namespace zarr3 {
 
 bool cached_chunk_held(ChunkCache& cache, const ByteSource& src, const ChunkSpec& spec) {
     const std::string key = src.cache_key();
-    return !key.empty() && cache.peek(key, spec.num_bytes()).has_value();
+    return !key.empty() && cache.holds(key, spec.num_bytes());
 }
 
 std::string inner_cache_key(const std::string& shard_key, uint64_t lin) {
@@ -42,6 +43,7 @@ bool read_region_cached(const CodecChain& codecs, ChunkCache& cache, ByteSource&
     auto decoded = std::make_shared<ChunkBuffer>(n);
     try {
         codecs.decode(*data, spec, decoded->data());
+        keep_spare_bytes(std::move(*data));
     } catch (const FormatError& e) {
         throw FormatError(src.describe() + ": " + e.what());
     }

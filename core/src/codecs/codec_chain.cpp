@@ -7,8 +7,10 @@
 
 #include "zarr3/chunk_grid.hpp"
 #include "zarr3/limits.hpp"
+#include "zarr3/spare_bytes.hpp"
 
 #include <algorithm>
+#include <atomic>
 #include <cstring>
 
 namespace zarr3 {
@@ -29,7 +31,20 @@ std::string StoreByteSource::describe() const {
     return store_.uri() + "/" + key_;
 }
 
+namespace {
+std::atomic<uint64_t> g_data_requests{0};
+} // namespace
+
+uint64_t StoreByteSource::data_requests() {
+    return g_data_requests.load(std::memory_order_acquire);
+}
+
+void StoreByteSource::note_data_request() {
+    g_data_requests.fetch_add(1, std::memory_order_acq_rel);
+}
+
 std::optional<Bytes> StoreByteSource::read_all(uint64_t limit, ObjectVersion& version) {
+    note_data_request();
     auto v = store_.get_bounded_versioned(key_, std::min(limit, kMaxChunkBytes), version);
     if (v && v->size() > limit) throw_too_large(describe(), v->size(), limit);
     return v;
@@ -347,6 +362,7 @@ bool CodecChain::read_region(ByteSource& src, const ChunkSpec& spec, const Regio
     try {
         if (whole && is_c_contiguous(out, region.count, elem)) {
             decode(*data, spec, out.data);
+            keep_spare_bytes(std::move(*data));
             return true;
         }
         // Scratch chunk reused per thread: a fresh zero-filled buffer per
@@ -370,6 +386,7 @@ bool CodecChain::read_region(ByteSource& src, const ChunkSpec& spec, const Regio
         } busy{scratch_busy, use_scratch};
         if (use_scratch) scratch_busy = true;
         decode(*data, spec, tmp.data());
+        keep_spare_bytes(std::move(*data));
         copy_region_out(tmp.data(), spec.shape, elem, region, out);
     } catch (const FormatError& e) {
         throw FormatError(src.describe() + ": " + e.what());

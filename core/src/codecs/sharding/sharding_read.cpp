@@ -5,6 +5,7 @@
 #include "grid/selection.hpp"
 #include "store/chunk_bounds.hpp"
 #include "zarr3/limits.hpp"
+#include "zarr3/spare_bytes.hpp"
 
 #include <algorithm>
 #include <numeric>
@@ -412,6 +413,8 @@ struct ShardingCodec::PartialRead {
             data[f.wanted_task[w]] = ByteView(fetched[r]).subspan(off, f.wanted[w].nbytes);
         }
         decode_tasks(codec.inner_, prep->inner_spec, cps, tasks, data, out, opt, what, &held);
+        for (Bytes& b : fetched)
+            keep_spare_bytes(std::move(b));
         return Attempt::Done;
     }
 
@@ -480,6 +483,22 @@ struct ShardingCodec::PartialRead {
         }
     }
 };
+
+bool ShardingCodec::region_held(const ByteSource& src, const ChunkSpec& spec, const Region& region,
+                                ChunkCache& cache) const {
+    const std::string key = src.cache_key();
+    if (key.empty()) return false;
+    const std::string what = src.describe();
+    const auto prep = prepare(spec, what);
+    bool all = false;
+    const auto tasks =
+        detail::plan_inner_reads(prep->chunks_per_shard, inner_shape_, spec.shape, region,
+                                 c_strides(region.count, spec.dtype.size), &all, what);
+    const uint64_t n = prep->inner_spec.num_bytes();
+    for (const auto& t : tasks)
+        if (!cache.holds(inner_cache_key(key, t.lin), n)) return false;
+    return true;
+}
 
 bool ShardingCodec::read_partial(ByteSource& src, const ChunkSpec& spec, const Region& region,
                                  const StridedView& out, const ReadOptions& opt) const {

@@ -137,7 +137,7 @@ void Array::read(const Selection& sel, void* out, const std::vector<int64_t>& ou
             read_ahead(*store_, plan);
         } else {
             // Chunks all held decoded are only copied out: no threads.
-            const bool copies = cached && all_held(tasks);
+            const bool copies = cached && opt.executor && all_held(tasks);
             run_tasks(copies ? Executor{} : opt.executor, tasks.size(),
                       [&](size_t i) { decode(i, nullptr); });
         }

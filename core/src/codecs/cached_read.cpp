@@ -2,6 +2,7 @@
 #include "codecs/cached_read.hpp"
 
 #include "store/chunk_bounds.hpp"
+#include "zarr3/limits.hpp"
 #include "zarr3/spare_bytes.hpp"
 
 namespace zarr3 {
@@ -16,8 +17,8 @@ std::string inner_cache_key(const std::string& shard_key, uint64_t lin) {
 }
 
 bool read_region_cached(const CodecChain& codecs, ChunkCache& cache, ByteSource& src,
-                        const ChunkSpec& spec, const Region& region, const StridedView& out) {
-    const std::string key = src.cache_key();
+                        const std::string& key, const ChunkSpec& spec, const Region& region,
+                        const StridedView& out) {
     const uint64_t n = spec.num_bytes();
     const size_t elem = spec.dtype.size;
     // Taken before anything is read: a write meanwhile makes the entry stale.
@@ -37,6 +38,7 @@ bool read_region_cached(const CodecChain& codecs, ChunkCache& cache, ByteSource&
         cache.invalidate(key);
     }
     cache.count_miss();
+    check_decoded_chunk_size(n, spec.shape, src.describe());
     ObjectVersion version;
     auto data = read_stored_chunk(src, max_stored_chunk_bytes(codecs, spec), spec, version);
     if (!data) return false;

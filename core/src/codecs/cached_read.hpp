@@ -14,9 +14,12 @@ bool cached_chunk_held(ChunkCache& cache, const ByteSource& src, const ChunkSpec
 // CodecChain::read_region of a whole-chunk chain through `cache`: a held
 // chunk is used once one request for no bytes (a stat on files, one byte over
 // HTTP) confirms its version; otherwise the chunk is read, decoded whole,
-// kept when its version is known, and copied out. False when absent.
+// kept when its version is known, and copied out (a chunk above the
+// decoded-chunk cap is refused before it is read). False when absent. `key`
+// is src.cache_key(), not empty.
 bool read_region_cached(const CodecChain& codecs, ChunkCache& cache, ByteSource& src,
-                        const ChunkSpec& spec, const Region& region, const StridedView& out);
+                        const std::string& key, const ChunkSpec& spec, const Region& region,
+                        const StridedView& out);
 
 // The cache key of inner chunk `lin` of the shard keyed `shard_key`.
 std::string inner_cache_key(const std::string& shard_key, uint64_t lin);

@@ -346,11 +346,14 @@ bool CodecChain::read_region(ByteSource& src, const ChunkSpec& spec, const Regio
                              const StridedView& out, const ReadOptions& opt) const {
     if (const PartialReadCodec* p = partial_reader())
         return p->read_partial(src, spec, region, out, opt);
+    if (opt.chunk_cache) {
+        const std::string key = src.cache_key();
+        if (!key.empty())
+            return read_region_cached(*this, *opt.chunk_cache, src, key, spec, region, out);
+    }
     // The whole chunk is decoded (once, into `out` or one scratch buffer):
     // refuse one above the cap before reading or allocating anything.
     check_decoded_chunk_size(spec.num_bytes(), spec.shape, src.describe());
-    if (opt.chunk_cache && !src.cache_key().empty())
-        return read_region_cached(*this, *opt.chunk_cache, src, spec, region, out);
     ObjectVersion ignored;
     auto data = read_stored_chunk(src, max_stored_chunk_bytes(*this, spec), spec, ignored);
     if (!data) return false;

@@ -115,47 +115,58 @@ TEST(ChunkArena, ThreadsTakingAndGivingAtOnceKeepEveryBufferTheirOwn) {
     EXPECT_EQ(chunk_arena::stats().slabs, before.slabs);
 }
 
+// The spares are per thread: each case runs on a thread of its own (this one's may hold
+// what earlier tests read).
+template <class Fn> void on_fresh_thread(Fn fn) {
+    std::thread t(fn);
+    t.join();
+}
+
 TEST(SpareBytes, AGivenBackBufferIsTheNextOneOfItsSizeOrSmaller) {
-    Bytes a = take_spare_bytes(300 << 10);
-    ASSERT_EQ(a.size(), size_t(300) << 10);
-    const uint8_t* where = a.data();
-    keep_spare_bytes(std::move(a));
-    Bytes b = take_spare_bytes(250 << 10);
-    EXPECT_EQ(b.data(), where) << "a smaller request reuses the spare";
-    EXPECT_EQ(b.size(), size_t(250) << 10);
-    keep_spare_bytes(std::move(b));
-    Bytes c = take_spare_bytes(360 << 10); // within the quarter more reserved
-    EXPECT_EQ(c.data(), where);
-    Bytes d = take_spare_bytes(2 << 20); // larger than any spare: a fresh one
-    EXPECT_NE(d.data(), where);
-    EXPECT_EQ(d.size(), size_t(2) << 20);
+    on_fresh_thread([] {
+        Bytes a = take_spare_bytes(300 << 10);
+        ASSERT_EQ(a.size(), size_t(300) << 10);
+        const uint8_t* where = a.data();
+        keep_spare_bytes(std::move(a));
+        Bytes b = take_spare_bytes(250 << 10);
+        EXPECT_EQ(b.data(), where) << "a smaller request reuses the spare";
+        EXPECT_EQ(b.size(), size_t(250) << 10);
+        keep_spare_bytes(std::move(b));
+        Bytes c = take_spare_bytes(360 << 10); // within the quarter more reserved
+        EXPECT_EQ(c.data(), where);
+        Bytes d = take_spare_bytes(2 << 20); // larger than any spare: a fresh one
+        EXPECT_NE(d.data(), where);
+        EXPECT_EQ(d.size(), size_t(2) << 20);
+    });
 }
 
 TEST(SpareBytes, AtMostFourAndEightMiBAreKept) {
-    std::vector<const uint8_t*> given;
-    for (int i = 0; i < 6; ++i) {
-        Bytes b = take_spare_bytes(size_t(1 + i) << 20);
-        given.push_back(b.data());
-        keep_spare_bytes(std::move(b));
-        // Taken again at once: kept buffers are reused, not piled up.
-    }
-    std::vector<Bytes> taken;
-    for (int i = 0; i < 6; ++i)
-        taken.push_back(take_spare_bytes(1));
-    size_t reused = 0, held = 0;
-    for (const auto& b : taken)
-        if (std::find(given.begin(), given.end(), b.data()) != given.end()) {
-            ++reused;
-            held += b.capacity();
+    on_fresh_thread([] {
+        std::vector<const uint8_t*> given;
+        for (int i = 0; i < 6; ++i) {
+            Bytes b = take_spare_bytes(size_t(1 + i) << 20);
+            given.push_back(b.data());
+            keep_spare_bytes(std::move(b));
+            // Taken again at once: kept buffers are reused, not piled up.
         }
-    EXPECT_LE(reused, 4u);
-    EXPECT_LE(held, size_t(8) << 20);
-    EXPECT_GE(reused, 1u);
-    Bytes huge = take_spare_bytes(9 << 20);
-    const uint8_t* h = huge.data();
-    keep_spare_bytes(std::move(huge)); // above 8 MiB: not kept, still the caller's
-    EXPECT_EQ(huge.data(), h);
-    EXPECT_NE(take_spare_bytes(9 << 20).data(), h);
+        std::vector<Bytes> taken;
+        for (int i = 0; i < 6; ++i)
+            taken.push_back(take_spare_bytes(1));
+        size_t reused = 0, held = 0;
+        for (const auto& b : taken)
+            if (std::find(given.begin(), given.end(), b.data()) != given.end()) {
+                ++reused;
+                held += b.capacity();
+            }
+        EXPECT_LE(reused, 4u);
+        EXPECT_LE(held, size_t(8) << 20);
+        EXPECT_GE(reused, 1u);
+        Bytes huge = take_spare_bytes(9 << 20);
+        const uint8_t* h = huge.data();
+        keep_spare_bytes(std::move(huge)); // above 8 MiB: not kept, still the caller's
+        EXPECT_EQ(huge.data(), h);
+        EXPECT_NE(take_spare_bytes(9 << 20).data(), h);
+    });
 }
 
 } // namespace ut_array_test_chunk_arena

@@ -11,7 +11,8 @@ while a user pans, and the same window read again; the plugin against GDAL's own
   pan.py --report PLUGIN.json PEER.json RESULTS.md    prints the table (ratio GDAL / plugin) and
                                                       replaces the section "Pan and zoom"
 Each measure is a fresh process (cold caches at open), median of --reps; threads: 1 and ALL_CPUS
-(GDAL_NUM_THREADS). --size and --windows shrink the run (a quick check).
+(GDAL_NUM_THREADS). --size and --windows shrink the run (a quick check). Each driver is also asked
+for the same window again after another process replaced the chunk under it (stale or not).
 """
 import argparse
 import json
@@ -70,6 +71,45 @@ print(json.dumps({"window_ms": (t1 - t0) * 1000 / windows, "again_ms": (t3 - t2)
 """
 
 
+# Whether the same window read again, after another process replaced the chunk under it (a
+# rewrite as any writer makes it: a new file renamed over the old), gives the new values
+# (exact) or the ones read before (stale). On a copy of the regular store.
+STALE = r"""
+import json, os, shutil, subprocess, sys
+from osgeo import gdal
+src, work, driver = sys.argv[1], sys.argv[2], sys.argv[3]
+gdal.UseExceptions()
+path = os.path.join(work, "stale.zarr")
+shutil.copytree(src, path)
+open_ = lambda: gdal.OpenEx(path, gdal.OF_RASTER, allowed_drivers=[driver])
+ds = open_()
+band = ds.GetRasterBand(1)
+before = band.ReadRaster(0, 0, 300, 300)
+band.ReadRaster(0, 0, 300, 300)
+name = [n for n in os.listdir(path) if os.path.isdir(os.path.join(path, n))][0]
+chunks = os.path.join(path, name, "c")
+new = os.path.join(chunks, "0", "0.new")
+shutil.copyfile(os.path.join(chunks, "1", "1"), new)
+subprocess.run([sys.executable, "-c", "import os, sys; os.replace(sys.argv[1], sys.argv[2])",
+                new, os.path.join(chunks, "0", "0")], check=True)
+again = band.ReadRaster(0, 0, 300, 300)
+ds2 = open_()  # kept in a variable: GDAL's Python bands do not hold their dataset
+fresh = ds2.GetRasterBand(1).ReadRaster(0, 0, 300, 300)
+assert fresh != before, "the replaced chunk holds other values"
+print(json.dumps({"stale": again != fresh}))
+"""
+
+
+def stale_check(a):
+    """{"stale": bool} for a.driver (see STALE), or {"error": ...}."""
+    with tempfile.TemporaryDirectory(prefix="zarr3-pan-stale-") as tmp:
+        p = subprocess.run([sys.executable, "-c", STALE, os.path.join(a.work, "regular.zarr"), tmp,
+                            a.driver], env=env_for(a, "1"), capture_output=True, text=True)
+    if p.returncode:
+        return {"error": p.stderr.strip()[-300:]}
+    return json.loads(p.stdout.strip().splitlines()[-1])
+
+
 def env_for(a, threads):
     env = dict(os.environ, GDAL_NUM_THREADS=threads)
     if a.plugin_dir:
@@ -115,6 +155,7 @@ def bench(a):
                 res["rows"][key] = measure(a, layout, threads)
             except Exception as e:  # the section says why
                 res["rows"][key] = {"error": str(e)[:300]}
+    res["stale"] = stale_check(a)
     return res
 
 
@@ -142,7 +183,25 @@ def section(plugin, peer):
             ratio = f"{g / r[what]:.2f}" if g and r[what] > 0 else ""
             gtxt = f"{g:.3f}" if g else ("(failed)" if "error" in p else "")
             lines.append(f"| {layout}, {label} | {threads} | {r[what]:.3f} | {gtxt} | {ratio} |")
+    lines.append("")
+    lines += stale_lines(plugin, peer)
     return lines + [""]
+
+
+def stale_lines(plugin, peer):
+    """What each driver gave for the same window read again after another process replaced
+    the chunk under it (STALE)."""
+    def said(res):
+        st = (res or {}).get("stale")
+        if st is None:
+            return "not run"
+        if "error" in st:
+            return f"failed: {st['error'][:80]}"
+        return "the values read before (stale)" if st["stale"] else "the new values"
+    return [f"The same window read again after another process replaced the chunk under it (a new file "
+            f"renamed over the old, as writers do): the plugin gives {said(plugin)}; GDAL "
+            f"{(peer or {}).get('gdal', '')}'s own driver gives {said(peer)}. The plugin confirms each "
+            "read with one poll of its inotify events (one system call)."]
 
 
 def main():

@@ -8,10 +8,16 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <csignal>
 #include <memory>
 #include <set>
 #include <thread>
 #include <vector>
+
+#include <sys/wait.h>
+#include <unistd.h>
 
 // One namespace per test file: the suite is unity-built (file-local helpers may share names).
 namespace ut_array_test_chunk_arena {
@@ -113,6 +119,36 @@ TEST(ChunkArena, ThreadsTakingAndGivingAtOnceKeepEveryBufferTheirOwn) {
         th.join();
     EXPECT_EQ(chunk_arena::stats().mapped, before.mapped);
     EXPECT_EQ(chunk_arena::stats().slabs, before.slabs);
+}
+
+TEST(ChunkArena, AForkWhileAnotherThreadAllocatesLeavesTheChildAbleToAllocate) {
+    std::atomic<bool> stop{false};
+    std::thread busy([&] {
+        while (!stop)
+            ChunkBuffer b(128 << 10);
+    });
+    bool ok = true;
+    for (int i = 0; i < 20 && ok; ++i) {
+        const pid_t pid = ::fork();
+        if (pid == 0) {
+            ChunkBuffer b(128 << 10); // would wait forever on a lock held at the fork
+            b.data()[0] = 1;
+            ::_exit(0);
+        }
+        int status = 0;
+        // Bounded: a child stuck on the lock is killed and the test fails.
+        for (int t = 0; t < 500 && ::waitpid(pid, &status, WNOHANG) == 0; ++t)
+            std::this_thread::sleep_for(std::chrono::milliseconds(10));
+        if (::waitpid(pid, &status, WNOHANG) == 0) {
+            ::kill(pid, SIGKILL);
+            ::waitpid(pid, &status, 0);
+            ok = false;
+        }
+        ok = ok && WIFEXITED(status) && WEXITSTATUS(status) == 0;
+    }
+    stop = true;
+    busy.join();
+    EXPECT_TRUE(ok);
 }
 
 // The spares are per thread: each case runs on a thread of its own (this one's may hold

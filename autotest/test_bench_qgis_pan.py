@@ -27,13 +27,20 @@ def test_extents_stay_inside_and_overlap():
         assert sorted({round(d / boxes[0][2], 2) for _, _, d in boxes}) == [0.5, 1.0, 2.0]
 
 
-def test_small_pan_renders_through_the_plugin(tmp_path, monkeypatch):
+@pytest.fixture(scope="module")
+def work(tmp_path_factory):
+    """A 256x256 regular store and its GeoTIFF copy (--prepare)."""
     if not qgis_importable():
         pytest.skip("qgis.core is not importable by /usr/bin/python3")
-    work, out = tmp_path / "w", tmp_path / "plugin.json"
-    p = subprocess.run([PYTHON, str(SCRIPT), "--prepare", "--work", str(work), "--plugin-dir", BUILD,
+    w = tmp_path_factory.mktemp("qgis-pan") / "w"
+    p = subprocess.run([PYTHON, str(SCRIPT), "--prepare", "--work", str(w), "--plugin-dir", BUILD,
                         "--size", "256"], capture_output=True, text=True, timeout=120)
     assert p.returncode == 0, p.stdout + p.stderr
+    return w
+
+
+def test_small_pan_renders_through_the_plugin(work, tmp_path, monkeypatch):
+    out = tmp_path / "plugin.json"
     p = subprocess.run([PYTHON, str(SCRIPT), "--work", str(work), "--driver", "Zarr3", "--plugin-dir",
                         BUILD, "--reps", "1", "--json", str(out)], capture_output=True, text=True,
                        timeout=120)
@@ -41,6 +48,7 @@ def test_small_pan_renders_through_the_plugin(tmp_path, monkeypatch):
     res = json.loads(out.read_text())
     assert (res["driver"], res["frames"], res["size"], res["image"]) == ("Zarr3", 40, 256, 38)
     assert res["frame_ms"] > 0 and res["mean_gray"] > 0
+    assert res["control"]["frame_ms"] > 0 and abs(res["control"]["mean_gray"] - res["mean_gray"]) < 0.5
     md = tmp_path / "RESULTS.md"
     md.write_text("# R\n\n## QGIS pan\n\nOLDROWS\n\n## Absolute times\n\ny\n")
     monkeypatch.setattr(sys, "argv", ["qgis_pan.py", "--report", str(out), str(tmp_path / "no.json"),
@@ -51,12 +59,7 @@ def test_small_pan_renders_through_the_plugin(tmp_path, monkeypatch):
     assert "| plugin (host) | " + res["qgis"] in text and "(not run)" in text
 
 
-def test_wrong_driver_fails_loudly(tmp_path):
-    if not qgis_importable():
-        pytest.skip("qgis.core is not importable by /usr/bin/python3")
-    work = tmp_path / "w"
-    subprocess.run([PYTHON, str(SCRIPT), "--prepare", "--work", str(work), "--plugin-dir", BUILD,
-                    "--size", "256"], check=True, capture_output=True, timeout=120)
+def test_wrong_driver_fails_loudly(work):
     p = subprocess.run([PYTHON, str(SCRIPT), "--work", str(work), "--driver", "Zarr", "--plugin-dir",
                         BUILD, "--reps", "1"], capture_output=True, text=True, timeout=120)
     assert p.returncode == 1 and "opened by the driver Zarr3, not Zarr" in p.stdout
@@ -68,4 +71,10 @@ def test_section_says_the_qgis_versions_differ():
     peer = dict(side, qgis="3.44.15", gdal="3.13.3", driver="Zarr", frame_ms=50.0, runs_ms=[50.0])
     text = "\n".join(qgis_pan.section(side, peer))
     assert "**2.50**" in text and "different QGIS versions" in text and "1200x1200" in text
+    assert "Control" not in text
+    side["control"] = {"frame_ms": 10.0, "runs_ms": [10.0], "mean_gray": 127.0}
+    peer["control"] = {"frame_ms": 20.0, "runs_ms": [20.0], "mean_gray": 127.0}
+    text = "\n".join(qgis_pan.section(side, peer))
+    assert "sid / host = 2.00" in text and "divided by it is 1.25" in text
+    assert "| GeoTIFF copy, sid chroot (control) | 3.44.15 | 3.13.3 | GTiff | 20.0 |" in text
     assert "(failed: boom)" in "\n".join(qgis_pan.section(side, {"error": "boom", "load": "1"}))

@@ -24,6 +24,8 @@
 #                    of the pan rows opened as a layer in headless QGIS, 40 overlapping extents
 #                    rendered (ms per frame); with BENCH_SID_CHROOT (python3-qgis installed there)
 #                    the same pan by sid's QGIS on GDAL 3.13's own Zarr driver and the ratio;
+#                    both sides also pan a GeoTIFF copy (the control: how much the QGIS and GDAL
+#                    versions alone differ);
 #                    replaces the section "QGIS pan" of bench/RESULTS.md. Skipped without
 #                    python3-qgis on the host. BENCH_QGIS_PAN_ARGS="--size 512" shrinks it
 #   --virtualize-only: only `zarr3 virtualize` of 100 daily NetCDF-4 files (per file, per chunk
@@ -193,7 +195,7 @@ qgis_pan_rows() {
       --json "$DATA/qgis-pan.json" || echo "== QGIS pan FAILED" >&2
   if [ -n "${BENCH_SID_CHROOT:-}" ]; then
     local R=$BENCH_SID_CHROOT peer=/tmp/zarr3-bench-qgis-pan-$$
-    mkdir -p "$R$peer" && cp -r "$w/regular.zarr" "$R$peer/"
+    mkdir -p "$R$peer" && cp -r "$w/regular.zarr" "$w/regular.tif" "$R$peer/"
     # shellcheck disable=SC2016
     unshare --mount --propagation private bash -c 'source "$1/scripts/compat/chroot_lib.sh" &&
       chroot_mount "$2" && { mountpoint -q "$2$1" || bind_same "$2" "$1" ro; } &&

@@ -219,7 +219,7 @@ def control_text(plugin, peer):
         return ""
     z = peer["frame_ms"] / plugin["frame_ms"]
     c = peer["control"]["frame_ms"] / plugin["control"]["frame_ms"]
-    return (f" Control: the same pan over a GeoTIFF copy of the array (256x256 tiles, zstd; GDAL's "
+    return (f" Control: the same pan over a GeoTIFF copy of the array (tiles as the chunks, zstd; GDAL's "
             f"GTiff driver on both sides, each repetition right after the Zarr one) gives sid / host "
             f"= {c:.2f}: that part of the gap comes from the QGIS and GDAL versions around the "
             f"driver, not from the Zarr driver; the Zarr ratio divided by it is {z / c:.2f}.")

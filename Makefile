@@ -11,7 +11,7 @@ ABS_BUILD_DIR = $(abspath $(BUILD_DIR))
 PYTEST_JOBS ?= 2
 PYTEST_PAR = $(shell [ "$(PYTEST_JOBS)" -gt 1 ] 2>/dev/null && $(PYTHON) -c 'import xdist' 2>/dev/null && echo "-n $(PYTEST_JOBS) --dist loadgroup")
 
-.PHONY: all deps deps-packages deps-demo configure configure-demo build test ctest pytest demo install package test-package sample test-compat test-compat-sid test-interop test-sanitize test-tsan fuzz bench bench-icechunk bench-append bench-pan bench-virtualize bench-writers clean
+.PHONY: all deps deps-packages deps-demo configure configure-demo build test ctest pytest demo install package test-package sample test-compat test-compat-sid test-interop test-sanitize test-tsan fuzz bench bench-icechunk bench-append bench-pan bench-qgis-pan bench-virtualize bench-writers clean
 
 all: build
 
@@ -117,6 +117,10 @@ bench-append:
 # Only the pan rows (issue 44; GDAL 3.13's own driver beside it with BENCH_SID_CHROOT; see scripts/bench.sh).
 bench-pan:
 	bash scripts/bench.sh --pan-only
+
+# Only the scripted QGIS pan (issue 44; python3-qgis; GDAL 3.13's driver in sid's QGIS with BENCH_SID_CHROOT).
+bench-qgis-pan:
+	bash scripts/bench.sh --qgis-pan-only
 
 # Only zarr3 virtualize of 100 daily NetCDF-4 files and the virtual array's full read against GDAL's netCDF driver (issue 42).
 bench-virtualize:

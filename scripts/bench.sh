@@ -5,7 +5,7 @@
 # targets and writes bench/RESULTS.md.
 #
 # usage: scripts/bench.sh [--icechunk-only | --append-only | --groups-only | --pan-only | --virtualize-only |
-#                          --writers-only]
+#                          --writers-only | --qgis-pan-only]
 #   --icechunk-only: only the Icechunk rows (bench/icechunk_e2e.py), replacing only the section
 #                    "Icechunk" of bench/RESULTS.md
 #   --append-only:   only the daily appends into a plain store and an Icechunk repository and their
@@ -20,6 +20,14 @@
 #                    GDAL 3.13's own Zarr driver there and the ratio; replaces the section
 #                    "Pan and zoom" of bench/RESULTS.md. BENCH_PAN_ARGS (e.g. "--size 512
 #                    --windows 20 --again 5") shrinks it for a quick check
+#   --qgis-pan-only: only the scripted QGIS pan (bench/qgis_pan.py, issue 44): the regular store
+#                    of the pan rows opened as a layer in headless QGIS, 40 overlapping extents
+#                    rendered (ms per frame); with BENCH_SID_CHROOT (python3-qgis installed there)
+#                    the same pan by sid's QGIS on GDAL 3.13's own Zarr driver and the ratio;
+#                    both sides also pan a GeoTIFF copy (the control: how much the QGIS and GDAL
+#                    versions alone differ);
+#                    replaces the section "QGIS pan" of bench/RESULTS.md. Skipped without
+#                    python3-qgis on the host. BENCH_QGIS_PAN_ARGS="--size 512" shrinks it
 #   --virtualize-only: only `zarr3 virtualize` of 100 daily NetCDF-4 files (per file, per chunk
 #                    reference) and the full read of the virtual array against GDAL's netCDF driver
 #                    on the same files, as ratios (bench/virtualize.py, issue 42), replacing only the
@@ -60,6 +68,7 @@ ONLY_GROUPS=0
 ONLY_PAN=0
 ONLY_VIRT=0
 ONLY_WRITERS=0
+ONLY_QGIS_PAN=0
 case "${1:-}" in
   --icechunk-only) ONLY_ICE=1 ;;
   --append-only) ONLY_APPEND=1 ;;
@@ -67,15 +76,17 @@ case "${1:-}" in
   --pan-only) ONLY_PAN=1 ;;
   --virtualize-only) ONLY_VIRT=1 ;;
   --writers-only) ONLY_WRITERS=1 ;;
+  --qgis-pan-only) ONLY_QGIS_PAN=1 ;;
   "") ;;
   *) echo "usage: $0 [--icechunk-only | --append-only | --groups-only | --pan-only | --virtualize-only |" \
-    "--writers-only]" >&2
+    "--writers-only | --qgis-pan-only]" >&2
      exit 2 ;;
 esac
 
 cmake -S "$REPO" -B "$BUILD" -DZARR3_BUILD_BENCH=ON \
   -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
-if [ "$ONLY_ICE" = 1 ] || [ "$ONLY_GROUPS" = 1 ] || [ "$ONLY_PAN" = 1 ] || [ "$ONLY_WRITERS" = 1 ]; then
+if [ "$ONLY_ICE" = 1 ] || [ "$ONLY_GROUPS" = 1 ] || [ "$ONLY_PAN" = 1 ] || [ "$ONLY_WRITERS" = 1 ] ||
+  [ "$ONLY_QGIS_PAN" = 1 ]; then
   cmake --build "$BUILD" -j"$JOBS" --target gdal_Zarr3
 elif [ "$ONLY_APPEND" = 1 ] || [ "$ONLY_VIRT" = 1 ]; then
   cmake --build "$BUILD" -j"$JOBS" --target gdal_Zarr3 zarr3
@@ -167,6 +178,42 @@ pan_rows() {
   fi
   $PY "$REPO/bench/pan.py" --report "$DATA/pan.json" "$DATA/pan-peer.json" "$REPO/bench/RESULTS.md"
 }
+
+# qgis_pan_rows: the scripted QGIS pan over the regular store of the pan rows (bench/qgis_pan.py),
+# the plugin in the host's QGIS and, with BENCH_SID_CHROOT, GDAL 3.13's own driver in sid's QGIS on
+# a copy of the same store (mounts in a private namespace); its section of RESULTS.md.
+qgis_pan_rows() {
+  echo "== QGIS pan: 40 overlapping extents rendered headless, plugin vs GDAL's driver"
+  local w=$DATA/pan
+  if ! $PY -c "import qgis.core" 2>/dev/null; then
+    echo "== QGIS pan skipped: $PY cannot import qgis.core (python3-qgis)"
+    return 0
+  fi
+  # shellcheck disable=SC2086
+  $PY "$REPO/bench/qgis_pan.py" --prepare --work "$w" --plugin-dir "$PLUGIN_DIR" ${BENCH_QGIS_PAN_ARGS:-} &&
+    $PY "$REPO/bench/qgis_pan.py" --work "$w" --driver Zarr3 --plugin-dir "$PLUGIN_DIR" --reps "$REPS" \
+      --json "$DATA/qgis-pan.json" || echo "== QGIS pan FAILED" >&2
+  if [ -n "${BENCH_SID_CHROOT:-}" ]; then
+    local R=$BENCH_SID_CHROOT peer=/tmp/zarr3-bench-qgis-pan-$$
+    mkdir -p "$R$peer" && cp -r "$w/regular.zarr" "$w/regular.tif" "$R$peer/"
+    # shellcheck disable=SC2016
+    unshare --mount --propagation private bash -c 'source "$1/scripts/compat/chroot_lib.sh" &&
+      chroot_mount "$2" && { mountpoint -q "$2$1" || bind_same "$2" "$1" ro; } &&
+      in_chroot "$2" /usr/bin/python3 "$1/bench/qgis_pan.py" --work "$3" --driver Zarr --reps "$4" \
+        --json "$3/peer.json"' _ "$REPO" "$R" "$peer" "$REPS" &&
+      cp "$R$peer/peer.json" "$DATA/qgis-pan-peer.json" ||
+      echo "== QGIS pan of GDAL's driver FAILED (python3-qgis installed in $R?)" >&2
+    rm -rf "${R:?}$peer"
+  fi
+  $PY "$REPO/bench/qgis_pan.py" --report "$DATA/qgis-pan.json" "$DATA/qgis-pan-peer.json" \
+    "$REPO/bench/RESULTS.md"
+}
+
+if [ "$ONLY_QGIS_PAN" = 1 ]; then
+  qgis_pan_rows
+  echo "(total $(($(date +%s) - START)) s; section QGIS pan of bench/RESULTS.md replaced)"
+  exit 0
+fi
 
 if [ "$ONLY_PAN" = 1 ]; then
   pan_rows
@@ -272,4 +319,5 @@ $PY "$REPO/bench/report.py" "$DATA/kernels.json" "$DATA/e2e.json" "$REPO/bench/R
 [ -f "$DATA/writers.json" ] &&
   $PY "$REPO/bench/many_writers.py" --report "$DATA/writers.json" "$REPO/bench/RESULTS.md"
 pan_rows
+qgis_pan_rows
 echo "(total $(($(date +%s) - START)) s; written bench/RESULTS.md)"

@@ -7,7 +7,6 @@
 
 #include "zarr3/chunk_grid.hpp"
 #include "zarr3/limits.hpp"
-#include "zarr3/spare_bytes.hpp"
 
 #include <algorithm>
 #include <atomic>
@@ -365,7 +364,6 @@ bool CodecChain::read_region(ByteSource& src, const ChunkSpec& spec, const Regio
     try {
         if (whole && is_c_contiguous(out, region.count, elem)) {
             decode(*data, spec, out.data);
-            keep_spare_bytes(std::move(*data));
             return true;
         }
         // Scratch chunk reused per thread: a fresh zero-filled buffer per
@@ -389,7 +387,6 @@ bool CodecChain::read_region(ByteSource& src, const ChunkSpec& spec, const Regio
         } busy{scratch_busy, use_scratch};
         if (use_scratch) scratch_busy = true;
         decode(*data, spec, tmp.data());
-        keep_spare_bytes(std::move(*data));
         copy_region_out(tmp.data(), spec.shape, elem, region, out);
     } catch (const FormatError& e) {
         throw FormatError(src.describe() + ": " + e.what());

@@ -27,6 +27,22 @@
 
 namespace zarr3::chunk_arena {
 
+#ifdef ZARR3_ARENA_OFF
+
+uint8_t* allocate(size_t n) {
+    return new uint8_t[n > 0 ? n : 1];
+}
+
+void release(uint8_t* p, size_t) noexcept {
+    delete[] p;
+}
+
+Stats stats() {
+    return Stats{};
+}
+
+#else
+
 namespace {
 
 constexpr size_t kHuge = size_t(2) << 20; // a slab: one huge page
@@ -37,23 +53,16 @@ constexpr size_t kPage = 4096;
 enum class Kind { Heap, Slab, Own };
 
 Kind kind_of(size_t n) {
-#ifdef ZARR3_ARENA_OFF
-    (void)n;
-    return Kind::Heap;
-#else
     if (n < kStep) return Kind::Heap;
     return n <= kMaxSlot ? Kind::Slab : Kind::Own;
-#endif
-}
-
-size_t round_up(size_t n, size_t to) {
-    return (n + to - 1) / to * to;
 }
 
 std::atomic<uint64_t> g_mapped{0}, g_in_use{0};
 std::atomic<size_t> g_slabs{0};
 
-#ifndef ZARR3_ARENA_OFF
+size_t round_up(size_t n, size_t to) {
+    return (n + to - 1) / to * to;
+}
 
 // `bytes` (a multiple of 4 KiB) at an address aligned to 2 MiB, advised for
 // huge pages (the kernel uses them for each 2 MiB it fully covers).
@@ -147,15 +156,12 @@ Arena& arena() {
     return *a;
 }
 
-#endif
-
 } // namespace
 
 uint8_t* allocate(size_t n) {
     switch (kind_of(n)) {
     case Kind::Heap:
         return new uint8_t[std::max<size_t>(n, 1)];
-#ifndef ZARR3_ARENA_OFF
     case Kind::Slab: {
         const size_t slot = round_up(n, kStep);
         uint8_t* p = arena().take(slot);
@@ -168,10 +174,6 @@ uint8_t* allocate(size_t n) {
         g_in_use += len;
         return p;
     }
-#else
-    default:
-        break;
-#endif
     }
     return nullptr;
 }
@@ -182,7 +184,6 @@ void release(uint8_t* p, size_t n) noexcept {
     case Kind::Heap:
         delete[] p;
         return;
-#ifndef ZARR3_ARENA_OFF
     case Kind::Slab:
         g_in_use -= round_up(n, kStep);
         arena().give(p);
@@ -191,16 +192,14 @@ void release(uint8_t* p, size_t n) noexcept {
         g_in_use -= round_up(n, kPage);
         unmap(p, round_up(n, kPage));
         return;
-#else
-    default:
-        return;
-#endif
     }
 }
 
 Stats stats() {
     return Stats{g_mapped.load(), g_in_use.load(), g_slabs.load()};
 }
+
+#endif
 
 } // namespace zarr3::chunk_arena
 

@@ -109,6 +109,9 @@ class ChunkCache {
         Entry entry;
         uint64_t size = 0; // accounted bytes
     };
+    // The entry of `key` when its epoch (`epoch`, taken before the lock) and
+    // size still hold; null otherwise (has and holds: nothing marked or dropped).
+    const Entry* current_locked(const std::string& key, uint64_t epoch, uint64_t nbytes) const;
     void drop_locked(std::list<Node>::iterator it);
     void evict_locked();
     mutable std::mutex mu_;

@@ -141,18 +141,15 @@ struct Arena {
     }
 };
 
-Arena* make_arena() {
-    auto* a = new Arena(); // never destroyed: buffers may outlive static objects
-    // A fork while another thread holds the lock would leave it held in the child: the
-    // lock is taken around the fork (the child's slabs are copies of the parent's).
-    static Arena* forked = a;
-    ::pthread_atfork([] { forked->mu.lock(); }, [] { forked->mu.unlock(); },
-                     [] { forked->mu.unlock(); });
-    return a;
-}
-
 Arena& arena() {
-    static Arena* const a = make_arena();
+    static Arena* const a = [] {
+        auto* made = new Arena(); // never destroyed: buffers may outlive static objects
+        // A fork while another thread holds the lock would leave it held in the child: the
+        // lock is taken around the fork (the child's slabs are copies of the parent's).
+        ::pthread_atfork([] { arena().mu.lock(); }, [] { arena().mu.unlock(); },
+                         [] { arena().mu.unlock(); });
+        return made;
+    }();
     return *a;
 }
 

@@ -61,22 +61,26 @@ std::shared_ptr<const ChunkBuffer> ChunkCache::get(const std::string& key,
     return e.data;
 }
 
+const ChunkCache::Entry* ChunkCache::current_locked(const std::string& key, uint64_t epoch,
+                                                    uint64_t nbytes) const {
+    const auto it = map_.find(key);
+    if (it == map_.end()) return nullptr;
+    const Entry& e = it->second->entry;
+    return e.epoch == epoch && e.data->size() == nbytes ? &e : nullptr;
+}
+
 bool ChunkCache::has(const std::string& key, const ObjectVersion& version, uint64_t nbytes) const {
     if (!version.known()) return false;
     const uint64_t epoch = write_epoch(key);
     std::lock_guard lk(mu_);
-    auto it = map_.find(key);
-    if (it == map_.end()) return false;
-    const Entry& e = it->second->entry;
-    return e.version == version && e.epoch == epoch && e.data->size() == nbytes;
+    const Entry* e = current_locked(key, epoch, nbytes);
+    return e && e->version == version;
 }
 
 bool ChunkCache::holds(const std::string& key, uint64_t nbytes) const {
     const uint64_t epoch = write_epoch(key);
     std::lock_guard lk(mu_);
-    const auto it = map_.find(key);
-    return it != map_.end() && it->second->entry.epoch == epoch &&
-           it->second->entry.data->size() == nbytes;
+    return current_locked(key, epoch, nbytes) != nullptr;
 }
 
 std::optional<ChunkCache::Entry> ChunkCache::peek(const std::string& key, uint64_t nbytes) {

@@ -140,6 +140,17 @@ def write_section(md_path, lines, title="Icechunk"):
         f.write(replace_section(text, lines, title))
 
 
+def report_pair(report, section_of, title):
+    """--report PLUGIN_JSON PEER_JSON RESULTS_MD of a bench against a peer: section_of(plugin, peer)
+    (either None when its file is missing) replaces the section `title`."""
+    def load(path):
+        if not path or not os.path.exists(path):
+            return None
+        with open(path) as f:
+            return json.load(f)
+    write_section(report[2], section_of(load(report[0]), load(report[1])), title)
+
+
 def run_and_print(a, bench, section_of):
     """Runs bench(a) (an exception becomes the result's "error": the section says why and the
     suite goes on), prints section_of(result), writes it to a.json when given; the exit code."""

@@ -23,7 +23,7 @@ import sys
 import tempfile
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from icechunk_report import write_section  # noqa: E402
+from icechunk_report import report_pair  # noqa: E402
 
 TITLE = "Pan and zoom"
 LAYOUTS = {"sharded": ["BLOCKSIZE=1024", "SHARD_CHUNK_SHAPE=256"], "regular": ["BLOCKSIZE=256"]}
@@ -218,9 +218,7 @@ def main():
     ap.add_argument("--report", nargs=3, metavar=("PLUGIN_JSON", "PEER_JSON", "RESULTS_MD"))
     a = ap.parse_args()
     if a.report:
-        load = lambda p: json.load(open(p)) if p and os.path.exists(p) else None  # noqa: E731
-        lines = section(load(a.report[0]), load(a.report[1]))
-        write_section(a.report[2], lines, TITLE)
+        report_pair(a.report, section, TITLE)
         return 0
     with tempfile.TemporaryDirectory(prefix="zarr3-pan-") as tmp:
         a.work = a.work or tmp

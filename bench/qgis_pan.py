@@ -25,7 +25,7 @@ import tempfile
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from icechunk_report import write_section  # noqa: E402
+from icechunk_report import report_pair  # noqa: E402
 
 TITLE = "QGIS pan"
 CONTROL = "regular.tif"  # --prepare: the same array as a tiled zstd GeoTIFF (GDAL's GTiff driver)
@@ -302,9 +302,7 @@ def main():
     if a.child:
         return child(a)
     if a.report:
-        load = lambda p: json.load(open(p)) if p and os.path.exists(p) else None  # noqa: E731
-        lines = section(load(a.report[0]), load(a.report[1]))
-        write_section(a.report[2], lines, TITLE)
+        report_pair(a.report, section, TITLE)
         return 0
     if a.prepare:
         os.makedirs(a.work, exist_ok=True)
